@@ -1,0 +1,197 @@
+//! A program as the assembler produces it and the loader consumes it: code words, the settled
+//! memory map, tile configuration, initial data and symbols. This is exactly what the binary
+//! container (`container`) stores, so `asm -> container -> disasm -> asm` is the identity.
+
+/// Page size of guest memory.
+pub const PAGE_SIZE: u64 = 4096;
+/// Granule of tile-space permissions.
+pub const TILE_GRANULE: u64 = 64;
+/// Default tile size (64 KiB).
+pub const DEFAULT_TILE_SIZE: u64 = 64 * 1024;
+/// Largest tile size (16 MiB).
+pub const MAX_TILE_SIZE: u64 = 16 * 1024 * 1024;
+/// Default memory limit (4 GiB).
+pub const DEFAULT_MEM_LIMIT: u64 = 4 << 30;
+/// Largest memory limit (2^40).
+pub const MAX_MEM_LIMIT: u64 = 1 << 40;
+/// Default VL.
+pub const DEFAULT_VL: u32 = 32;
+/// Largest VL.
+pub const MAX_VL: usize = 64;
+
+/// Memory page permission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemPerm {
+    /// Readable.
+    R,
+    /// Readable and writable.
+    Rw,
+}
+
+/// Tile granule permission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TilePerm {
+    /// No access.
+    None,
+    /// Readable.
+    R,
+    /// Readable and writable (the default).
+    Rw,
+}
+
+/// A run of mapped pages: `[start, start + len)`, both multiples of [`PAGE_SIZE`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MemRange {
+    /// First byte.
+    pub start: u64,
+    /// Length in bytes (> 0).
+    pub len: u64,
+    /// Permission of every page in the run.
+    pub perm: MemPerm,
+}
+
+/// A run of tile granules with a non-default permission, multiples of [`TILE_GRANULE`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TileRange {
+    /// First byte.
+    pub start: u64,
+    /// Length in bytes (> 0).
+    pub len: u64,
+    /// Permission.
+    pub perm: TilePerm,
+}
+
+/// The address space a data segment or a symbol belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Space {
+    /// Guest memory.
+    Memory,
+    /// Tile space.
+    Tile,
+}
+
+/// Initial bytes at `addr` in `space`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DataSeg {
+    /// Which space.
+    pub space: Space,
+    /// First byte.
+    pub addr: u64,
+    /// Contents.
+    pub bytes: Vec<u8>,
+}
+
+/// What a symbol labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SymKind {
+    /// A code label; the value is a pc (byte offset of an instruction word).
+    Code,
+    /// A label in `.data`; the value is a memory address.
+    Data,
+    /// A label in `.tiledata`; the value is a tile address.
+    Tile,
+}
+
+/// A label and its value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Symbol {
+    /// Name as written (case-sensitive).
+    pub name: String,
+    /// Its kind.
+    pub kind: SymKind,
+    /// Address or pc.
+    pub value: u64,
+}
+
+/// A whole program.
+///
+/// Invariants kept by the assembler and checked by the container loader: `mem_map` is sorted,
+/// page-aligned, non-overlapping and has no two adjacent runs with the same permission;
+/// `tile_protect` likewise in granules and never lists `Rw` (the default); `data` is sorted by
+/// (space, addr), non-overlapping, non-adjacent and non-empty; `symbols` is sorted by
+/// (kind, value, name) with unique names.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Program {
+    /// Instruction words; pc of word i is 8 * i.
+    pub code: Vec<u64>,
+    /// `.vl`, if given.
+    pub vl: Option<u32>,
+    /// Tile size in bytes.
+    pub tile_size: u64,
+    /// Mapped memory.
+    pub mem_map: Vec<MemRange>,
+    /// Tile protections.
+    pub tile_protect: Vec<TileRange>,
+    /// Initial data.
+    pub data: Vec<DataSeg>,
+    /// Labels.
+    pub symbols: Vec<Symbol>,
+}
+
+impl Default for Program {
+    fn default() -> Self {
+        Program {
+            code: Vec::new(),
+            vl: None,
+            tile_size: DEFAULT_TILE_SIZE,
+            mem_map: Vec::new(),
+            tile_protect: Vec::new(),
+            data: Vec::new(),
+            symbols: Vec::new(),
+        }
+    }
+}
+
+impl Program {
+    /// One past the highest mapped byte (0 when nothing is mapped).
+    pub fn mapped_end(&self) -> u64 {
+        self.mem_map
+            .iter()
+            .map(|r| r.start + r.len)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The permission of the page holding `addr`, if mapped.
+    pub fn page_perm(&self, addr: u64) -> Option<MemPerm> {
+        self.mem_map
+            .iter()
+            .find(|r| addr >= r.start && addr - r.start < r.len)
+            .map(|r| r.perm)
+    }
+
+    /// Whether `[addr, addr + len)` lies entirely in mapped pages (any permission).
+    /// An empty range is always inside.
+    pub fn range_mapped(&self, addr: u64, len: u64) -> bool {
+        if len == 0 {
+            return true;
+        }
+        let Some(end) = addr.checked_add(len) else {
+            return false;
+        };
+        let mut at = addr;
+        while at < end {
+            match self
+                .mem_map
+                .iter()
+                .find(|r| at >= r.start && at - r.start < r.len)
+            {
+                Some(r) => at = r.start + r.len,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// The symbol naming `value` of `kind`, the first by name if several do.
+    pub fn symbol_at(&self, kind: SymKind, value: u64) -> Option<&Symbol> {
+        self.symbols
+            .iter()
+            .find(|s| s.kind == kind && s.value == value)
+    }
+
+    /// The symbol with this name.
+    pub fn symbol(&self, name: &str) -> Option<&Symbol> {
+        self.symbols.iter().find(|s| s.name == name)
+    }
+}
