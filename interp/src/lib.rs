@@ -2,9 +2,10 @@
 //!
 //! This crate owns everything that defines what a lanejit program means, and nothing that is
 //! only about running it fast: the ISA table ([`isa`]), the program model ([`program`]), the
-//! binary container ([`container`]), the assembler ([`asm`]) and disassembler ([`disasm`]),
-//! the machine state and guest memory ([`machine`], [`memory`]) and the reference interpreter
-//! ([`interp`]). It does not depend on Cranelift.
+//! guest memory and tile space ([`memory`]), the machine state and trap types ([`machine`]).
+//! It does not depend on Cranelift.
 
 pub mod isa;
+pub mod machine;
+pub mod memory;
 pub mod program;

@@ -1,0 +1,379 @@
+//! Guest memory and tile space: the one place every engine checks and performs accesses.
+//!
+//! Guest memory is a single anonymous `memmap2` mapping covering `[0, extent)`, where `extent`
+//! is one past the highest mapped page (never above the memory limit). It is reserved with
+//! `MAP_NORESERVE` and committed lazily by the host kernel, so mapping gigabytes costs nothing
+//! until touched. A byte table holds one permission per 4 KiB page ([`PERM_R`], [`PERM_W`]; 0 is
+//! unmapped). Tile space is a byte vector with one permission byte per 64-byte granule.
+//!
+//! [`Memory::check`] and [`Tile::check`] resolve a whole access range at once: a range of up to
+//! one page touches at most two pages, so a check is a bounds compare and two table loads. Once
+//! a range has passed, callers copy straight through the host pointer. The JIT reads the same
+//! tables through [`MemView`] and [`TileView`], whose `#[repr(C)]` layout it relies on.
+
+use crate::program::{MemPerm, PAGE_SIZE, Program, Space, TILE_GRANULE, TilePerm};
+use memmap2::{MmapMut, MmapOptions};
+
+/// Permission bit: readable.
+pub const PERM_R: u8 = 1;
+/// Permission bit: writable.
+pub const PERM_W: u8 = 2;
+
+/// Read or write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// A load.
+    Read,
+    /// A store.
+    Write,
+}
+
+impl Access {
+    /// The permission bit this access needs.
+    #[inline(always)]
+    pub const fn need(self) -> u8 {
+        match self {
+            Access::Read => PERM_R,
+            Access::Write => PERM_W,
+        }
+    }
+
+    /// The JSON name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
+}
+
+/// Why an access range failed its check (the trap kind of a memory fault).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessFault {
+    /// A byte is unmapped or at/above the memory limit, or the range wraps past 2^64.
+    PageFault,
+    /// A store touches a read-only page.
+    PermissionFault,
+    /// A byte lies outside tile space.
+    TileOutOfBounds,
+    /// A granule is `none`, or a store touches an `r` granule.
+    TileUnauthorized,
+}
+
+/// Guest memory could not be set up.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryError {
+    /// The program maps memory at or beyond the limit.
+    #[error("the program maps memory up to 0x{end:x}, beyond the memory limit 0x{limit:x}")]
+    BeyondLimit {
+        /// One past the highest mapped byte.
+        end: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The memory limit is not a multiple of 4 KiB or is above 2^40.
+    #[error("memory limit 0x{0:x} must be a multiple of 4096 and at most 2^40")]
+    BadLimit(u64),
+    /// The host refused the reservation.
+    #[error("cannot reserve 0x{0:x} bytes of guest memory: {1}")]
+    Reserve(u64, String),
+    /// Initial data falls outside mapped memory or the tile.
+    #[error("initial data at 0x{0:x} lies outside the mapped {1}")]
+    DataOutside(u64, &'static str),
+}
+
+/// Raw view of guest memory for compiled code. `base[0..extent)` is host-accessible;
+/// `perms[0..extent / 4096)` holds page permissions.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MemView {
+    /// Host address of guest address 0.
+    pub base: *mut u8,
+    /// One past the highest host-backed guest address (a multiple of 4096).
+    pub extent: u64,
+    /// Page permission table.
+    pub perms: *const u8,
+}
+
+/// Raw view of tile space for compiled code.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TileView {
+    /// Host address of tile address 0.
+    pub base: *mut u8,
+    /// Tile size in bytes (a multiple of 64).
+    pub size: u64,
+    /// Granule permission table (`size / 64` entries).
+    pub perms: *const u8,
+}
+
+/// Guest memory.
+pub struct Memory {
+    map: MmapMut,
+    extent: u64,
+    perms: Vec<u8>,
+}
+
+impl std::fmt::Debug for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memory")
+            .field("extent", &self.extent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Memory {
+    /// Reserve memory for `program`'s map under `limit` (no data copied yet).
+    pub fn new(program: &Program, limit: u64) -> Result<Memory, MemoryError> {
+        if limit % PAGE_SIZE != 0 || limit > crate::program::MAX_MEM_LIMIT {
+            return Err(MemoryError::BadLimit(limit));
+        }
+        let extent = program.mapped_end();
+        if extent > limit {
+            return Err(MemoryError::BeyondLimit { end: extent, limit });
+        }
+        let host_len = extent.max(PAGE_SIZE);
+        let map = MmapOptions::new()
+            .len(host_len as usize)
+            .no_reserve_swap()
+            .map_anon()
+            .map_err(|e| MemoryError::Reserve(host_len, e.to_string()))?;
+        let mut perms = vec![0u8; (extent / PAGE_SIZE) as usize];
+        for r in &program.mem_map {
+            let p = match r.perm {
+                MemPerm::R => PERM_R,
+                MemPerm::Rw => PERM_R | PERM_W,
+            };
+            let first = (r.start / PAGE_SIZE) as usize;
+            let count = (r.len / PAGE_SIZE) as usize;
+            perms[first..first + count].fill(p);
+        }
+        Ok(Memory { map, extent, perms })
+    }
+
+    /// One past the highest host-backed address.
+    pub fn extent(&self) -> u64 {
+        self.extent
+    }
+
+    /// The raw view for compiled code.
+    pub fn view(&mut self) -> MemView {
+        MemView {
+            base: self.map.as_mut_ptr(),
+            extent: self.extent,
+            perms: self.perms.as_ptr(),
+        }
+    }
+
+    /// Permission bits of the page holding `addr` (0 when unmapped or beyond the extent).
+    #[inline(always)]
+    pub fn page_perm(&self, addr: u64) -> u8 {
+        if addr < self.extent {
+            self.perms[(addr / PAGE_SIZE) as usize]
+        } else {
+            0
+        }
+    }
+
+    /// Check `[ea, ea + len)` for `access`, `1 <= len <= 4096`: the range touches at most two
+    /// pages. Out of range wins over permission.
+    #[inline(always)]
+    pub fn check(&self, ea: u64, len: u64, access: Access) -> Result<(), AccessFault> {
+        debug_assert!((1..=PAGE_SIZE).contains(&len));
+        let last = match ea.checked_add(len - 1) {
+            Some(l) if l < self.extent => l,
+            _ => return Err(AccessFault::PageFault),
+        };
+        let p0 = self.perms[(ea / PAGE_SIZE) as usize];
+        let p1 = self.perms[(last / PAGE_SIZE) as usize];
+        if p0 == 0 || p1 == 0 {
+            return Err(AccessFault::PageFault);
+        }
+        let need = access.need();
+        if p0 & p1 & need == 0 {
+            return Err(AccessFault::PermissionFault);
+        }
+        Ok(())
+    }
+
+    /// Host pointer of guest address `ea`.
+    ///
+    /// # Safety
+    /// `[ea, ea + len)` must have passed [`Memory::check`] (or lie below `extent`) for every
+    /// byte the caller then touches through the pointer.
+    #[inline(always)]
+    pub unsafe fn host_ptr(&mut self, ea: u64) -> *mut u8 {
+        // SAFETY: the caller guarantees ea < extent <= the mapping's length.
+        unsafe { self.map.as_mut_ptr().add(ea as usize) }
+    }
+
+    /// Read-only host pointer of guest address `ea`.
+    ///
+    /// # Safety
+    /// As for [`Memory::host_ptr`].
+    #[inline(always)]
+    pub unsafe fn host_ptr_const(&self, ea: u64) -> *const u8 {
+        // SAFETY: the caller guarantees ea < extent <= the mapping's length.
+        unsafe { self.map.as_ptr().add(ea as usize) }
+    }
+
+    /// The bytes `[addr, addr + len)` if they all lie in mapped pages (any permission).
+    pub fn bytes(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        if !self.range_mapped(addr, len) {
+            return None;
+        }
+        Some(&self.map[addr as usize..(addr + len) as usize])
+    }
+
+    /// The bytes `[addr, addr + len)` for writing from the host side (loader, `--load`),
+    /// if they all lie in mapped pages (any permission: the host may fill read-only pages).
+    pub fn bytes_mut(&mut self, addr: u64, len: u64) -> Option<&mut [u8]> {
+        if !self.range_mapped(addr, len) {
+            return None;
+        }
+        Some(&mut self.map[addr as usize..(addr + len) as usize])
+    }
+
+    /// Whether every byte of `[addr, addr + len)` is mapped (an empty range is).
+    pub fn range_mapped(&self, addr: u64, len: u64) -> bool {
+        if len == 0 {
+            return true;
+        }
+        match addr.checked_add(len) {
+            Some(end) if end <= self.extent => {
+                let first = (addr / PAGE_SIZE) as usize;
+                let last = ((end - 1) / PAGE_SIZE) as usize;
+                self.perms[first..=last].iter().all(|&p| p != 0)
+            }
+            _ => false,
+        }
+    }
+
+    /// Every mapped page's contents, in address order (`(page address, bytes)`), for
+    /// comparing whole memories between engines.
+    pub fn mapped_pages(&self) -> impl Iterator<Item = (u64, &[u8])> + '_ {
+        self.perms
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| **p != 0)
+            .map(move |(i, _)| {
+                let a = i as u64 * PAGE_SIZE;
+                (a, &self.map[a as usize..(a + PAGE_SIZE) as usize])
+            })
+    }
+}
+
+/// Tile space.
+#[derive(Clone, Debug)]
+pub struct Tile {
+    bytes: Vec<u8>,
+    perms: Vec<u8>,
+}
+
+impl Tile {
+    /// Tile space for `program` (zeroed; protections applied).
+    pub fn new(program: &Program) -> Tile {
+        let size = program.tile_size;
+        let mut perms = vec![PERM_R | PERM_W; (size / TILE_GRANULE) as usize];
+        for r in &program.tile_protect {
+            let p = match r.perm {
+                TilePerm::None => 0,
+                TilePerm::R => PERM_R,
+                TilePerm::Rw => PERM_R | PERM_W,
+            };
+            let first = (r.start / TILE_GRANULE) as usize;
+            let count = (r.len / TILE_GRANULE) as usize;
+            if let Some(s) = perms.get_mut(first..first + count) {
+                s.fill(p);
+            }
+        }
+        Tile {
+            bytes: vec![0; size as usize],
+            perms,
+        }
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    /// The raw view for compiled code.
+    pub fn view(&mut self) -> TileView {
+        TileView {
+            base: self.bytes.as_mut_ptr(),
+            size: self.bytes.len() as u64,
+            perms: self.perms.as_ptr(),
+        }
+    }
+
+    /// Check `[ea, ea + len)`, `len >= 1`, for `access`. Out of bounds wins over permission.
+    #[inline(always)]
+    pub fn check(&self, ea: u64, len: u64, access: Access) -> Result<(), AccessFault> {
+        let last = match ea.checked_add(len - 1) {
+            Some(l) if l < self.bytes.len() as u64 => l,
+            _ => return Err(AccessFault::TileOutOfBounds),
+        };
+        let need = access.need();
+        let (g0, g1) = ((ea / TILE_GRANULE) as usize, (last / TILE_GRANULE) as usize);
+        if self.perms[g0..=g1].iter().any(|&p| p & need == 0) {
+            return Err(AccessFault::TileUnauthorized);
+        }
+        Ok(())
+    }
+
+    /// Host pointer of tile address `ea`.
+    ///
+    /// # Safety
+    /// `[ea, ea + len)` must have passed [`Tile::check`] for every byte then touched.
+    #[inline(always)]
+    pub unsafe fn host_ptr(&mut self, ea: u64) -> *mut u8 {
+        // SAFETY: the caller guarantees ea < size.
+        unsafe { self.bytes.as_mut_ptr().add(ea as usize) }
+    }
+
+    /// Read-only host pointer of tile address `ea`.
+    ///
+    /// # Safety
+    /// As for [`Tile::host_ptr`].
+    #[inline(always)]
+    pub unsafe fn host_ptr_const(&self, ea: u64) -> *const u8 {
+        // SAFETY: the caller guarantees ea < size.
+        unsafe { self.bytes.as_ptr().add(ea as usize) }
+    }
+
+    /// The whole tile.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The whole tile, for host-side writes (loader).
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+
+    /// The bytes `[addr, addr + len)` if inside the tile.
+    pub fn bytes(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        let end = addr.checked_add(len)?;
+        self.bytes.get(addr as usize..end as usize)
+    }
+}
+
+/// Copy a program's initial data into memory and tile.
+pub fn load_data(program: &Program, mem: &mut Memory, tile: &mut Tile) -> Result<(), MemoryError> {
+    for seg in &program.data {
+        let len = seg.bytes.len() as u64;
+        match seg.space {
+            Space::Memory => mem
+                .bytes_mut(seg.addr, len)
+                .ok_or(MemoryError::DataOutside(seg.addr, "memory"))?
+                .copy_from_slice(&seg.bytes),
+            Space::Tile => {
+                let end = seg.addr.checked_add(len).filter(|&e| e <= tile.size());
+                let end = end.ok_or(MemoryError::DataOutside(seg.addr, "tile"))?;
+                tile.as_bytes_mut()[seg.addr as usize..end as usize].copy_from_slice(&seg.bytes)
+            }
+        }
+    }
+    Ok(())
+}
