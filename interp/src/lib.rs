@@ -9,3 +9,4 @@ pub mod isa;
 pub mod machine;
 pub mod memory;
 pub mod program;
+pub mod result;
