@@ -40,6 +40,27 @@ enum Cmd {
         /// Container (or source) to disassemble.
         file: PathBuf,
     },
+    /// Differential fuzzing: run generated programs on several engines and compare results.
+    Fuzz(FuzzArgs),
+}
+
+#[derive(Args, Debug)]
+struct FuzzArgs {
+    /// Number of generated cases.
+    #[arg(long, default_value = "1000", value_parser = parse_u64)]
+    cases: u64,
+    /// Campaign seed (the same seed gives the same cases).
+    #[arg(long, default_value = "0", value_parser = parse_u64)]
+    seed: u64,
+    /// Engines to compare, the first being the reference.
+    #[arg(long, value_delimiter = ',', default_value = "interp,jit,tiered")]
+    engines: Vec<EngineArg>,
+    /// Where to write reproducers.
+    #[arg(long, default_value = "fuzz-out")]
+    out: PathBuf,
+    /// Re-run one reproducer (`.s` written by a campaign) on the engines instead.
+    #[arg(long, value_name = "FILE")]
+    replay: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -207,6 +228,7 @@ pub fn main() -> i32 {
         }
         Cmd::Asm { file, out } => cmd_asm(&file, &out),
         Cmd::Disasm { file } => cmd_disasm(&file),
+        Cmd::Fuzz(args) => cmd_fuzz(&args),
     };
     match result {
         Ok(code) => code,
@@ -311,12 +333,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
         let _ = err.flush();
         (exit, vm::EngineStats { interp_retired: m.retired, ..Default::default() })
     } else {
-        let engine = match args.engine {
-            EngineArg::Interp => Engine::Interp,
-            EngineArg::Jit => Engine::Jit,
-            EngineArg::Tiered => Engine::Tiered,
-        };
-        vm::run(engine, &mut m, &decoded, &VmOptions { jit_threshold: args.jit_threshold })
+        vm::run(engine_of(args.engine), &mut m, &decoded, &VmOptions { jit_threshold: args.jit_threshold })
     };
     let result = RunResult::capture(&m, exit, &dumps);
     for (addr, len, path) in &args.save {
@@ -364,4 +381,78 @@ fn cmd_disasm(file: &Path) -> Result<i32, CliError> {
     let program = load_program(file)?;
     let _ = write!(std::io::stdout().lock(), "{}", disassemble(&program));
     Ok(0)
+}
+
+fn engine_of(e: EngineArg) -> Engine {
+    match e {
+        EngineArg::Interp => Engine::Interp,
+        EngineArg::Jit => Engine::Jit,
+        EngineArg::Tiered => Engine::Tiered,
+    }
+}
+
+fn cmd_fuzz(args: &FuzzArgs) -> Result<i32, CliError> {
+    use lanejit::fuzz;
+    let engines: Vec<Engine> = args.engines.iter().map(|&e| engine_of(e)).collect();
+    if engines.len() < 2 {
+        return Err(CliError::BadFlag("--engines needs at least two engines".into()));
+    }
+    if let Some(path) = &args.replay {
+        let src = std::fs::read_to_string(path).map_err(io_err(path))?;
+        let program = assemble(&src, &path.display().to_string())
+            .map_err(|e| CliError::Asm(e.to_string()))?;
+        let (strict, fuel) = fuzz::parse_reproducer_config(&src);
+        let mut config = Config::for_program(&program, None);
+        config.strict_align = strict;
+        config.max_instructions = fuel;
+        return match fuzz::diverges(&program, config, &engines) {
+            None => {
+                println!("{}: engines agree", path.display());
+                Ok(0)
+            }
+            Some(((ea, a), (eb, b))) => {
+                println!("{}: engines diverge", path.display());
+                println!("{}: {}", fuzz::engine_name(ea), a.result.to_json());
+                println!("{}: {}", fuzz::engine_name(eb), b.result.to_json());
+                Ok(1)
+            }
+        };
+    }
+    let bar = indicatif::ProgressBar::new(args.cases);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {pos}/{len} cases, {per_sec}, {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let start = std::time::Instant::now();
+    let mut found = 0u64;
+    for i in 0..args.cases {
+        let case = fuzz::case(args.seed, i);
+        if let Some(d) = fuzz::check_case(&case, &engines) {
+            found += 1;
+            std::fs::create_dir_all(&args.out).map_err(io_err(&args.out))?;
+            let file = args.out.join(format!("div-{:x}-{i}.s", args.seed));
+            std::fs::write(&file, fuzz::reproducer(&d)).map_err(io_err(&file))?;
+            bar.println(format!(
+                "case {i}: {} and {} diverge after {} instructions; reproducer {}",
+                fuzz::engine_name(d.a.0),
+                fuzz::engine_name(d.b.0),
+                d.first_diff_after,
+                file.display()
+            ));
+        }
+        bar.set_message(format!("{found} divergences"));
+        bar.inc(1);
+    }
+    bar.finish();
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{} cases, {} divergences, {:.0} cases/s (seed {})",
+        args.cases,
+        found,
+        args.cases as f64 / secs.max(1e-9),
+        args.seed
+    );
+    Ok(if found == 0 { 0 } else { 1 })
 }
