@@ -17,6 +17,8 @@ enum Expect {
     Mem(u64, Vec<u8>),
     Tile(u64, Vec<u8>),
     Instructions(u64),
+    /// kind, pc, lane, ea, space, access
+    Trap(String, u64, u32, u64, String, String),
 }
 
 fn num(s: &str) -> u64 {
@@ -41,6 +43,16 @@ fn parse_expectations(src: &str) -> Vec<Expect> {
         let e = match w.as_slice() {
             ["status", s] => Expect::Status(s.to_string()),
             ["instructions", n] => Expect::Instructions(num(n)),
+            ["trap", kind, "pc", pc, "lane", lane, "ea", ea, "space", space, "access", access] => {
+                Expect::Trap(
+                    kind.to_string(),
+                    num(pc),
+                    num(lane) as u32,
+                    num(ea),
+                    space.to_string(),
+                    access.to_string(),
+                )
+            }
             ["mem", a, h] => Expect::Mem(num(a), hexbytes(h)),
             ["tile", a, h] => Expect::Tile(num(a), hexbytes(h)),
             [reg, v] if reg.starts_with('s') => Expect::Scalar(reg[1..].parse().unwrap(), num(v)),
@@ -93,6 +105,17 @@ fn example_kernels_meet_their_expectations() {
                         Exit::Limit => "limit",
                     };
                     assert_eq!(got, s, "{name}: status ({exit:?})");
+                }
+                Expect::Trap(kind, pc, lane, ea, space, access) => {
+                    let Exit::Trapped(t) = exit else { panic!("{name}: expected a trap, got {exit:?}") };
+                    let f = t.mem.unwrap_or_else(|| panic!("{name}: not a memory trap: {t:?}"));
+                    assert_eq!(t.kind.name(), kind, "{name}: trap kind");
+                    assert_eq!((t.pc, f.lane, f.ea), (*pc, *lane, *ea), "{name}: trap pc/lane/ea");
+                    let sp = match f.space {
+                        lanejit_interp::program::Space::Memory => "memory",
+                        lanejit_interp::program::Space::Tile => "tile",
+                    };
+                    assert_eq!((sp, f.access.name()), (space.as_str(), access.as_str()), "{name}");
                 }
                 Expect::Instructions(n) => assert_eq!(m.retired, *n, "{name}: retired"),
                 Expect::Scalar(r, v) => {

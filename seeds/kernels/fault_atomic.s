@@ -11,6 +11,8 @@
 ; The instruction after the trap never runs, so s5 stays 0.
 ;
 ; expect status trapped
+; expect trap permission_fault pc 0x88 lane 0 ea 0x10ff8 space memory access write
+; expect instructions 12
 ; expect s7 0x2
 ; expect s5 0x0
 ; expect s1 0x11000
