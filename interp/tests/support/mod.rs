@@ -259,13 +259,13 @@ impl Code {
         (at, end)
     }
     pub fn words(&self) -> Vec<u64> {
-        self.insts.iter().flat_map(|i| words_of(i)).collect()
+        self.insts.iter().flat_map(words_of).collect()
     }
 }
 
 /// Encode a straight sequence.
 pub fn code(insts: &[Inst]) -> Vec<u64> {
-    insts.iter().flat_map(|i| words_of(i)).collect()
+    insts.iter().flat_map(words_of).collect()
 }
 
 /// A program plus a run configuration.
