@@ -5,6 +5,7 @@
 //! guest memory and tile space ([`memory`]), the machine state and trap types ([`machine`]).
 //! It does not depend on Cranelift.
 
+pub mod interp;
 pub mod isa;
 pub mod machine;
 pub mod memory;
