@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn lanejit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lanejit")).args(args).output().expect("runs")
+    Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args(args)
+        .output()
+        .expect("runs")
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -22,12 +25,19 @@ fn write(name: &str, text: &str) -> PathBuf {
 }
 
 fn kernel(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/kernels").join(name).display().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("seeds/kernels")
+        .join(name)
+        .display()
+        .to_string()
 }
 
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
     })
 }
 
@@ -44,15 +54,32 @@ buf:    .dword 0x1122334455667788
 ";
 
 fn assert_bad_input(out: &Output) {
-    assert_eq!(out.status.code(), Some(2), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.stdout.is_empty(), "stdout must be empty: {}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "stdout must be empty: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert!(!out.stderr.is_empty());
 }
 
 #[test]
 fn json_result_has_the_contract_shape() {
     let src = write("small.s", SMALL);
-    let out = lanejit(&["run", src.to_str().unwrap(), "--engine", "interp", "--json", "--vl", "2"]);
+    let out = lanejit(&[
+        "run",
+        src.to_str().unwrap(),
+        "--engine",
+        "interp",
+        "--json",
+        "--vl",
+        "2",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let v = json(&out);
     assert_eq!(v["status"], "halted");
@@ -108,7 +135,15 @@ fn trap_and_limit_exit_codes() {
         "trap.s",
         "   .mem 0x1000, 0x1000, r\n   S.LI s1, 0x1ff8\n   V.SD v0, [s1, lc0<<3]\n   HALT\n",
     );
-    let out = lanejit(&["run", trap.to_str().unwrap(), "--json", "--engine", "interp", "--vl", "4"]);
+    let out = lanejit(&[
+        "run",
+        trap.to_str().unwrap(),
+        "--json",
+        "--engine",
+        "interp",
+        "--vl",
+        "4",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let v = json(&out);
     assert_eq!(v["status"], "trapped");
@@ -119,7 +154,13 @@ fn trap_and_limit_exit_codes() {
                            "ea": "0x1ff8", "space": "memory", "access": "write"})
     );
     let src = write("limit.s", SMALL);
-    let out = lanejit(&["run", src.to_str().unwrap(), "--json", "--max-instructions", "2"]);
+    let out = lanejit(&[
+        "run",
+        src.to_str().unwrap(),
+        "--json",
+        "--max-instructions",
+        "2",
+    ]);
     assert_eq!(out.status.code(), Some(3));
     let v = json(&out);
     assert_eq!(v["status"], "limit");
@@ -155,7 +196,12 @@ fn bad_input_exits_2_with_nothing_on_stdout() {
     assert_bad_input(&lanejit(&["run", binary.to_str().unwrap()]));
     let truncated = tmp("truncated.bin");
     let good = tmp("good.bin");
-    assert_eq!(lanejit(&["asm", s, "-o", good.to_str().unwrap()]).status.code(), Some(0));
+    assert_eq!(
+        lanejit(&["asm", s, "-o", good.to_str().unwrap()])
+            .status
+            .code(),
+        Some(0)
+    );
     let bytes = std::fs::read(&good).unwrap();
     std::fs::write(&truncated, &bytes[..bytes.len() - 3]).unwrap();
     assert_bad_input(&lanejit(&["run", truncated.to_str().unwrap()]));
@@ -166,17 +212,43 @@ fn asm_container_runs_and_disassembles_to_an_identical_container() {
     for k in ["gather.s", "transpose_tile.s", "stencil.s", "saxpy.s"] {
         let bin = tmp(&format!("{k}.bin"));
         let out = lanejit(&["asm", &kernel(k), "-o", bin.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let from_src = lanejit(&["run", &kernel(k), "--json", "--engine", "interp"]);
         let from_bin = lanejit(&["run", bin.to_str().unwrap(), "--json", "--engine", "interp"]);
-        assert_eq!(json(&from_src)["scalars"], json(&from_bin)["scalars"], "{k}");
+        assert_eq!(
+            json(&from_src)["scalars"],
+            json(&from_bin)["scalars"],
+            "{k}"
+        );
         let dis = lanejit(&["disasm", bin.to_str().unwrap()]);
         assert_eq!(dis.status.code(), Some(0));
-        let again_src = write(&format!("{k}.dis.s"), &String::from_utf8(dis.stdout).unwrap());
+        let again_src = write(
+            &format!("{k}.dis.s"),
+            &String::from_utf8(dis.stdout).unwrap(),
+        );
         let again = tmp(&format!("{k}.again.bin"));
-        let out = lanejit(&["asm", again_src.to_str().unwrap(), "-o", again.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(std::fs::read(&bin).unwrap(), std::fs::read(&again).unwrap(), "{k}");
+        let out = lanejit(&[
+            "asm",
+            again_src.to_str().unwrap(),
+            "-o",
+            again.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read(&bin).unwrap(),
+            std::fs::read(&again).unwrap(),
+            "{k}"
+        );
     }
 }
 
@@ -198,12 +270,23 @@ fn load_save_and_trace() {
         "--trace",
     ]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(std::fs::read(&saved).unwrap(), 0xdead_beef_0bad_f00du64.to_le_bytes());
+    assert_eq!(
+        std::fs::read(&saved).unwrap(),
+        0xdead_beef_0bad_f00du64.to_le_bytes()
+    );
     let trace = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = trace.lines().collect();
     assert_eq!(lines.len(), 5, "one line per retired instruction:\n{trace}");
-    assert!(lines[0].contains("0x0") && lines[0].contains("S.LI"), "{}", lines[0]);
-    assert!(lines[0].contains("s1"), "changed register shown: {}", lines[0]);
+    assert!(
+        lines[0].contains("0x0") && lines[0].contains("S.LI"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("s1"),
+        "changed register shown: {}",
+        lines[0]
+    );
     assert!(lines[4].contains("HALT"));
     // summary mode names the status
     let out = lanejit(&["run", src.to_str().unwrap()]);
