@@ -20,7 +20,7 @@
 //!    ascending lane order (so a higher lane's store bytes win on overlap).
 
 use super::decoded::{F_CONTIG, F_STRICT, Op};
-use super::{ExecFn, Fault, Flow};
+use super::{ExecFn, FAULT, Fault};
 use crate::isa::{Dir, Ext, MemSem};
 use crate::machine::{Machine, MemFault, Regs, TrapKind, all_lanes};
 use crate::memory::{Access, AccessFault};
@@ -42,12 +42,81 @@ pub(crate) trait Elem {
     /// # Safety
     /// `[p, p + E)` must be writable host memory.
     unsafe fn store(p: *mut u8, v: u64);
-    /// Extend every element of `src` (`dst.len()` elements) into `dst`.
-    fn load_run(src: &[u8], dst: &mut [u64]);
-    /// As [`Elem::load_run`], for the lanes set in `mask` only.
-    fn load_run_masked(src: &[u8], dst: &mut [u64], mask: u64);
+    /// Extend every element of `src` (`dst.len()` elements) into `dst` (portable code;
+    /// inlined into the dispatching [`load_run`] and its AVX2 twin).
+    fn load_run_portable(src: &[u8], dst: &mut [u64]);
+    /// As `load_run_portable`, for the lanes set in `mask` only.
+    fn load_run_masked_portable(src: &[u8], dst: &mut [u64], mask: u64);
     /// Write the low E bytes of every element of `src` to consecutive elements of `dst`.
-    fn store_run(src: &[u64], dst: &mut [u8]);
+    fn store_run_portable(src: &[u64], dst: &mut [u8]);
+}
+
+// The contiguous copy kernels, compiled twice: portable (the build's baseline) and with AVX2,
+// chosen at run time. They move integers only, so the result is identical either way; AVX2
+// just widens the extension/truncation (e.g. `vpmovsxdq`) from 2 to 4 lanes per instruction.
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn load_run_avx2<E: Elem>(src: &[u8], dst: &mut [u64]) {
+    E::load_run_portable(src, dst)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn load_run_masked_avx2<E: Elem>(src: &[u8], dst: &mut [u64], mask: u64) {
+    E::load_run_masked_portable(src, dst, mask)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn store_run_avx2<E: Elem>(src: &[u64], dst: &mut [u8]) {
+    E::store_run_portable(src, dst)
+}
+
+/// Whether the AVX2 kernels may run (cached by the standard library after the first call).
+#[inline(always)]
+fn avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// `dst[i] = extend(src element i)` for every lane of `dst`.
+#[inline(always)]
+fn load_run<E: Elem>(src: &[u8], dst: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { load_run_avx2::<E>(src, dst) };
+    }
+    E::load_run_portable(src, dst)
+}
+
+/// As [`load_run`], for the lanes in `mask`.
+#[inline(always)]
+fn load_run_masked<E: Elem>(src: &[u8], dst: &mut [u64], mask: u64) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { load_run_masked_avx2::<E>(src, dst, mask) };
+    }
+    E::load_run_masked_portable(src, dst, mask)
+}
+
+/// Low E bytes of every element of `src`, consecutively into `dst`.
+#[inline(always)]
+fn store_run<E: Elem>(src: &[u64], dst: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { store_run_avx2::<E>(src, dst) };
+    }
+    E::store_run_portable(src, dst)
 }
 
 macro_rules! elem {
@@ -67,14 +136,14 @@ macro_rules! elem {
                 unsafe { std::ptr::write_unaligned(p as *mut [u8; $n], (v as $raw).to_le_bytes()) }
             }
             #[inline(always)]
-            fn load_run(src: &[u8], dst: &mut [u64]) {
+            fn load_run_portable(src: &[u8], dst: &mut [u64]) {
                 for (d, c) in dst.iter_mut().zip(src.chunks_exact($n)) {
                     let b: [u8; $n] = c.try_into().unwrap_or([0; $n]);
                     *d = <$raw>::from_le_bytes(b) as $ext as u64;
                 }
             }
             #[inline(always)]
-            fn load_run_masked(src: &[u8], dst: &mut [u64], mask: u64) {
+            fn load_run_masked_portable(src: &[u8], dst: &mut [u64], mask: u64) {
                 for (i, (d, c)) in dst.iter_mut().zip(src.chunks_exact($n)).enumerate() {
                     let b: [u8; $n] = c.try_into().unwrap_or([0; $n]);
                     let v = <$raw>::from_le_bytes(b) as $ext as u64;
@@ -84,7 +153,7 @@ macro_rules! elem {
                 }
             }
             #[inline(always)]
-            fn store_run(src: &[u64], dst: &mut [u8]) {
+            fn store_run_portable(src: &[u64], dst: &mut [u8]) {
                 for (c, v) in dst.chunks_exact_mut($n).zip(src) {
                     c.copy_from_slice(&(*v as $raw).to_le_bytes());
                 }
@@ -315,90 +384,95 @@ fn contig_ok<E: Elem, S: SpaceT>(
         && S::check(m, ea0, (vl << E::LOG2E) as u64, access).is_ok()
 }
 
+/// The EA of a uniform access (scalar SrcL and SrcR: every lane's EA is the same).
+#[inline(always)]
+fn uniform_ea(r: &Regs, op: &Op) -> u64 {
+    r.s[op.b as usize & 31]
+        .wrapping_add(r.s[op.c as usize & 31].wrapping_shl(op.sh as u32))
+        .wrapping_add(konst(r, op))
+}
+
 /// Every load form: `Dst[i] = extend(space[EA(i) .. EA(i) + E])` for active lanes.
-pub(crate) fn load<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op) -> Flow {
-    let (vl, full, mask, strict) = lanes(m, op);
-    let dst = op.a as usize & 31;
+///
+/// This is the contiguous fast path only, kept small so it stays cheap to enter; everything
+/// else (and a contiguous group whose one-range check fails) goes to [`load_general`].
+pub(crate) fn load<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
     if op.flags & F_CONTIG != 0 {
+        let (vl, full, mask, strict) = lanes(m, op);
         let ea0 = contig_ea0(&m.regs, op);
         if contig_ok::<E, S>(m, ea0, vl, Access::Read, strict) {
             let len = vl << E::LOG2E;
             // SAFETY: `[ea0, ea0 + len)` passed the space's check, so it lies inside the host
             // backing of that space; guest memory/tile never alias the register file.
             let src = unsafe { std::slice::from_raw_parts(S::ptr(m, ea0), len) };
-            let d = &mut m.regs.v[dst][..vl];
+            let d = &mut m.regs.v[op.a as usize & 31][..vl];
             if mask == full {
-                E::load_run(src, d);
+                load_run::<E>(src, d);
             } else {
-                E::load_run_masked(src, d, mask);
+                load_run_masked::<E>(src, d, mask);
             }
-            return Flow::Next;
+            return op.next;
         }
-    } else if op.b < 32 && op.c < 32 {
-        // Uniform: every lane has the same EA.
+    }
+    load_general::<E, S>(m, op, out)
+}
+
+/// The uniform and general per-lane load paths.
+#[inline(never)]
+fn load_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    let (vl, _, mask, strict) = lanes(m, op);
+    let dst = op.a as usize & 31;
+    if op.b < 32 && op.c < 32 {
+        // Uniform: every lane has the same EA; the lowest active lane reports a fault.
         if mask == 0 {
-            return Flow::Next;
+            return op.next;
         }
-        let mut one = [0u64; 64];
-        compute_eas(&m.regs, op, 1, &mut one);
-        let ea = one[0];
-        if let Err(f) =
-            check_lane::<E, S>(m, mask.trailing_zeros() as usize, ea, Access::Read, strict)
-        {
-            return Flow::Fault(f);
+        let ea = uniform_ea(&m.regs, op);
+        let lane = mask.trailing_zeros() as usize;
+        if let Err(f) = check_lane::<E, S>(m, lane, ea, Access::Read, strict) {
+            *out = f;
+            return FAULT;
         }
         // SAFETY: `[ea, ea + E)` passed the space's check just above.
         let v = unsafe { E::load(S::ptr(m, ea)) };
-        let d = &mut m.regs.v[dst][..vl];
-        for (i, x) in d.iter_mut().enumerate() {
+        for (i, x) in m.regs.v[dst][..vl].iter_mut().enumerate() {
             if mask >> i & 1 != 0 {
                 *x = v;
             }
         }
-        return Flow::Next;
+        return op.next;
     }
     let mut eas = [0u64; 64];
     compute_eas(&m.regs, op, vl, &mut eas);
     if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Read, strict) {
-        return Flow::Fault(f);
+        *out = f;
+        return FAULT;
     }
-    let mut vals = [0u64; 64];
+    // Every source (a vector SrcL/SrcR may be Dst itself) was read into `eas` above.
     let mut bits = mask;
     while bits != 0 {
         let i = bits.trailing_zeros() as usize & 63;
         bits &= bits - 1;
         // SAFETY: lane i's `[ea, ea + E)` passed the space's check in `check_lanes`.
-        vals[i] = unsafe { E::load(S::ptr(m, eas[i])) };
+        m.regs.v[dst][i] = unsafe { E::load(S::ptr(m, eas[i])) };
     }
-    let d = &mut m.regs.v[dst];
-    for i in 0..vl {
-        if mask >> i & 1 != 0 {
-            d[i] = vals[i];
-        }
-    }
-    Flow::Next
+    op.next
 }
 
 /// Every store form: `space[EA(i) .. EA(i) + E] = low E bytes of SrcD(i)` for active lanes,
-/// in ascending lane order.
-pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op) -> Flow {
-    let (vl, full, mask, strict) = lanes(m, op);
-    let src = op.a as usize;
-    let scalar_data = src < 32;
-    if op.flags & F_CONTIG != 0 {
+/// in ascending lane order. Contiguous fast path here, the rest in [`store_general`].
+pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    if op.flags & F_CONTIG != 0 && op.a >= 32 {
+        let (vl, full, mask, strict) = lanes(m, op);
         let ea0 = contig_ea0(&m.regs, op);
         if contig_ok::<E, S>(m, ea0, vl, Access::Write, strict) {
             let len = vl << E::LOG2E;
             // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing), so it lies
             // inside the host backing of that space, which never aliases the register file.
             let dst = unsafe { std::slice::from_raw_parts_mut(S::ptr_mut(m, ea0), len) };
-            let data: &[u64] = if scalar_data {
-                &[m.regs.s[src & 31]; 64][..vl]
-            } else {
-                &m.regs.v[src & 31][..vl]
-            };
+            let data = &m.regs.v[op.a as usize & 31][..vl];
             if mask == full {
-                E::store_run(data, dst);
+                store_run::<E>(data, dst);
             } else {
                 for (i, (c, v)) in dst.chunks_exact_mut(E::E).zip(data).enumerate() {
                     if mask >> i & 1 != 0 {
@@ -406,20 +480,28 @@ pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op) -> Flow {
                     }
                 }
             }
-            return Flow::Next;
+            return op.next;
         }
-    } else if op.b < 32 && op.c < 32 {
+    }
+    store_general::<E, S>(m, op, out)
+}
+
+/// The uniform and general per-lane store paths (and contiguous stores of scalar data).
+#[inline(never)]
+fn store_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    let (vl, _, mask, strict) = lanes(m, op);
+    let src = op.a as usize;
+    let scalar_data = src < 32;
+    if op.b < 32 && op.c < 32 {
         // Uniform: every lane writes the same bytes; the highest active lane's data wins.
         if mask == 0 {
-            return Flow::Next;
+            return op.next;
         }
-        let mut one = [0u64; 64];
-        compute_eas(&m.regs, op, 1, &mut one);
-        let ea = one[0];
-        if let Err(f) =
-            check_lane::<E, S>(m, mask.trailing_zeros() as usize, ea, Access::Write, strict)
-        {
-            return Flow::Fault(f);
+        let ea = uniform_ea(&m.regs, op);
+        let lane = mask.trailing_zeros() as usize;
+        if let Err(f) = check_lane::<E, S>(m, lane, ea, Access::Write, strict) {
+            *out = f;
+            return FAULT;
         }
         let last = 63 - mask.leading_zeros() as usize;
         let v = if scalar_data {
@@ -429,12 +511,13 @@ pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op) -> Flow {
         };
         // SAFETY: `[ea, ea + E)` passed the space's check (for writing) just above.
         unsafe { E::store(S::ptr_mut(m, ea), v) };
-        return Flow::Next;
+        return op.next;
     }
     let mut eas = [0u64; 64];
     compute_eas(&m.regs, op, vl, &mut eas);
     if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Write, strict) {
-        return Flow::Fault(f);
+        *out = f;
+        return FAULT;
     }
     let mut bits = mask;
     while bits != 0 {
@@ -448,5 +531,5 @@ pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op) -> Flow {
         // SAFETY: lane i's `[ea, ea + E)` passed the space's check (for writing).
         unsafe { E::store(S::ptr_mut(m, eas[i]), v) };
     }
-    Flow::Next
+    op.next
 }
