@@ -650,7 +650,7 @@ fn run_mem(insts: &[Inst], prep: impl FnOnce(&mut Machine)) -> (Machine, Exit) {
 /// range wraps past 2^64 - 1 is out of range.
 #[test]
 fn ea_wraps_at_2_pow_64() {
-    let want = u64::from_le_bytes(std::array::from_fn(|k| pattern(0x10000 + k as u64)));
+    let want = u64::from_le_bytes(std::array::from_fn(|k| pattern(k as u64)));
     // reg-reg: L = 2^64 - 16, R = 0x10010.
     let (m, e) = run_mem(&[load_rr(VLd, 4, s(1), s(2), 0, false), halt()], |m| {
         m.regs.s[1] = u64::MAX - 15;
@@ -712,6 +712,46 @@ fn straddling_two_mapped_pages() {
     let want = u32::from_le_bytes(std::array::from_fn(|k| pattern(0xffe + k as u64)));
     assert_eq!(m.regs.v[4][0], want as i32 as i64 as u64);
     assert_eq!(mem(&m, 0x10ffc, 8), 0x1122_3344_5566_7788u64.to_le_bytes());
+}
+
+/// shamt 31: V.SD shifts by 3 + 31 = 34, V.SD.U and every register-offset load by 31 only.
+#[test]
+fn shamt_31_literal_shifts() {
+    for (store, op, shift) in [
+        (true, VSd, 34u32),
+        (true, VSdU, 31),
+        (true, VSb, 31),
+        (false, VLd, 31),
+        (false, VLbu, 31),
+    ] {
+        let inst = if store {
+            store_rr(op, v(3), s(1), s(2), 31, false)
+        } else {
+            load_rr(op, 4, s(1), s(2), 31, false)
+        };
+        let (m, e) = run_mem(&[inst, halt()], |m| {
+            m.regs.s[1] = 0x10100u64.wrapping_sub(1 << shift);
+            m.regs.s[2] = 1;
+            m.regs.v[3][..4].copy_from_slice(&[0x1122_3344_5566_7788; 4]);
+        });
+        assert_eq!(e, Exit::Halted, "{op:?}");
+        if store {
+            let n = if op == VSb { 1 } else { 8 };
+            assert_eq!(
+                mem(&m, 0x10100, n),
+                0x1122_3344_5566_7788u64.to_le_bytes()[..n as usize],
+                "{op:?}"
+            );
+        } else {
+            let w = |a: u64| u64::from_le_bytes(std::array::from_fn(|k| pattern(a + k as u64)));
+            let want = if op == VLd {
+                w(0x100)
+            } else {
+                pattern(0x100) as u64
+            };
+            assert_eq!(m.regs.v[4][..4], [want; 4], "{op:?}");
+        }
+    }
 }
 
 /// Overlapping store lanes commit in ascending lane order: the higher lane's bytes win.

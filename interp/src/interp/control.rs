@@ -60,15 +60,15 @@ pub(crate) fn loop_(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     op.next
 }
 
-/// `ENDLOOP`: LC0BASE += VL; while LC0BASE < trip, mask = lanes with LC0BASE + i < trip and
-/// jump to the body; else mask = all ones and fall through. An LC0BASE that would pass 2^64
-/// counts as having reached the trip count.
+/// `ENDLOOP`: LC0BASE += VL (64-bit wrapping, as written in the contract); while LC0BASE <
+/// trip, mask = lanes with LC0BASE + i < trip and jump to the body; else mask = all ones and
+/// fall through. (`trip - LC0BASE` is used for the mask so nothing overflows.)
 pub(crate) fn endloop(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let vl = m.config.vl.min(64);
     let r = &mut *m.regs;
-    let (base, over) = r.lc0base.overflowing_add(vl as u64);
+    let base = r.lc0base.wrapping_add(vl as u64);
     r.lc0base = base;
-    if !over && base < r.trip {
+    if base < r.trip {
         r.mask = lanes_below(r.trip - base, vl);
         op.target
     } else {
