@@ -365,7 +365,8 @@ fn check_lanes<E: Elem, S: SpaceT>(
 /// The state every memory handler starts from: `(vl, all-lanes mask, active mask, strict)`.
 #[inline(always)]
 fn lanes(m: &Machine, op: &Op) -> (usize, u64, u64, bool) {
-    let vl = m.vl().min(64);
+    // `Machine::new` only accepts VL 1..=64; clamping keeps every range check non-empty anyway.
+    let vl = m.vl().clamp(1, 64);
     let full = all_lanes(vl as u32);
     let strict = op.flags & F_STRICT != 0 && m.config.strict_align;
     (vl, full, m.regs.mask & full, strict)
