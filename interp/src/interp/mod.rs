@@ -1,15 +1,16 @@
 //! The reference interpreter: contract sections 1, 3, 4 and 5, bit exact.
 //!
-//! A program is decoded once into a [`Decoded`] table of [`Op`](decoded::Op)s, each holding a
-//! monomorphised handler pointer and its operand bytes. The run loop dispatches once per guest
-//! instruction (never per lane) through that pointer: budget check, fetch, execute, retire,
-//! advance. Handlers return a small [`Flow`]; a trap is built only on the cold path.
+//! A program is decoded once into a [`Decoded`] table of ops, each holding a monomorphised
+//! handler pointer and its operand bytes. The run loop dispatches once per guest instruction
+//! (never per lane) through that pointer: budget check, fetch, execute, retire, advance.
+//! Handlers return the next instruction index in a register; a trap's details are written
+//! through an out-parameter on the cold path only.
 //!
-//! - [`mem_ops`]: the one per-lane load/store executor every memory form shares, with its
+//! - `mem_ops`: the one per-lane load/store executor every memory form shares, with its
 //!   contiguous and uniform fast paths.
-//! - [`alu`]: scalar, vector and floating-point computation.
-//! - [`control`]: branches, the hardware loop, HALT, illegal words.
-//! - [`trace`]: [`TraceEvent`]s for [`run_traced`]; compiled out of [`run`].
+//! - `alu`: scalar, vector and floating-point computation.
+//! - `control`: branches, the hardware loop, HALT, illegal words.
+//! - `trace`: [`TraceEvent`]s for [`run_traced`]; compiled out of [`run`].
 //!
 //! Exit conventions (shared with every engine): on `Halted`, `m.pc` is the HALT's pc; on
 //! `Trapped`, the trapping instruction's pc (for `code_out_of_bounds`, the bad pc), and the
