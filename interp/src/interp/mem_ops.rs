@@ -395,34 +395,40 @@ fn uniform_ea(r: &Regs, op: &Op) -> u64 {
 
 /// Every load form: `Dst[i] = extend(space[EA(i) .. EA(i) + E])` for active lanes.
 ///
-/// This is the contiguous fast path only, kept small so it stays cheap to enter; everything
-/// else (and a contiguous group whose one-range check fails) goes to [`load_general`].
+/// This is the contiguous all-lanes-active fast path only, kept small so it stays cheap to
+/// enter; everything else goes to [`load_general`].
 pub(crate) fn load<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
     if op.flags & F_CONTIG != 0 {
         let (vl, full, mask, strict) = lanes(m, op);
-        let ea0 = contig_ea0(&m.regs, op);
-        if contig_ok::<E, S>(m, ea0, vl, Access::Read, strict) {
-            let len = vl << E::LOG2E;
-            // SAFETY: `[ea0, ea0 + len)` passed the space's check, so it lies inside the host
-            // backing of that space; guest memory/tile never alias the register file.
-            let src = unsafe { std::slice::from_raw_parts(S::ptr(m, ea0), len) };
-            let d = &mut m.regs.v[op.a as usize & 31][..vl];
-            if mask == full {
-                load_run::<E>(src, d);
-            } else {
-                load_run_masked::<E>(src, d, mask);
+        if mask == full {
+            let ea0 = contig_ea0(&m.regs, op);
+            if contig_ok::<E, S>(m, ea0, vl, Access::Read, strict) {
+                // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check, so it lies inside the
+                // host backing of that space, which never aliases the register file.
+                let src = unsafe { std::slice::from_raw_parts(S::ptr(m, ea0), vl << E::LOG2E) };
+                load_run::<E>(src, &mut m.regs.v[op.a as usize & 31][..vl]);
+                return op.next;
             }
-            return op.next;
         }
     }
     load_general::<E, S>(m, op, out)
 }
 
-/// The uniform and general per-lane load paths.
+/// The masked contiguous, uniform and general per-lane load paths.
 #[inline(never)]
 fn load_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
     let (vl, _, mask, strict) = lanes(m, op);
     let dst = op.a as usize & 31;
+    if op.flags & F_CONTIG != 0 {
+        // Contiguous with some lanes inactive: the group check still covers every lane.
+        let ea0 = contig_ea0(&m.regs, op);
+        if contig_ok::<E, S>(m, ea0, vl, Access::Read, strict) {
+            // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check (see `load`).
+            let src = unsafe { std::slice::from_raw_parts(S::ptr(m, ea0), vl << E::LOG2E) };
+            load_run_masked::<E>(src, &mut m.regs.v[dst][..vl], mask);
+            return op.next;
+        }
+    }
     if op.b < 32 && op.c < 32 {
         // Uniform: every lane has the same EA; the lowest active lane reports a fault.
         if mask == 0 {
@@ -461,38 +467,54 @@ fn load_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -
 }
 
 /// Every store form: `space[EA(i) .. EA(i) + E] = low E bytes of SrcD(i)` for active lanes,
-/// in ascending lane order. Contiguous fast path here, the rest in [`store_general`].
+/// in ascending lane order. Contiguous all-lanes-active fast path here, the rest in
+/// [`store_general`].
 pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
     if op.flags & F_CONTIG != 0 && op.a >= 32 {
         let (vl, full, mask, strict) = lanes(m, op);
-        let ea0 = contig_ea0(&m.regs, op);
-        if contig_ok::<E, S>(m, ea0, vl, Access::Write, strict) {
-            let len = vl << E::LOG2E;
-            // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing), so it lies
-            // inside the host backing of that space, which never aliases the register file.
-            let dst = unsafe { std::slice::from_raw_parts_mut(S::ptr_mut(m, ea0), len) };
-            let data = &m.regs.v[op.a as usize & 31][..vl];
-            if mask == full {
-                store_run::<E>(data, dst);
-            } else {
-                for (i, (c, v)) in dst.chunks_exact_mut(E::E).zip(data).enumerate() {
-                    if mask >> i & 1 != 0 {
-                        c.copy_from_slice(&v.to_le_bytes()[..E::E]);
-                    }
-                }
+        if mask == full {
+            let ea0 = contig_ea0(&m.regs, op);
+            if contig_ok::<E, S>(m, ea0, vl, Access::Write, strict) {
+                let len = vl << E::LOG2E;
+                // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing), so it
+                // lies inside the host backing of that space, which never aliases the
+                // register file.
+                let dst = unsafe { std::slice::from_raw_parts_mut(S::ptr_mut(m, ea0), len) };
+                store_run::<E>(&m.regs.v[op.a as usize & 31][..vl], dst);
+                return op.next;
             }
-            return op.next;
         }
     }
     store_general::<E, S>(m, op, out)
 }
 
-/// The uniform and general per-lane store paths (and contiguous stores of scalar data).
+/// The masked or scalar-data contiguous, uniform and general per-lane store paths.
 #[inline(never)]
 fn store_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
     let (vl, _, mask, strict) = lanes(m, op);
     let src = op.a as usize;
     let scalar_data = src < 32;
+    if op.flags & F_CONTIG != 0 {
+        // Contiguous, masked or with scalar data: the group check still covers every lane.
+        let ea0 = contig_ea0(&m.regs, op);
+        if contig_ok::<E, S>(m, ea0, vl, Access::Write, strict) {
+            let len = vl << E::LOG2E;
+            // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing), see `store`.
+            let dst = unsafe { std::slice::from_raw_parts_mut(S::ptr_mut(m, ea0), len) };
+            let r = &m.regs;
+            for (i, c) in dst.chunks_exact_mut(E::E).enumerate() {
+                if mask >> i & 1 != 0 {
+                    let v = if scalar_data {
+                        r.s[src & 31]
+                    } else {
+                        r.v[src & 31][i]
+                    };
+                    c.copy_from_slice(&v.to_le_bytes()[..E::E]);
+                }
+            }
+            return op.next;
+        }
+    }
     if op.b < 32 && op.c < 32 {
         // Uniform: every lane writes the same bytes; the highest active lane's data wins.
         if mask == 0 {
