@@ -14,9 +14,11 @@
 //!    active) or a masked copy. If the group check fails (or strict alignment would trap),
 //!    the general path finds the precise lowest faulting lane.
 //! 2. **uniform** (scalar SrcL and SrcR): one EA for every lane, one check.
-//! 3. **general**: compute all EAs (reading every source before anything is written), check
+//! 3. **general**: compute all EAs (reading every source before anything is written); if the
+//!    active lanes' accesses all fit one span of at most 4 KiB that passes one check (and are
+//!    aligned under strict alignment), that check stands for all of them; otherwise check
 //!    every active lane in ascending order (misaligned, then out of range, then permission;
-//!    the first faulting lane traps and nothing is written), then perform the accesses in
+//!    the first faulting lane traps and nothing is written). Then perform the accesses in
 //!    ascending lane order (so a higher lane's store bytes win on overlap).
 
 use super::decoded::{F_CONTIG, F_STRICT, Op};
@@ -362,6 +364,33 @@ fn check_lanes<E: Elem, S: SpaceT>(
     Ok(())
 }
 
+/// Whether one range check can stand in for the per-lane checks: every active lane's access
+/// lies in `[lo, hi + E)` with `hi - lo + E <= 4096` (so `check` accepts it), that range passes,
+/// and (under strict alignment) every active EA is aligned. `false` sends the caller to the
+/// precise per-lane loop, which finds the lowest faulting lane.
+#[inline(always)]
+fn span_ok<E: Elem, S: SpaceT>(
+    m: &Machine,
+    eas: &[u64; 64],
+    vl: usize,
+    mask: u64,
+    access: Access,
+    strict: bool,
+) -> bool {
+    let (mut lo, mut hi, mut any) = (u64::MAX, 0u64, 0u64);
+    for (i, &ea) in eas[..vl].iter().enumerate() {
+        let active = mask >> i & 1 != 0;
+        lo = lo.min(if active { ea } else { u64::MAX });
+        hi = hi.max(if active { ea } else { 0 });
+        any |= if active { ea } else { 0 };
+    }
+    if mask == 0 || (strict && any & (E::E as u64 - 1) != 0) {
+        return mask == 0;
+    }
+    let span = hi - lo; // hi >= lo: some lane is active
+    span <= 4096 - E::E as u64 && S::check(m, lo, span + E::E as u64, access).is_ok()
+}
+
 /// The state every memory handler starts from: `(vl, all-lanes mask, active mask, strict)`.
 #[inline(always)]
 fn lanes(m: &Machine, op: &Op) -> (usize, u64, u64, bool) {
@@ -451,16 +480,19 @@ fn load_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -
     }
     let mut eas = [0u64; 64];
     compute_eas(&m.regs, op, vl, &mut eas);
-    if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Read, strict) {
-        *out = f;
-        return FAULT;
+    if !span_ok::<E, S>(m, &eas, vl, mask, Access::Read, strict) {
+        if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Read, strict) {
+            *out = f;
+            return FAULT;
+        }
     }
     // Every source (a vector SrcL/SrcR may be Dst itself) was read into `eas` above.
     let mut bits = mask;
     while bits != 0 {
         let i = bits.trailing_zeros() as usize & 63;
         bits &= bits - 1;
-        // SAFETY: lane i's `[ea, ea + E)` passed the space's check in `check_lanes`.
+        // SAFETY: lane i's `[ea, ea + E)` passed the space's check: its own in
+        // `check_lanes`, or the span covering every active lane in `span_ok`.
         m.regs.v[dst][i] = unsafe { E::load(S::ptr(m, eas[i])) };
     }
     op.next
@@ -538,9 +570,11 @@ fn store_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) 
     }
     let mut eas = [0u64; 64];
     compute_eas(&m.regs, op, vl, &mut eas);
-    if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Write, strict) {
-        *out = f;
-        return FAULT;
+    if !span_ok::<E, S>(m, &eas, vl, mask, Access::Write, strict) {
+        if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Write, strict) {
+            *out = f;
+            return FAULT;
+        }
     }
     let mut bits = mask;
     while bits != 0 {
@@ -551,7 +585,8 @@ fn store_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) 
         } else {
             m.regs.v[src & 31][i]
         };
-        // SAFETY: lane i's `[ea, ea + E)` passed the space's check (for writing).
+        // SAFETY: lane i's `[ea, ea + E)` passed the space's check (for writing): its own
+        // in `check_lanes`, or the span covering every active lane in `span_ok`.
         unsafe { E::store(S::ptr_mut(m, eas[i]), v) };
     }
     op.next
