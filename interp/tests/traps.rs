@@ -543,6 +543,7 @@ mod gather_model {
     //! Gathers and scatters near page and granule edges against a byte-by-byte model of the
     //! memory map and tile protections of `setup`: values, and the exact trap (lowest faulting
     //! active lane; misaligned, then out of range, then permission).
+    #![allow(clippy::needless_range_loop)]
     use super::*;
     use proptest::prelude::*;
 
