@@ -6,6 +6,20 @@
 
 mod support;
 
+/// How `Setup::run` executes: this crate tests the reference interpreter. (The root crate's
+/// engine harness includes this file and runs every engine instead.)
+#[allow(dead_code)] // unused where the engine harness includes this file
+fn run_setup(
+    prog: &lanejit_interp::program::Program,
+    cfg: lanejit_interp::machine::Config,
+    prep: &dyn Fn(&mut lanejit_interp::machine::Machine),
+) -> (
+    lanejit_interp::machine::Machine,
+    lanejit_interp::machine::Exit,
+) {
+    support::run_interp(prog, cfg, prep)
+}
+
 use lanejit_interp::interp;
 use lanejit_interp::isa::Opcode::*;
 use lanejit_interp::isa::{Inst, Opcode, Reg, SOrImm};
@@ -638,7 +652,7 @@ fn sign_and_zero_extension_patterns() {
     assert_eq!(lit(VLwiU, 0x10020), 0x7fff_ff7f);
 }
 
-fn run_mem(insts: &[Inst], prep: impl FnOnce(&mut Machine)) -> (Machine, Exit) {
+fn run_mem(insts: &[Inst], prep: impl Fn(&mut Machine)) -> (Machine, Exit) {
     Setup::insts(insts)
         .vl(4)
         .map(0x10000, 0x2000, MemPerm::Rw)

@@ -5,6 +5,20 @@
 
 mod support;
 
+/// How `Setup::run` executes: this crate tests the reference interpreter. (The root crate's
+/// engine harness includes this file and runs every engine instead.)
+#[allow(dead_code)] // unused where the engine harness includes this file
+fn run_setup(
+    prog: &lanejit_interp::program::Program,
+    cfg: lanejit_interp::machine::Config,
+    prep: &dyn Fn(&mut lanejit_interp::machine::Machine),
+) -> (
+    lanejit_interp::machine::Machine,
+    lanejit_interp::machine::Exit,
+) {
+    support::run_interp(prog, cfg, prep)
+}
+
 use lanejit_interp::isa::Opcode::*;
 use lanejit_interp::isa::{FormatKind, Inst, Opcode, SReg, Target};
 use lanejit_interp::machine::{Exit, Machine, MemFault, Trap, TrapKind};
