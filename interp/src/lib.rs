@@ -5,7 +5,12 @@
 //! guest memory and tile space ([`memory`]), the machine state and trap types ([`machine`]).
 //! It does not depend on Cranelift.
 
+pub mod asm;
+pub mod container;
+pub mod disasm;
+pub mod interp;
 pub mod isa;
 pub mod machine;
 pub mod memory;
 pub mod program;
+pub mod result;

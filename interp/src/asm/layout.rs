@@ -1,0 +1,728 @@
+//! Pass 1: parse every line, give labels and statements their addresses, evaluate the
+//! directives that shape the program, pair hardware loops.
+
+use super::parser::{Atom, Expr, OpKind, Operand, Stmt, parse_line, parse_reg};
+use super::{AsmError, AsmErrorKind, MAX_DATA_BYTES};
+use crate::isa::Opcode;
+use crate::program::{
+    DEFAULT_TILE_SIZE, MAX_MEM_LIMIT, MAX_TILE_SIZE, MemPerm, PAGE_SIZE, Space, SymKind,
+    TILE_GRANULE, TilePerm,
+};
+use std::collections::HashMap;
+
+/// A section of the source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Section {
+    Text,
+    Data,
+    Tile,
+}
+
+/// An instruction waiting for its operands to be resolved.
+#[derive(Debug)]
+pub(crate) struct PendInst {
+    pub line: usize,
+    pub stmt: Stmt,
+    /// The opcodes sharing this mnemonic (register-offset and contiguous forms share one).
+    pub ops: Vec<Opcode>,
+    pub local: bool,
+    /// Word index of the first word.
+    pub index: u64,
+    /// LOOP: exit index; ENDLOOP: body index (None when unpaired: already an error).
+    pub pair: Option<u64>,
+}
+
+/// The values of a data directive.
+#[derive(Debug)]
+pub(crate) enum DataVals {
+    /// `.byte .half .word .dword`: element size and values.
+    Ints(u8, Vec<Expr>),
+    /// `.float .double`, already encoded.
+    Bytes(Vec<u8>),
+    /// `.fill COUNT, SIZE, VALUE`.
+    Fill(u64, u8, Expr),
+}
+
+/// A data directive with its address.
+#[derive(Debug)]
+pub(crate) struct PendData {
+    pub line: usize,
+    pub col: usize,
+    pub space: Space,
+    pub addr: u64,
+    pub len: u64,
+    pub vals: DataVals,
+}
+
+/// A `.equ` definition.
+#[derive(Debug)]
+pub(crate) struct Equ {
+    pub expr: Expr,
+    pub line: usize,
+}
+
+/// Labels and `.equ` names.
+#[derive(Debug, Default)]
+pub(crate) struct Symbols {
+    pub labels: HashMap<String, (SymKind, u64, usize)>,
+    pub equs: HashMap<String, Equ>,
+}
+
+/// Evaluation context: during layout only what is already defined counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ctx {
+    Layout,
+    Full,
+}
+
+type EResult<T> = Result<T, (usize, AsmErrorKind)>;
+
+impl Symbols {
+    fn defined_line(&self, name: &str) -> Option<usize> {
+        self.labels
+            .get(name)
+            .map(|l| l.2)
+            .or_else(|| self.equs.get(name).map(|e| e.line))
+    }
+
+    /// The value of an expression (i128, checked).
+    pub fn eval(&self, e: &Expr, ctx: Ctx) -> EResult<i128> {
+        let mut stack = Vec::new();
+        self.eval_in(e, ctx, &mut stack)
+    }
+
+    fn eval_in<'a>(&'a self, e: &Expr, ctx: Ctx, stack: &mut Vec<&'a str>) -> EResult<i128> {
+        let mut total: i128 = 0;
+        for t in &e.terms {
+            let v = match &t.atom {
+                Atom::Num(n) => *n as i128,
+                Atom::Name(name) => self.name_value(name, t.col, ctx, stack)?,
+            };
+            let v = if t.neg { -v } else { v };
+            total = total
+                .checked_add(v)
+                .filter(|v| v.unsigned_abs() <= 1u128 << 100)
+                .ok_or((t.col, AsmErrorKind::Overflow))?;
+        }
+        Ok(total)
+    }
+
+    fn name_value<'a>(
+        &'a self,
+        name: &str,
+        col: usize,
+        ctx: Ctx,
+        stack: &mut Vec<&'a str>,
+    ) -> EResult<i128> {
+        if let Some(&(_, v, _)) = self.labels.get(name) {
+            return Ok(v as i128);
+        }
+        if let Some((key, equ)) = self.equs.get_key_value(name) {
+            if stack.contains(&key.as_str()) || stack.len() > 256 {
+                return Err((col, AsmErrorKind::CircularEqu(name.to_string())));
+            }
+            stack.push(key.as_str());
+            let r = self
+                .eval_in(&equ.expr, ctx, stack)
+                .map_err(|(c, k)| match k {
+                    AsmErrorKind::NotConstant(_) => {
+                        (col, AsmErrorKind::NotConstant(name.to_string()))
+                    }
+                    AsmErrorKind::CircularEqu(_) => {
+                        (col, AsmErrorKind::CircularEqu(name.to_string()))
+                    }
+                    other => (c, other),
+                });
+            stack.pop();
+            return r;
+        }
+        Err((
+            col,
+            match ctx {
+                Ctx::Layout => AsmErrorKind::NotConstant(name.to_string()),
+                Ctx::Full => AsmErrorKind::UndefinedSymbol(name.to_string()),
+            },
+        ))
+    }
+}
+
+/// Everything pass 1 found.
+#[derive(Debug)]
+pub(crate) struct Laid {
+    pub words: u64,
+    pub insts: Vec<PendInst>,
+    /// `.inst WORD`: index, value, line.
+    pub raw: Vec<(u64, Expr, usize)>,
+    pub data: Vec<PendData>,
+    /// `.mem` in source order: page-rounded `[start, end)`.
+    pub mems: Vec<(u64, u64, MemPerm)>,
+    /// `.tileprotect` in source order.
+    pub tprot: Vec<(u64, u64, TilePerm)>,
+    pub vl: Option<u32>,
+    pub tile_size: u64,
+    pub syms: Symbols,
+}
+
+struct State<'e> {
+    errors: &'e mut Vec<AsmError>,
+    laid: Laid,
+    section: Section,
+    data_loc: u64,
+    tile_loc: u64,
+    vl_line: Option<usize>,
+    tilesize_line: Option<usize>,
+    tile_fixed: bool,
+    open_loop: Option<(usize, usize, usize)>,
+    data_total: u64,
+}
+
+fn expected(what: &str, found: &Operand) -> (usize, AsmErrorKind) {
+    (
+        found.col,
+        AsmErrorKind::Expected {
+            expected: what.to_string(),
+            found: format!("`{}`", found.text),
+        },
+    )
+}
+
+fn usage(dir: &str) -> &'static str {
+    match dir {
+        ".vl" => "N",
+        ".mem" => "ADDR, SIZE, r|rw",
+        ".data" | ".tiledata" => "ADDR",
+        ".text" => "",
+        ".fill" => "COUNT, SIZE, VALUE",
+        ".space" | ".align" | ".tilesize" => "N",
+        ".equ" => "NAME, VALUE",
+        ".inst" => "WORD",
+        ".tileprotect" => "ADDR, LEN, none|r|rw",
+        _ => "VALUE, ...",
+    }
+}
+
+/// Pass 1 over all lines.
+pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
+    let mut st = State {
+        errors,
+        laid: Laid {
+            words: 0,
+            insts: Vec::new(),
+            raw: Vec::new(),
+            data: Vec::new(),
+            mems: Vec::new(),
+            tprot: Vec::new(),
+            vl: None,
+            tile_size: DEFAULT_TILE_SIZE,
+            syms: Symbols::default(),
+        },
+        section: Section::Text,
+        data_loc: 0,
+        tile_loc: 0,
+        vl_line: None,
+        tilesize_line: None,
+        tile_fixed: false,
+        open_loop: None,
+        data_total: 0,
+    };
+    for (i, text) in lines.iter().enumerate() {
+        let lineno = i + 1;
+        let chars: Vec<char> = text.chars().collect();
+        let (line, err) = parse_line(&chars);
+        for (name, col) in &line.labels {
+            st.define_label(name, lineno, *col);
+        }
+        if let Some((col, kind)) = err {
+            st.errors.push(AsmError::new(lineno, col, kind));
+        }
+        if let Some(stmt) = line.stmt
+            && let Err((col, kind)) = st.statement(lineno, stmt)
+        {
+            st.errors.push(AsmError::new(lineno, col, kind));
+        }
+    }
+    if let Some((line, col, _)) = st.open_loop {
+        st.errors
+            .push(AsmError::new(line, col, AsmErrorKind::UnmatchedLoop));
+    }
+    st.laid
+}
+
+impl State<'_> {
+    fn err(&mut self, line: usize, col: usize, kind: AsmErrorKind) {
+        self.errors.push(AsmError::new(line, col, kind));
+    }
+
+    fn check_name(&mut self, name: &str, line: usize, col: usize) -> bool {
+        if parse_reg(name).is_some() {
+            self.err(line, col, AsmErrorKind::RegisterName(name.to_string()));
+            return false;
+        }
+        if name.starts_with('.') {
+            self.err(
+                line,
+                col,
+                AsmErrorKind::Expected {
+                    expected: "a name starting with a letter or `_`".into(),
+                    found: format!("`{name}`"),
+                },
+            );
+            return false;
+        }
+        if let Some(first_line) = self.laid.syms.defined_line(name) {
+            self.err(
+                line,
+                col,
+                AsmErrorKind::DuplicateSymbol {
+                    name: name.to_string(),
+                    first_line,
+                },
+            );
+            return false;
+        }
+        true
+    }
+
+    fn define_label(&mut self, name: &str, line: usize, col: usize) {
+        if !self.check_name(name, line, col) {
+            return;
+        }
+        let (kind, value) = match self.section {
+            Section::Text => (SymKind::Code, self.laid.words.wrapping_mul(8)),
+            Section::Data => (SymKind::Data, self.data_loc),
+            Section::Tile => (SymKind::Tile, self.tile_loc),
+        };
+        self.laid
+            .syms
+            .labels
+            .insert(name.to_string(), (kind, value, line));
+    }
+
+    /// A constant for layout: literal, earlier .equ or label.
+    fn konst(&self, op: &Operand) -> EResult<i128> {
+        match &op.kind {
+            OpKind::Expr(e) => self.laid.syms.eval(e, Ctx::Layout),
+            _ => Err(expected("a constant value", op)),
+        }
+    }
+
+    fn konst_range(&self, op: &Operand, what: &'static str, min: i128, max: i128) -> EResult<i128> {
+        let v = self.konst(op)?;
+        if v < min || v > max {
+            return Err((
+                op.col,
+                AsmErrorKind::ImmRange {
+                    value: v,
+                    what,
+                    min,
+                    max,
+                },
+            ));
+        }
+        Ok(v)
+    }
+
+    fn loc(&mut self) -> &mut u64 {
+        match self.section {
+            Section::Tile => &mut self.tile_loc,
+            _ => &mut self.data_loc,
+        }
+    }
+
+    fn advance(&mut self, col: usize, n: u64) -> EResult<()> {
+        let loc = self.loc();
+        *loc = loc
+            .checked_add(n)
+            .ok_or((col, AsmErrorKind::AddressOverflow))?;
+        Ok(())
+    }
+
+    fn data_space(&self, stmt: &Stmt) -> EResult<Space> {
+        match self.section {
+            Section::Text => Err((stmt.col, AsmErrorKind::DataInText(stmt.name.clone()))),
+            Section::Data => Ok(Space::Memory),
+            Section::Tile => Ok(Space::Tile),
+        }
+    }
+
+    fn push_data(&mut self, line: usize, stmt: &Stmt, len: u64, vals: DataVals) -> EResult<()> {
+        let space = self.data_space(stmt)?;
+        self.data_total = self.data_total.saturating_add(len);
+        if self.data_total > MAX_DATA_BYTES {
+            return Err((stmt.col, AsmErrorKind::DataTooLarge));
+        }
+        let addr = *self.loc();
+        self.advance(stmt.col, len)?;
+        if len > 0 {
+            self.laid.data.push(PendData {
+                line,
+                col: stmt.col,
+                space,
+                addr,
+                len,
+                vals,
+            });
+        }
+        Ok(())
+    }
+
+    fn statement(&mut self, line: usize, stmt: Stmt) -> EResult<()> {
+        let lower = stmt.name.to_ascii_lowercase();
+        if lower.starts_with('.') {
+            if stmt.broken {
+                return Ok(());
+            }
+            return self.directive(line, &lower, stmt);
+        }
+        self.instruction(line, stmt)
+    }
+
+    fn instruction(&mut self, line: usize, stmt: Stmt) -> EResult<()> {
+        let upper = stmt.name.to_ascii_uppercase();
+        let (base, local) = match upper.strip_suffix(".LOCAL") {
+            Some(b) => (b.to_string(), true),
+            None => (upper.clone(), false),
+        };
+        let ops: Vec<Opcode> = Opcode::ALL
+            .iter()
+            .copied()
+            .filter(|o| o.mnemonic() == base)
+            .collect();
+        let in_text = self.section == Section::Text;
+        let index = self.laid.words;
+        let words = ops.first().map_or(1, |o| o.words() as u64);
+        if in_text {
+            self.laid.words += words;
+        }
+        if ops.is_empty() {
+            return Err((stmt.col, AsmErrorKind::UnknownMnemonic(stmt.name.clone())));
+        }
+        if !in_text {
+            return Err((stmt.col, AsmErrorKind::InstructionInData));
+        }
+        if local && ops[0].mem().is_none() {
+            return Err((stmt.col, AsmErrorKind::LocalNotMemory(stmt.name.clone())));
+        }
+        let pi = self.laid.insts.len();
+        let mut pair = None;
+        match ops[0] {
+            Opcode::Loop => {
+                if let Some((outer_line, _, _)) = self.open_loop {
+                    self.err(line, stmt.col, AsmErrorKind::NestedLoop { outer_line });
+                } else {
+                    self.open_loop = Some((line, stmt.col, pi));
+                }
+            }
+            Opcode::Endloop => match self.open_loop.take() {
+                Some((_, _, lp)) => {
+                    let loop_index = self.laid.insts[lp].index;
+                    self.laid.insts[lp].pair = Some(index + 1);
+                    pair = Some(loop_index + 1);
+                }
+                None => self.err(line, stmt.col, AsmErrorKind::UnmatchedEndloop),
+            },
+            _ => {}
+        }
+        if !stmt.broken {
+            self.laid.insts.push(PendInst {
+                line,
+                stmt,
+                ops,
+                local,
+                index,
+                pair,
+            });
+        } else if let Some((_, _, lp)) = self.open_loop
+            && lp == pi
+        {
+            // A broken LOOP still opens its loop; keep a placeholder so pairing works.
+            self.laid.insts.push(PendInst {
+                line,
+                stmt: Stmt {
+                    broken: true,
+                    ..stmt
+                },
+                ops,
+                local,
+                index,
+                pair,
+            });
+        }
+        Ok(())
+    }
+
+    fn nops(&self, stmt: &Stmt, n: usize) -> EResult<()> {
+        if stmt.ops.len() != n {
+            return Err((
+                stmt.col,
+                AsmErrorKind::Operands {
+                    mnemonic: stmt.name.clone(),
+                    usage: usage(&stmt.name.to_ascii_lowercase()).to_string(),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    fn name_op(op: &Operand) -> EResult<String> {
+        match &op.kind {
+            OpKind::Expr(e) => match e.single() {
+                Some(Atom::Name(n)) => Ok(n.clone()),
+                _ => Err(expected("a name", op)),
+            },
+            OpKind::Reg(_) => Err((op.col, AsmErrorKind::RegisterName(op.text.clone()))),
+            _ => Err(expected("a name", op)),
+        }
+    }
+
+    fn directive(&mut self, line: usize, dir: &str, stmt: Stmt) -> EResult<()> {
+        let ops = &stmt.ops;
+        match dir {
+            ".vl" => {
+                self.nops(&stmt, 1)?;
+                if let Some(first_line) = self.vl_line {
+                    return Err((
+                        stmt.col,
+                        AsmErrorKind::DuplicateDirective {
+                            directive: ".vl",
+                            first_line,
+                        },
+                    ));
+                }
+                let v = self.konst(&ops[0])?;
+                if !(1..=64).contains(&v) || (v as u32).count_ones() != 1 {
+                    return Err((ops[0].col, AsmErrorKind::BadVl(v)));
+                }
+                self.vl_line = Some(line);
+                self.laid.vl = Some(v as u32);
+            }
+            ".mem" => {
+                self.nops(&stmt, 3)?;
+                let addr = self.konst_range(&ops[0], "an address", 0, u64::MAX as i128)?;
+                let size = self.konst_range(&ops[1], "a size", 0, u64::MAX as i128)?;
+                let perm = match Self::name_op(&ops[2]).map(|s| s.to_ascii_lowercase()) {
+                    Ok(p) if p == "r" => MemPerm::R,
+                    Ok(p) if p == "rw" => MemPerm::Rw,
+                    _ => return Err(expected("a permission, r or rw", &ops[2])),
+                };
+                if size == 0 {
+                    return Err((ops[1].col, AsmErrorKind::MemSizeZero));
+                }
+                let page = PAGE_SIZE as i128;
+                let start = addr / page * page;
+                let end = (addr + size + page - 1) / page * page;
+                if end > MAX_MEM_LIMIT as i128 {
+                    return Err((ops[0].col, AsmErrorKind::MemBeyondLimit { end }));
+                }
+                self.laid.mems.push((start as u64, end as u64, perm));
+            }
+            ".text" => {
+                self.nops(&stmt, 0)?;
+                self.section = Section::Text;
+            }
+            ".data" | ".tiledata" => {
+                if ops.len() > 1 {
+                    self.nops(&stmt, 1)?;
+                }
+                let addr = match ops.first() {
+                    Some(op) => {
+                        Some(self.konst_range(op, "an address", 0, u64::MAX as i128)? as u64)
+                    }
+                    None => None,
+                };
+                if dir == ".data" {
+                    self.section = Section::Data;
+                    if let Some(a) = addr {
+                        self.data_loc = a;
+                    }
+                } else {
+                    self.section = Section::Tile;
+                    self.tile_fixed = true;
+                    if let Some(a) = addr {
+                        self.tile_loc = a;
+                    }
+                }
+            }
+            ".byte" | ".half" | ".word" | ".dword" => {
+                self.data_space(&stmt)?;
+                if ops.is_empty() {
+                    self.nops(&stmt, 1)?;
+                }
+                let size: u8 = match dir {
+                    ".byte" => 1,
+                    ".half" => 2,
+                    ".word" => 4,
+                    _ => 8,
+                };
+                let mut vals = Vec::new();
+                for op in ops {
+                    match &op.kind {
+                        OpKind::Expr(e) => vals.push(e.clone()),
+                        _ => return Err(expected("a value", op)),
+                    }
+                }
+                let len = vals.len() as u64 * size as u64;
+                self.push_data(line, &stmt, len, DataVals::Ints(size, vals))?;
+            }
+            ".float" | ".double" => {
+                self.data_space(&stmt)?;
+                let bytes = parse_floats(&stmt, dir == ".float")?;
+                self.push_data(line, &stmt, bytes.len() as u64, DataVals::Bytes(bytes))?;
+            }
+            ".fill" => {
+                self.data_space(&stmt)?;
+                self.nops(&stmt, 3)?;
+                let count = self.konst_range(&ops[0], "a count", 0, u64::MAX as i128)? as u64;
+                let size = self.konst(&ops[1])?;
+                if !matches!(size, 1 | 2 | 4 | 8) {
+                    return Err((ops[1].col, AsmErrorKind::BadFillSize(size)));
+                }
+                let OpKind::Expr(val) = &ops[2].kind else {
+                    return Err(expected("a value", &ops[2]));
+                };
+                let len = count
+                    .checked_mul(size as u64)
+                    .ok_or((stmt.col, AsmErrorKind::DataTooLarge))?;
+                self.push_data(
+                    line,
+                    &stmt,
+                    len,
+                    DataVals::Fill(count, size as u8, val.clone()),
+                )?;
+            }
+            ".space" => {
+                self.data_space(&stmt)?;
+                self.nops(&stmt, 1)?;
+                let n = self.konst_range(&ops[0], "a size", 0, u64::MAX as i128)? as u64;
+                self.advance(stmt.col, n)?;
+            }
+            ".align" => {
+                self.data_space(&stmt)?;
+                self.nops(&stmt, 1)?;
+                let n = self.konst(&ops[0])?;
+                if n <= 0 || n > 1 << 62 || (n as u64).count_ones() != 1 {
+                    return Err((ops[0].col, AsmErrorKind::BadAlign(n)));
+                }
+                let n = n as u64;
+                let loc = *self.loc();
+                let pad = (n - loc % n) % n;
+                self.advance(stmt.col, pad)?;
+            }
+            ".equ" => {
+                self.nops(&stmt, 2)?;
+                let name = Self::name_op(&ops[0])?;
+                let OpKind::Expr(e) = &ops[1].kind else {
+                    return Err(expected("a value", &ops[1]));
+                };
+                if self.check_name(&name, line, ops[0].col) {
+                    self.laid.syms.equs.insert(
+                        name,
+                        Equ {
+                            expr: e.clone(),
+                            line,
+                        },
+                    );
+                }
+            }
+            ".inst" => {
+                self.nops(&stmt, 1)?;
+                let index = self.laid.words;
+                if self.section != Section::Text {
+                    return Err((stmt.col, AsmErrorKind::InstructionInData));
+                }
+                self.laid.words += 1;
+                let OpKind::Expr(e) = &ops[0].kind else {
+                    return Err(expected("a 64-bit word", &ops[0]));
+                };
+                self.laid.raw.push((index, e.clone(), line));
+            }
+            ".tilesize" => {
+                self.nops(&stmt, 1)?;
+                if let Some(first_line) = self.tilesize_line {
+                    return Err((
+                        stmt.col,
+                        AsmErrorKind::DuplicateDirective {
+                            directive: ".tilesize",
+                            first_line,
+                        },
+                    ));
+                }
+                if self.tile_fixed {
+                    return Err((stmt.col, AsmErrorKind::TileSizeLate));
+                }
+                let n = self.konst(&ops[0])?;
+                if n < TILE_GRANULE as i128 || n > MAX_TILE_SIZE as i128 || n % 64 != 0 {
+                    return Err((ops[0].col, AsmErrorKind::BadTileSize(n)));
+                }
+                self.tilesize_line = Some(line);
+                self.laid.tile_size = n as u64;
+            }
+            ".tileprotect" => {
+                self.nops(&stmt, 3)?;
+                let addr = self.konst(&ops[0])?;
+                let len = self.konst(&ops[1])?;
+                let perm = match Self::name_op(&ops[2]).map(|s| s.to_ascii_lowercase()) {
+                    Ok(p) if p == "none" => TilePerm::None,
+                    Ok(p) if p == "r" => TilePerm::R,
+                    Ok(p) if p == "rw" => TilePerm::Rw,
+                    _ => return Err(expected("a permission, none, r or rw", &ops[2])),
+                };
+                self.tile_fixed = true;
+                let size = self.laid.tile_size;
+                if addr < 0
+                    || len <= 0
+                    || addr % 64 != 0
+                    || len % 64 != 0
+                    || addr + len > size as i128
+                {
+                    return Err((ops[0].col, AsmErrorKind::BadTileProtect { addr, len, size }));
+                }
+                self.laid
+                    .tprot
+                    .push((addr as u64, (addr + len) as u64, perm));
+            }
+            _ => return Err((stmt.col, AsmErrorKind::UnknownDirective(stmt.name.clone()))),
+        }
+        Ok(())
+    }
+}
+
+/// `.float`/`.double` values from the raw text after the directive.
+fn parse_floats(stmt: &Stmt, single: bool) -> EResult<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut col = stmt.rest_col;
+    let rest: String = super::lexer::strip_comment(&stmt.rest).iter().collect();
+    if rest.trim().is_empty() {
+        return Err((
+            stmt.col,
+            AsmErrorKind::Operands {
+                mnemonic: stmt.name.clone(),
+                usage: "VALUE, ...".into(),
+            },
+        ));
+    }
+    for piece in rest.split(',') {
+        let lead = piece.chars().take_while(|c| c.is_whitespace()).count();
+        let t = piece.trim();
+        let pcol = col + lead;
+        col += piece.chars().count() + 1;
+        let lower = t.to_ascii_lowercase();
+        let ok = !t.is_empty()
+            && (lower.trim_start_matches(['-', '+']) == "inf"
+                || lower.trim_start_matches(['-', '+']) == "nan"
+                || t.bytes()
+                    .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b)));
+        let bad = || (pcol, AsmErrorKind::BadFloat(t.to_string()));
+        if !ok {
+            return Err(bad());
+        }
+        if single {
+            let v: f32 = t.parse().map_err(|_| bad())?;
+            out.extend_from_slice(&v.to_le_bytes());
+        } else {
+            let v: f64 = t.parse().map_err(|_| bad())?;
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    Ok(out)
+}

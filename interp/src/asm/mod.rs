@@ -1,0 +1,443 @@
+//! The lanejit assembler: source text (contract section 6) to a [`Program`].
+//!
+//! [`assemble`] works in two passes over the lines of the source:
+//!
+//! 1. **Layout** ([`layout`]): every line is lexed ([`lexer`]) and parsed ([`parser`]) into
+//!    labels and one statement. Labels get their values (a code label its pc, a `.data` label
+//!    its memory address, a `.tiledata` label its tile address), instructions their pc (`S.LI`
+//!    takes two words), data directives their address and size, `LOOP`/`ENDLOOP` are paired,
+//!    and the directives that shape the program (`.vl`, `.mem`, `.tilesize`, `.tileprotect`,
+//!    `.data ADDR`, `.align`, `.space`, `.fill` counts) are evaluated. Their values must be
+//!    constants known at that point: literals, earlier `.equ` names and earlier labels.
+//! 2. **Resolution** ([`encode`]): the memory map and tile protections are settled (a later
+//!    `.mem`/`.tileprotect` overrides an earlier one page by page / granule by granule), then
+//!    every instruction is encoded through [`crate::isa::Inst::encode`] with all labels and
+//!    `.equ` names known (forward references are fine), every data value is evaluated and its
+//!    bytes checked against the settled map (so data may precede its `.mem`), and overlapping
+//!    data takes the later value.
+//!
+//! Every error of the file is reported (one per bad line at least, in line order); the
+//! assembler never panics, whatever the input.
+//!
+//! Decisions beyond the contract (documented for `seeds/ISA.md`):
+//! - `.mem` checks only against the largest possible memory limit, 2^40
+//!   ([`crate::program::MAX_MEM_LIMIT`]): a range whose page-rounded end exceeds it is an
+//!   error. The run-time `--mem-limit` is checked by the loader.
+//! - Branch targets may be a code label or (an extension) a numeric pc that is a multiple of 8,
+//!   as the single-instruction disassembler prints them (`J 0x28`).
+//! - `.space N` and `.align N` only advance the location counter: they emit no bytes (memory
+//!   and tile start zeroed), so they neither need mapped pages nor overwrite earlier data.
+//! - `.vl` and `.tilesize` may each appear at most once.
+//! - Immediates in memory operands are a number or an `.equ`/label name, optionally negated;
+//!   `S.LI`, `.equ`, data lists, ALU and branch immediates take sums such as `buf + 8 - 2`.
+//! - At most [`MAX_DATA_BYTES`] bytes of data may be emitted in total.
+
+mod encode;
+mod layout;
+mod lexer;
+mod parser;
+
+use crate::program::Program;
+use std::fmt;
+
+/// The most data bytes one source may emit (a guard against absurd `.fill` counts).
+pub const MAX_DATA_BYTES: u64 = 1 << 28;
+
+/// Assemble `src`; `file` is only used to name the source in error messages.
+pub fn assemble(src: &str, file: &str) -> Result<Program, AsmErrors> {
+    let lines: Vec<&str> = src
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    let mut errors = Vec::new();
+    let laid = layout::layout(&lines, &mut errors);
+    let program = encode::resolve(laid, &mut errors);
+    if errors.is_empty() {
+        Ok(program)
+    } else {
+        errors.sort_by_key(|e: &AsmError| (e.line, e.col));
+        for e in &mut errors {
+            e.text = lines
+                .get(e.line.wrapping_sub(1))
+                .copied()
+                .unwrap_or("")
+                .to_string();
+        }
+        Err(AsmErrors {
+            file: file.to_string(),
+            errors,
+        })
+    }
+}
+
+/// Whether `name` is spelled like a register (`s0..s31`, `v0..v31`, `lc0`, any case), so it
+/// cannot name a label.
+pub fn is_register_name(name: &str) -> bool {
+    parser::parse_reg(name).is_some()
+}
+
+/// Every kind of assembly error, with a message that says what was expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AsmErrorKind {
+    /// A character that starts no token.
+    #[error("unexpected character `{0}`")]
+    InvalidChar(char),
+    /// A malformed integer literal.
+    #[error("`{0}` is not a valid integer (decimal, 0x hex or 0b binary, `_` allowed)")]
+    BadNumber(String),
+    /// An integer literal above 2^64 - 1.
+    #[error("`{0}` does not fit in 64 bits")]
+    NumberTooLarge(String),
+    /// The syntax does not match: what was expected and what was found.
+    #[error("expected {expected}, found {found}")]
+    Expected {
+        /// What the grammar wants here.
+        expected: String,
+        /// What the source has (`end of line` at the end).
+        found: String,
+    },
+    /// A mnemonic that is not an instruction.
+    #[error("unknown instruction `{0}`")]
+    UnknownMnemonic(String),
+    /// A directive that does not exist.
+    #[error("unknown directive `{0}`")]
+    UnknownDirective(String),
+    /// `.local` on an instruction that is not a load or store.
+    #[error("`{0}` is not a load or store and takes no .local suffix")]
+    LocalNotMemory(String),
+    /// Operands that do not match the instruction's form.
+    #[error("`{mnemonic}` takes operands `{usage}`")]
+    Operands {
+        /// The instruction.
+        mnemonic: String,
+        /// Its canonical operand syntax.
+        usage: String,
+    },
+    /// A register of the wrong kind for its slot.
+    #[error("expected {expected}, found `{found}`")]
+    WrongRegister {
+        /// What the slot accepts.
+        expected: &'static str,
+        /// The register written.
+        found: String,
+    },
+    /// `lc0` outside a memory form's SrcR or the contiguous middle operand.
+    #[error(
+        "lc0 may only be a memory form's offset register (SrcR) or the contiguous form's middle operand"
+    )]
+    Lc0NotAllowed,
+    /// A label or `.equ` name defined twice.
+    #[error("`{name}` is already defined on line {first_line}")]
+    DuplicateSymbol {
+        /// The name.
+        name: String,
+        /// Where it was defined first.
+        first_line: usize,
+    },
+    /// A name that is neither a label nor an `.equ`.
+    #[error("undefined symbol `{0}`")]
+    UndefinedSymbol(String),
+    /// A label or `.equ` name spelled like a register.
+    #[error("`{0}` is a register name and cannot name a label or .equ")]
+    RegisterName(String),
+    /// `.equ` definitions that refer to each other in a cycle.
+    #[error("`.equ {0}` refers to itself")]
+    CircularEqu(String),
+    /// A layout-affecting value that is not known at this point of the source.
+    #[error(
+        "`{0}` is not known here: this value must be a constant (a literal, or an earlier .equ or label)"
+    )]
+    NotConstant(String),
+    /// Arithmetic on values overflowed.
+    #[error("the expression overflows")]
+    Overflow,
+    /// A value outside the range of its field.
+    #[error("{value} does not fit {what} ({min}..={max})")]
+    ImmRange {
+        /// The value.
+        value: i128,
+        /// The field (`simm24`, `simm32`, `.byte`, ...).
+        what: &'static str,
+        /// Smallest accepted value.
+        min: i128,
+        /// Largest accepted value.
+        max: i128,
+    },
+    /// A shift amount outside what the form accepts.
+    #[error("shift {value} is out of range: {mnemonic} accepts {min}..={max}")]
+    ShiftRange {
+        /// The instruction.
+        mnemonic: String,
+        /// The shift written.
+        value: i128,
+        /// Smallest accepted.
+        min: u32,
+        /// Largest accepted.
+        max: u32,
+    },
+    /// A scaled immediate written without `(imm << k)` or with the wrong k.
+    #[error("{mnemonic} scales its immediate by {scale}: write (imm << {k})")]
+    ScaledImmShift {
+        /// The instruction.
+        mnemonic: String,
+        /// E.
+        scale: u32,
+        /// log2 E.
+        k: u32,
+    },
+    /// An unscaled (byte or `.U`) immediate written with a shift.
+    #[error("{mnemonic} does not scale its immediate: write [base + imm] without a shift")]
+    UnscaledImmShift {
+        /// The instruction.
+        mnemonic: String,
+    },
+    /// A register-offset store without `.U` whose written shift is missing.
+    #[error(
+        "{mnemonic} shifts its register offset by at least {k}: write ({reg} << {k}), or use {umnemonic} for an unshifted offset"
+    )]
+    StoreShiftMissing {
+        /// The instruction.
+        mnemonic: String,
+        /// log2 E.
+        k: u32,
+        /// The offset register as written.
+        reg: String,
+        /// The `.U` variant.
+        umnemonic: String,
+    },
+    /// `(a + b)` shift spelling where it is not allowed.
+    #[error(
+        "the (a + b) shift spelling is only for V.SH, V.SW and V.SD register offsets; write the total shift"
+    )]
+    ShiftSumNotAllowed,
+    /// `(a + b)` shift with a != log2 E.
+    #[error("{mnemonic} register offsets are written (reg << ({k} + shamt)); found {found} + ...")]
+    ShiftSumBase {
+        /// The instruction.
+        mnemonic: String,
+        /// log2 E.
+        k: u32,
+        /// The `a` written.
+        found: i128,
+    },
+    /// A register offset written with `-`.
+    #[error("a register offset cannot be subtracted: write [base + reg]")]
+    NegativeRegOffset,
+    /// A register-form mnemonic with an immediate offset whose shift is not log2 E.
+    #[error("{mnemonic} with an immediate offset: write `{suggest}`")]
+    RegFormImm {
+        /// The instruction.
+        mnemonic: String,
+        /// The I (and I.U) forms to use instead.
+        suggest: String,
+    },
+    /// An `I` mnemonic with a register offset.
+    #[error(
+        "{mnemonic} takes an immediate offset, not a register: write `{usage}` or use {rmnemonic}"
+    )]
+    ImmFormReg {
+        /// The instruction.
+        mnemonic: String,
+        /// Its canonical form.
+        usage: String,
+        /// The register-offset mnemonic.
+        rmnemonic: String,
+    },
+    /// A `.U` register-form store with an immediate offset.
+    #[error("{mnemonic} takes register offsets only: write `{usage}`")]
+    UFormImm {
+        /// The instruction.
+        mnemonic: String,
+        /// What to write instead.
+        usage: String,
+    },
+    /// A contiguous (`lc0`) operand on a mnemonic that has no contiguous form.
+    #[error("{mnemonic} has no contiguous (lc0) form: write `{usage}`")]
+    NoContigForm {
+        /// The instruction.
+        mnemonic: String,
+        /// The canonical form of this mnemonic.
+        usage: String,
+    },
+    /// The contiguous form's middle operand is not `lc0 << log2 E`.
+    #[error("the contiguous form of {mnemonic} needs `{expected}` as its middle operand")]
+    ContigShift {
+        /// The instruction.
+        mnemonic: String,
+        /// `lc0<<k` (or `lc0`).
+        expected: String,
+    },
+    /// A load written without its `->vD`.
+    #[error("{mnemonic} needs a destination register: write `{usage}`")]
+    MissingDest {
+        /// The instruction.
+        mnemonic: String,
+        /// Its canonical form.
+        usage: String,
+    },
+    /// A store written with `->dst`.
+    #[error("a store has no destination register; the data register comes first: write `{usage}`")]
+    StoreArrow {
+        /// Its canonical form.
+        usage: String,
+    },
+    /// A store without its data register.
+    #[error("{mnemonic} needs the register holding the data to store: write `{usage}`")]
+    MissingStoreData {
+        /// The instruction.
+        mnemonic: String,
+        /// Its canonical form.
+        usage: String,
+    },
+    /// A branch target that is not a code address.
+    #[error(
+        "branch target {0:#x} is not a valid pc: use a code label or a multiple of 8 below 0x8000000"
+    )]
+    BadTarget(i128),
+    /// A data label used as a branch target.
+    #[error("`{0}` is not a code label")]
+    NotCodeLabel(String),
+    /// `LOOP` inside an open loop.
+    #[error("hardware loops cannot nest: the LOOP on line {outer_line} is still open")]
+    NestedLoop {
+        /// The open LOOP.
+        outer_line: usize,
+    },
+    /// `ENDLOOP` without an open `LOOP`.
+    #[error("ENDLOOP without a matching LOOP")]
+    UnmatchedEndloop,
+    /// `LOOP` without an `ENDLOOP`.
+    #[error("LOOP without a matching ENDLOOP")]
+    UnmatchedLoop,
+    /// An instruction (or `.inst`) after `.data`/`.tiledata`.
+    #[error("instructions belong in .text, not in a data section")]
+    InstructionInData,
+    /// A data directive in the text section.
+    #[error("`{0}` emits data and must follow .data ADDR or .tiledata ADDR")]
+    DataInText(String),
+    /// A directive that may appear only once.
+    #[error("`{directive}` was already given on line {first_line}")]
+    DuplicateDirective {
+        /// The directive.
+        directive: &'static str,
+        /// Its first occurrence.
+        first_line: usize,
+    },
+    /// `.vl` not a power of two in 1..=64.
+    #[error("VL must be a power of two from 1 to 64, found {0}")]
+    BadVl(i128),
+    /// `.mem` with size 0.
+    #[error(".mem size must not be 0")]
+    MemSizeZero,
+    /// `.mem` range past 2^40.
+    #[error(".mem range ends at {end:#x}, beyond the largest memory limit 2^40 (0x10000000000)")]
+    MemBeyondLimit {
+        /// Page-rounded end.
+        end: i128,
+    },
+    /// Data bytes outside mapped memory.
+    #[error("data at {addr:#x}..{end:#x} is not entirely in mapped pages (add a .mem)")]
+    DataUnmapped {
+        /// First byte.
+        addr: u64,
+        /// One past the last byte.
+        end: u128,
+    },
+    /// Tile data outside the tile.
+    #[error("tile data at {addr:#x}..{end:#x} is outside the tile ({size:#x} bytes)")]
+    DataOutsideTile {
+        /// First byte.
+        addr: u64,
+        /// One past the last byte.
+        end: u128,
+        /// Tile size.
+        size: u64,
+    },
+    /// `.tilesize` not a multiple of 64 in 64..=16 MiB.
+    #[error("tile size must be a multiple of 64 from 64 to 16 MiB, found {0}")]
+    BadTileSize(i128),
+    /// `.tilesize` after `.tileprotect` or `.tiledata`.
+    #[error(".tilesize must come before any .tileprotect or .tiledata")]
+    TileSizeLate,
+    /// `.tileprotect` range not in 64-byte granules inside the tile.
+    #[error(
+        ".tileprotect range {addr:#x}+{len:#x} must be non-empty multiples of 64 inside the tile ({size:#x} bytes)"
+    )]
+    BadTileProtect {
+        /// Start.
+        addr: i128,
+        /// Length.
+        len: i128,
+        /// Tile size.
+        size: u64,
+    },
+    /// `.align` not a power of two.
+    #[error(".align needs a power of two, found {0}")]
+    BadAlign(i128),
+    /// `.fill` SIZE not 1, 2, 4 or 8.
+    #[error(".fill size must be 1, 2, 4 or 8, found {0}")]
+    BadFillSize(i128),
+    /// A malformed `.float`/`.double` value.
+    #[error("`{0}` is not a floating-point number (decimal, inf, -inf or nan)")]
+    BadFloat(String),
+    /// More data than [`MAX_DATA_BYTES`].
+    #[error("the program emits more than {MAX_DATA_BYTES} bytes of data")]
+    DataTooLarge,
+    /// The location counter ran past 2^64 or code past the largest target.
+    #[error("the address overflows its space")]
+    AddressOverflow,
+}
+
+/// One assembly error at a 1-based line and column (columns count characters).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AsmError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub col: usize,
+    /// What went wrong.
+    pub kind: AsmErrorKind,
+    /// The source line (filled in by [`assemble`]).
+    pub text: String,
+}
+
+impl AsmError {
+    pub(crate) fn new(line: usize, col: usize, kind: AsmErrorKind) -> AsmError {
+        AsmError {
+            line,
+            col,
+            kind,
+            text: String::new(),
+        }
+    }
+}
+
+/// All errors of one source file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AsmErrors {
+    /// The file name used in messages.
+    pub file: String,
+    /// Every error, in line order (never empty).
+    pub errors: Vec<AsmError>,
+}
+
+impl fmt::Display for AsmErrors {
+    /// Each error as `file:line:col: error: message`, the source line and a caret line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for e in &self.errors {
+            writeln!(f, "{}:{}:{}: error: {}", self.file, e.line, e.col, e.kind)?;
+            writeln!(f, "{}", e.text)?;
+            let pad: String = e
+                .text
+                .chars()
+                .take(e.col.saturating_sub(1))
+                .map(|c| if c == '\t' { '\t' } else { ' ' })
+                .collect();
+            let missing = e.col.saturating_sub(1).saturating_sub(pad.chars().count());
+            writeln!(f, "{pad}{}^", " ".repeat(missing))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for AsmErrors {}

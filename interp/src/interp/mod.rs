@@ -1,0 +1,160 @@
+//! The reference interpreter: contract sections 1, 3, 4 and 5, bit exact.
+//!
+//! A program is decoded once into a [`Decoded`] table of [`Op`](decoded::Op)s, each holding a
+//! monomorphised handler pointer and its operand bytes. The run loop dispatches once per guest
+//! instruction (never per lane) through that pointer: budget check, fetch, execute, retire,
+//! advance. Handlers return a small [`Flow`]; a trap is built only on the cold path.
+//!
+//! - [`mem_ops`]: the one per-lane load/store executor every memory form shares, with its
+//!   contiguous and uniform fast paths.
+//! - [`alu`]: scalar, vector and floating-point computation.
+//! - [`control`]: branches, the hardware loop, HALT, illegal words.
+//! - [`trace`]: [`TraceEvent`]s for [`run_traced`]; compiled out of [`run`].
+//!
+//! Exit conventions (shared with every engine): on `Halted`, `m.pc` is the HALT's pc; on
+//! `Trapped`, the trapping instruction's pc (for `code_out_of_bounds`, the bad pc), and the
+//! trapping instruction did not retire or write anything; on `Limit`, the next instruction's
+//! pc. `m.retired` counts every retired instruction (`LOOP`, `ENDLOOP`, `HALT` included).
+
+mod alu;
+mod control;
+mod decoded;
+mod mem_ops;
+mod trace;
+
+pub use decoded::Decoded;
+pub use trace::{Change, TraceEvent};
+
+use crate::machine::{Exit, Machine, MemFault, Trap, TrapKind};
+use decoded::{F_CTL, Op};
+use trace::{Hook, NoTrace, Sink, Snap};
+
+/// A handler: executes one instruction on the machine.
+pub(crate) type ExecFn = fn(&mut Machine, &Op) -> Flow;
+
+/// A trap without its pc (the run loop adds it).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fault {
+    pub kind: TrapKind,
+    pub mem: Option<MemFault>,
+}
+
+/// What an instruction did to control flow.
+pub(crate) enum Flow {
+    /// Retired; continue with the next instruction.
+    Next,
+    /// Retired; continue at this instruction index.
+    Jump(u32),
+    /// A HALT retired.
+    Halt,
+    /// Trapped: did not retire.
+    Fault(Fault),
+}
+
+#[cold]
+#[inline(never)]
+fn code_oob(pc: u64) -> Exit {
+    Exit::Trapped(Trap {
+        kind: TrapKind::CodeOutOfBounds,
+        pc,
+        mem: None,
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn trapped(f: Fault, pc: u64) -> Exit {
+    Exit::Trapped(Trap {
+        kind: f.kind,
+        pc,
+        mem: f.mem,
+    })
+}
+
+/// The one run loop. `ONE`: stop after one instruction; `BLOCK`: stop after a control-flow
+/// instruction retires. Returns `None` when stopped that way without an exit.
+#[inline(always)]
+fn run_loop<H: Hook, const ONE: bool, const BLOCK: bool>(
+    m: &mut Machine,
+    d: &Decoded,
+    hook: &mut H,
+) -> Option<Exit> {
+    let limit = m.config.max_instructions.unwrap_or(u64::MAX);
+    let mut retired = m.retired;
+    if retired >= limit {
+        return Some(Exit::Limit);
+    }
+    if m.pc % 8 != 0 {
+        return Some(code_oob(m.pc));
+    }
+    let ops = d.ops.as_slice();
+    let mut idx = m.pc / 8;
+    let exit = loop {
+        if retired >= limit {
+            break Some(Exit::Limit);
+        }
+        let Some(op) = ops.get(idx as usize) else {
+            break Some(code_oob(idx.wrapping_mul(8)));
+        };
+        let snap = if H::ON {
+            Some(Snap::take(m, d, idx as usize))
+        } else {
+            None
+        };
+        let flow = (op.exec)(m, op);
+        let next = match flow {
+            Flow::Next => op.next as u64,
+            Flow::Jump(t) => t as u64,
+            Flow::Halt => idx,
+            Flow::Fault(f) => break Some(trapped(f, idx * 8)),
+        };
+        retired += 1;
+        if H::ON {
+            if let Some(ev) = snap.and_then(|s| s.event(m, d, idx as usize)) {
+                hook.retired(&ev);
+            }
+        }
+        if matches!(flow, Flow::Halt) {
+            break Some(Exit::Halted);
+        }
+        idx = next;
+        if ONE || (BLOCK && op.flags & F_CTL != 0) {
+            break None;
+        }
+    };
+    m.retired = retired;
+    m.pc = idx.wrapping_mul(8);
+    exit
+}
+
+/// Run from `m.pc` until a HALT retires, an instruction traps, or the instruction budget
+/// (`m.config.max_instructions`, counted in `m.retired`) is used up.
+pub fn run(m: &mut Machine, d: &Decoded) -> Exit {
+    loop {
+        if let Some(e) = run_loop::<NoTrace, false, false>(m, d, &mut NoTrace) {
+            return e;
+        }
+    }
+}
+
+/// Execute one instruction: check the budget, fetch at `m.pc`, execute, retire, advance.
+/// `None` means keep going.
+pub fn step(m: &mut Machine, d: &Decoded) -> Option<Exit> {
+    run_loop::<NoTrace, true, false>(m, d, &mut NoTrace)
+}
+
+/// Execute until a control-flow instruction (J, Bxx, LOOP, ENDLOOP) has retired (`None`,
+/// with `m.pc` at the next instruction) or the run exits.
+pub fn run_block(m: &mut Machine, d: &Decoded) -> Option<Exit> {
+    run_loop::<NoTrace, false, true>(m, d, &mut NoTrace)
+}
+
+/// As [`run`], calling `sink` with a [`TraceEvent`] for every retired instruction.
+pub fn run_traced(m: &mut Machine, d: &Decoded, sink: &mut impl FnMut(&TraceEvent)) -> Exit {
+    let mut hook = Sink(sink);
+    loop {
+        if let Some(e) = run_loop::<_, false, false>(m, d, &mut hook) {
+            return e;
+        }
+    }
+}

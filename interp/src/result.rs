@@ -1,0 +1,337 @@
+//! The result of a run as contract section 8 defines it, and its JSON form.
+//!
+//! [`RunResult`] captures everything the JSON shows (status, pc, retired count, trap, mask,
+//! LC0BASE, every scalar and vector register, the requested dumps). Two engines agree when
+//! their `RunResult`s are equal; engine statistics travel beside it, never inside the
+//! comparison.
+
+use crate::machine::{Exit, Machine, Trap};
+use crate::program::{Program, Space};
+use serde_json::{Map, Value, json};
+use std::fmt::Write as _;
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// A `HALT` retired.
+    Halted,
+    /// An instruction trapped.
+    Trapped,
+    /// `--max-instructions` was reached.
+    Limit,
+}
+
+impl Status {
+    /// The JSON name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Status::Halted => "halted",
+            Status::Trapped => "trapped",
+            Status::Limit => "limit",
+        }
+    }
+
+    /// The process exit code of contract section 8.
+    pub const fn exit_code(self) -> i32 {
+        match self {
+            Status::Halted => 0,
+            Status::Trapped => 1,
+            Status::Limit => 3,
+        }
+    }
+}
+
+/// A memory or tile range to dump after the run (`--dump-mem`, `--dump-tile`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DumpRequest {
+    /// Which space.
+    pub space: Space,
+    /// First byte.
+    pub addr: u64,
+    /// Length.
+    pub len: u64,
+}
+
+/// A dump request is not inside mapped memory or tile space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DumpError {
+    /// Some byte of the range is not mapped.
+    #[error("memory range 0x{addr:x}+0x{len:x} is not entirely mapped")]
+    NotMapped {
+        /// First byte.
+        addr: u64,
+        /// Length.
+        len: u64,
+    },
+    /// Some byte is outside the tile.
+    #[error("tile range 0x{addr:x}+0x{len:x} lies outside the 0x{size:x}-byte tile")]
+    OutsideTile {
+        /// First byte.
+        addr: u64,
+        /// Length.
+        len: u64,
+        /// Tile size.
+        size: u64,
+    },
+}
+
+impl DumpRequest {
+    /// Check the request against `program`'s map and tile (before anything runs).
+    /// An empty range is always acceptable.
+    pub fn validate(&self, program: &Program) -> Result<(), DumpError> {
+        let (addr, len) = (self.addr, self.len);
+        if len == 0 {
+            return Ok(());
+        }
+        match self.space {
+            Space::Memory if program.range_mapped(addr, len) => Ok(()),
+            Space::Memory => Err(DumpError::NotMapped { addr, len }),
+            Space::Tile => match addr.checked_add(len) {
+                Some(end) if end <= program.tile_size => Ok(()),
+                _ => Err(DumpError::OutsideTile {
+                    addr,
+                    len,
+                    size: program.tile_size,
+                }),
+            },
+        }
+    }
+}
+
+/// One captured dump.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Dump {
+    /// The request.
+    pub request: DumpRequest,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Everything the JSON result shows.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RunResult {
+    /// How the run ended.
+    pub status: Status,
+    /// halted: the HALT; trapped: the trapping instruction; limit: the next one.
+    pub pc: u64,
+    /// Retired instructions.
+    pub instructions: u64,
+    /// The trap, when trapped.
+    pub trap: Option<Trap>,
+    /// Execution mask.
+    pub mask: u64,
+    /// LC0BASE.
+    pub lc0: u64,
+    /// `s0..s31`.
+    pub scalars: [u64; 32],
+    /// `v0..v31`, VL lanes each.
+    pub vectors: Vec<Vec<u64>>,
+    /// Dumps in flag order.
+    pub dumps: Vec<Dump>,
+}
+
+impl RunResult {
+    /// Capture the result of a run that ended with `exit` on `m`. Dump requests must have been
+    /// validated; an invalid one yields an empty dump rather than a panic.
+    pub fn capture(m: &Machine, exit: Exit, dumps: &[DumpRequest]) -> RunResult {
+        let (status, trap) = match exit {
+            Exit::Halted => (Status::Halted, None),
+            Exit::Trapped(t) => (Status::Trapped, Some(t)),
+            Exit::Limit => (Status::Limit, None),
+        };
+        let vl = m.vl();
+        let vectors = m.regs.v.iter().map(|v| v[..vl].to_vec()).collect();
+        let dumps = dumps
+            .iter()
+            .map(|&request| {
+                let bytes = match request.space {
+                    Space::Memory => m.mem.bytes(request.addr, request.len),
+                    Space::Tile => m.tile.bytes(request.addr, request.len),
+                };
+                Dump {
+                    request,
+                    bytes: bytes.map(<[u8]>::to_vec).unwrap_or_default(),
+                }
+            })
+            .collect();
+        RunResult {
+            status,
+            pc: m.pc,
+            instructions: m.retired,
+            trap,
+            mask: m.regs.mask,
+            lc0: m.regs.lc0base,
+            scalars: m.regs.s,
+            vectors,
+            dumps,
+        }
+    }
+
+    /// The contract's JSON object (without extra keys).
+    pub fn to_json(&self) -> Value {
+        let trap = match &self.trap {
+            None => Value::Null,
+            Some(t) => {
+                let mut o = Map::new();
+                o.insert("kind".into(), t.kind.name().into());
+                o.insert("pc".into(), hex(t.pc).into());
+                let mf = t.mem;
+                o.insert("lane".into(), mf.map_or(Value::Null, |f| f.lane.into()));
+                o.insert("ea".into(), mf.map_or(Value::Null, |f| hex(f.ea).into()));
+                o.insert(
+                    "space".into(),
+                    mf.map_or(Value::Null, |f| space_name(f.space).into()),
+                );
+                o.insert(
+                    "access".into(),
+                    mf.map_or(Value::Null, |f| f.access.name().into()),
+                );
+                Value::Object(o)
+            }
+        };
+        let dumps: Vec<Value> = self
+            .dumps
+            .iter()
+            .map(|d| {
+                json!({
+                    "space": space_name(d.request.space),
+                    "addr": hex(d.request.addr),
+                    "hex": hex_bytes(&d.bytes),
+                })
+            })
+            .collect();
+        let mut o = Map::new();
+        o.insert("status".into(), self.status.name().into());
+        o.insert("pc".into(), hex(self.pc).into());
+        o.insert("instructions".into(), self.instructions.into());
+        o.insert("trap".into(), trap);
+        o.insert("mask".into(), hex(self.mask).into());
+        o.insert("lc0".into(), hex(self.lc0).into());
+        o.insert(
+            "scalars".into(),
+            self.scalars.iter().map(|&v| Value::from(hex(v))).collect(),
+        );
+        o.insert(
+            "vectors".into(),
+            self.vectors
+                .iter()
+                .map(|v| v.iter().map(|&x| Value::from(hex(x))).collect::<Value>())
+                .collect(),
+        );
+        o.insert("dumps".into(), Value::Array(dumps));
+        Value::Object(o)
+    }
+
+    /// A readable multi-line summary (the output of `lanejit run` without `--json`).
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "status: {} at pc {} after {} instructions",
+            self.status.name(),
+            hex(self.pc),
+            self.instructions
+        );
+        if let Some(t) = &self.trap {
+            let _ = write!(s, "\ntrap: {} at pc {}", t.kind.name(), hex(t.pc));
+            if let Some(f) = t.mem {
+                let _ = write!(
+                    s,
+                    ", lane {}, ea {}, {} {}",
+                    f.lane,
+                    hex(f.ea),
+                    space_name(f.space),
+                    f.access.name()
+                );
+            }
+        }
+        let _ = write!(s, "\nmask: {}  lc0: {}", hex(self.mask), hex(self.lc0));
+        for (i, &v) in self.scalars.iter().enumerate() {
+            if v != 0 {
+                let _ = write!(s, "\ns{i:<2} = {}", hex(v));
+            }
+        }
+        for (i, v) in self.vectors.iter().enumerate() {
+            if v.iter().any(|&x| x != 0) {
+                let lanes: Vec<String> = v.iter().map(|&x| hex(x)).collect();
+                let _ = write!(s, "\nv{i:<2} = [{}]", lanes.join(", "));
+            }
+        }
+        for d in &self.dumps {
+            let _ = write!(
+                s,
+                "\ndump {} {} ({} bytes): {}",
+                space_name(d.request.space),
+                hex(d.request.addr),
+                d.bytes.len(),
+                hex_bytes(&d.bytes)
+            );
+        }
+        s.push('\n');
+        s
+    }
+}
+
+/// `0x`-prefixed lowercase hex without leading zeros.
+pub fn hex(v: u64) -> String {
+    format!("{v:#x}")
+}
+
+/// Bytes as lowercase hex pairs.
+pub fn hex_bytes(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() * 2);
+    for x in b {
+        let _ = write!(s, "{x:02x}");
+    }
+    s
+}
+
+/// `"memory"` or `"tile"`.
+pub const fn space_name(s: Space) -> &'static str {
+    match s {
+        Space::Memory => "memory",
+        Space::Tile => "tile",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_has_no_leading_zeros() {
+        assert_eq!(hex(0), "0x0");
+        assert_eq!(hex(0xab), "0xab");
+        assert_eq!(hex(u64::MAX), "0xffffffffffffffff");
+        assert_eq!(hex_bytes(&[0, 0xff, 0x0a]), "00ff0a");
+        assert_eq!(hex_bytes(&[]), "");
+    }
+
+    #[test]
+    fn dump_validation() {
+        let mut p = Program::default();
+        p.mem_map.push(crate::program::MemRange {
+            start: 0x1000,
+            len: 0x2000,
+            perm: crate::program::MemPerm::R,
+        });
+        let m = |addr, len| DumpRequest {
+            space: Space::Memory,
+            addr,
+            len,
+        };
+        assert!(m(0x1000, 0x2000).validate(&p).is_ok());
+        assert!(m(0xfff, 2).validate(&p).is_err());
+        assert!(m(0x2fff, 2).validate(&p).is_err());
+        assert!(m(u64::MAX, 2).validate(&p).is_err());
+        assert!(m(0, 0).validate(&p).is_ok());
+        let t = |addr, len| DumpRequest {
+            space: Space::Tile,
+            addr,
+            len,
+        };
+        assert!(t(0, 65536).validate(&p).is_ok());
+        assert!(t(1, 65536).validate(&p).is_err());
+        assert!(t(u64::MAX, 2).validate(&p).is_err());
+    }
+}

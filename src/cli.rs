@@ -1,0 +1,458 @@
+//! Command-line front end: argument parsing (clap), loading programs (assembly source or
+//! binary container), the `run`, `asm` and `disasm` subcommands, and the mapping of every
+//! failure to exit status 2 with a message. Everything semantic lives in `lanejit-interp` and
+//! the tiered VM; this module only wires them to files and flags.
+
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use lanejit::vm::{self, Engine, VmOptions};
+use lanejit_interp::asm::assemble;
+use lanejit_interp::container;
+use lanejit_interp::disasm::disassemble;
+use lanejit_interp::interp::{self, Decoded};
+use lanejit_interp::machine::{Config, Machine, valid_vl};
+use lanejit_interp::program::{MAX_MEM_LIMIT, PAGE_SIZE, Program, Space};
+use lanejit_interp::result::{DumpRequest, RunResult};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// lanejit: a JIT-compiling emulator for a lane-parallel vector ISA.
+#[derive(Parser, Debug)]
+#[command(name = "lanejit", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Run a program (assembly source or binary container) and print its result.
+    Run(RunArgs),
+    /// Assemble a source file into a binary container.
+    Asm {
+        /// Assembly source.
+        file: PathBuf,
+        /// Output container.
+        #[arg(short = 'o', long = "output")]
+        out: PathBuf,
+    },
+    /// Print a binary container (or a source file, after assembling it) as canonical assembly.
+    Disasm {
+        /// Container (or source) to disassemble.
+        file: PathBuf,
+    },
+    /// Differential fuzzing: run generated programs on several engines and compare results.
+    Fuzz(FuzzArgs),
+}
+
+#[derive(Args, Debug)]
+struct FuzzArgs {
+    /// Number of generated cases.
+    #[arg(long, default_value = "1000", value_parser = parse_u64)]
+    cases: u64,
+    /// Campaign seed (the same seed gives the same cases).
+    #[arg(long, default_value = "0", value_parser = parse_u64)]
+    seed: u64,
+    /// Engines to compare, the first being the reference.
+    #[arg(long, value_delimiter = ',', default_value = "interp,jit,tiered")]
+    engines: Vec<EngineArg>,
+    /// Where to write reproducers.
+    #[arg(long, default_value = "fuzz-out")]
+    out: PathBuf,
+    /// Re-run one reproducer (`.s` written by a campaign) on the engines instead.
+    #[arg(long, value_name = "FILE")]
+    replay: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum EngineArg {
+    /// The reference interpreter alone.
+    Interp,
+    /// Compile every region on first entry.
+    Jit,
+    /// Interpret, and compile regions once they are hot.
+    Tiered,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// Program: assembly source, or a container written by `lanejit asm`.
+    file: PathBuf,
+    /// Execution engine.
+    #[arg(long, value_enum, default_value = "tiered")]
+    engine: EngineArg,
+    /// Lanes per group (power of two, 1..64); overrides the program's `.vl`.
+    #[arg(long, value_parser = parse_u64)]
+    vl: Option<u64>,
+    /// Trap `misaligned` on the width-scaled forms.
+    #[arg(long)]
+    strict_align: bool,
+    /// Stop with status `limit` once N instructions have retired.
+    #[arg(long, value_name = "N", value_parser = parse_u64)]
+    max_instructions: Option<u64>,
+    /// Memory limit in bytes (multiple of 4096, at most 2^40; default 4 GiB).
+    #[arg(long, value_name = "BYTES", value_parser = parse_u64)]
+    mem_limit: Option<u64>,
+    /// Dump memory after the run (repeatable).
+    #[arg(long = "dump-mem", value_name = "ADDR:LEN", value_parser = parse_range)]
+    dump_mem: Vec<(u64, u64)>,
+    /// Dump tile space after the run (repeatable).
+    #[arg(long = "dump-tile", value_name = "ADDR:LEN", value_parser = parse_range)]
+    dump_tile: Vec<(u64, u64)>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Copy a file's bytes into mapped memory before the run (repeatable).
+    #[arg(long = "load", value_name = "ADDR:FILE", value_parser = parse_load)]
+    load: Vec<(u64, PathBuf)>,
+    /// Write memory to a file after the run (repeatable).
+    #[arg(long = "save", value_name = "ADDR:LEN:FILE", value_parser = parse_save)]
+    save: Vec<(u64, u64, PathBuf)>,
+    /// Print one line per retired instruction to stderr (runs on the reference interpreter).
+    #[arg(long)]
+    trace: bool,
+    /// Region entries before the tiered engine compiles a region.
+    #[arg(long, value_name = "N", default_value = "16", value_parser = parse_u32)]
+    jit_threshold: u32,
+}
+
+/// Every way a command can fail before or around a run: all exit with status 2.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A file could not be read or written.
+    #[error("{path}: {err}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What happened.
+        err: std::io::Error,
+    },
+    /// A source file is not UTF-8 text.
+    #[error("{0}: not a lanejit container and not UTF-8 assembly source")]
+    NotText(String),
+    /// The assembler reported errors (already formatted).
+    #[error("{0}")]
+    Asm(String),
+    /// The container is malformed.
+    #[error("{path}: invalid container: {err}")]
+    Container {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        err: String,
+    },
+    /// A flag value is out of its range.
+    #[error("{0}")]
+    BadFlag(String),
+    /// The machine could not be set up (memory limit, reservation, data placement).
+    #[error("{0}")]
+    Machine(String),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
+    move |err| CliError::Io { path: path.display().to_string(), err }
+}
+
+/// Parse a number: decimal or `0x` hex (`_` separators allowed).
+fn parse_u64(s: &str) -> Result<u64, String> {
+    let t = s.trim().replace('_', "");
+    let r = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16)
+    } else {
+        t.parse::<u64>()
+    };
+    r.map_err(|_| format!("`{s}` is not a number (decimal or 0x hex)"))
+}
+
+fn parse_u32(s: &str) -> Result<u32, String> {
+    let v = parse_u64(s)?;
+    u32::try_from(v).map_err(|_| format!("`{s}` is too large"))
+}
+
+fn parse_range(s: &str) -> Result<(u64, u64), String> {
+    let (a, l) = s.split_once(':').ok_or_else(|| format!("`{s}`: expected ADDR:LEN"))?;
+    Ok((parse_u64(a)?, parse_u64(l)?))
+}
+
+fn parse_load(s: &str) -> Result<(u64, PathBuf), String> {
+    let (a, f) = s.split_once(':').ok_or_else(|| format!("`{s}`: expected ADDR:FILE"))?;
+    if f.is_empty() {
+        return Err(format!("`{s}`: expected ADDR:FILE"));
+    }
+    Ok((parse_u64(a)?, PathBuf::from(f)))
+}
+
+fn parse_save(s: &str) -> Result<(u64, u64, PathBuf), String> {
+    let mut it = s.splitn(3, ':');
+    let (Some(a), Some(l), Some(f)) = (it.next(), it.next(), it.next()) else {
+        return Err(format!("`{s}`: expected ADDR:LEN:FILE"));
+    };
+    if f.is_empty() {
+        return Err(format!("`{s}`: expected ADDR:LEN:FILE"));
+    }
+    Ok((parse_u64(a)?, parse_u64(l)?, PathBuf::from(f)))
+}
+
+/// Load a program: a container when the file starts with the magic, else assembly source.
+pub fn load_program(path: &Path) -> Result<Program, CliError> {
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    let name = path.display().to_string();
+    if container::is_container(&bytes) {
+        return container::read(&bytes)
+            .map_err(|e| CliError::Container { path: name, err: e.to_string() });
+    }
+    let src = std::str::from_utf8(&bytes).map_err(|_| CliError::NotText(name.clone()))?;
+    assemble(src, &name).map_err(|e| CliError::Asm(e.to_string()))
+}
+
+/// Entry point: returns the process exit status.
+pub fn main() -> i32 {
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return 2;
+        }
+    };
+    let result = match cli.cmd {
+        Cmd::Run(args) => {
+            let order = matches.subcommand_matches("run").map(dump_order).unwrap_or_default();
+            cmd_run(args, &order)
+        }
+        Cmd::Asm { file, out } => cmd_asm(&file, &out),
+        Cmd::Disasm { file } => cmd_disasm(&file),
+        Cmd::Fuzz(args) => cmd_fuzz(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            let msg = e.to_string();
+            let _ = writeln!(std::io::stderr(), "lanejit: {}", msg.trim_end());
+            2
+        }
+    }
+}
+
+/// The interleaving of `--dump-mem` and `--dump-tile` on the command line: a list of
+/// (space, index within its own flag list) in command-line order.
+fn dump_order(m: &clap::ArgMatches) -> Vec<(Space, usize)> {
+    let mut v: Vec<(usize, Space, usize)> = Vec::new();
+    for (id, space) in [("dump_mem", Space::Memory), ("dump_tile", Space::Tile)] {
+        if let Some(ix) = m.indices_of(id) {
+            v.extend(ix.enumerate().map(|(k, at)| (at, space, k)));
+        }
+    }
+    v.sort();
+    v.into_iter().map(|(_, s, k)| (s, k)).collect()
+}
+
+fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
+    let program = load_program(&args.file)?;
+    let vl = match args.vl {
+        Some(v) if !(v <= 64 && valid_vl(v as u32)) => {
+            return Err(CliError::BadFlag(format!(
+                "--vl {v}: VL must be a power of two from 1 to 64"
+            )));
+        }
+        Some(v) => Some(v as u32),
+        None => None,
+    };
+    let mut config = Config::for_program(&program, vl);
+    config.strict_align = args.strict_align;
+    config.max_instructions = args.max_instructions;
+    if let Some(limit) = args.mem_limit {
+        if limit % PAGE_SIZE != 0 || limit > MAX_MEM_LIMIT {
+            return Err(CliError::BadFlag(format!(
+                "--mem-limit {limit:#x}: must be a multiple of 4096 and at most 2^40"
+            )));
+        }
+        config.mem_limit = limit;
+    }
+    if program.mapped_end() > config.mem_limit {
+        return Err(CliError::BadFlag(format!(
+            "the program maps memory up to {:#x}, beyond the memory limit {:#x}",
+            program.mapped_end(),
+            config.mem_limit
+        )));
+    }
+
+    let mut dumps = Vec::new();
+    for &(space, k) in order {
+        let (addr, len) = match space {
+            Space::Memory => args.dump_mem[k],
+            Space::Tile => args.dump_tile[k],
+        };
+        let req = DumpRequest { space, addr, len };
+        req.validate(&program).map_err(|e| {
+            let flag = if space == Space::Memory { "--dump-mem" } else { "--dump-tile" };
+            CliError::BadFlag(format!("{flag} {addr:#x}:{len}: {e}"))
+        })?;
+        dumps.push(req);
+    }
+    let mut loads = Vec::new();
+    for (addr, path) in &args.load {
+        let bytes = std::fs::read(path).map_err(io_err(path))?;
+        if !program.range_mapped(*addr, bytes.len() as u64) {
+            return Err(CliError::BadFlag(format!(
+                "--load {addr:#x}:{}: {} bytes do not fit in mapped memory there",
+                path.display(),
+                bytes.len()
+            )));
+        }
+        loads.push((*addr, bytes));
+    }
+    for (addr, len, path) in &args.save {
+        if !program.range_mapped(*addr, *len) {
+            return Err(CliError::BadFlag(format!(
+                "--save {addr:#x}:{len}:{}: the range is not entirely mapped",
+                path.display()
+            )));
+        }
+    }
+
+    let mut m = Machine::new(&program, config).map_err(|e| CliError::Machine(e.to_string()))?;
+    for (addr, bytes) in &loads {
+        let dst = m.mem.bytes_mut(*addr, bytes.len() as u64).ok_or_else(|| {
+            CliError::BadFlag(format!("--load {addr:#x}: range is not mapped"))
+        })?;
+        dst.copy_from_slice(bytes);
+    }
+    let decoded = Decoded::new(&program.code);
+    let (exit, stats) = if args.trace {
+        let mut err = std::io::BufWriter::new(std::io::stderr().lock());
+        let exit = interp::run_traced(&mut m, &decoded, &mut |ev| {
+            let _ = writeln!(err, "{ev}");
+        });
+        let _ = err.flush();
+        (exit, vm::EngineStats { interp_retired: m.retired, ..Default::default() })
+    } else {
+        vm::run(engine_of(args.engine), &mut m, &decoded, &VmOptions { jit_threshold: args.jit_threshold })
+    };
+    let result = RunResult::capture(&m, exit, &dumps);
+    for (addr, len, path) in &args.save {
+        let bytes = m.mem.bytes(*addr, *len).unwrap_or_default();
+        std::fs::write(path, bytes).map_err(io_err(path))?;
+    }
+
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let mut json = result.to_json();
+        if let Some(o) = json.as_object_mut() {
+            o.insert(
+                "engine_stats".into(),
+                serde_json::json!({
+                    "compiled_regions": stats.compiled_regions,
+                    "jit_retired": stats.jit_retired,
+                    "interp_retired": stats.interp_retired,
+                    "compile_us": stats.compile_us,
+                }),
+            );
+            o.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+        }
+        let _ = writeln!(out, "{json}");
+    } else {
+        let _ = write!(out, "{}", result.summary());
+        let _ = writeln!(
+            out,
+            "engine: {} compiled regions, {} jit / {} interpreted instructions, {} us compiling",
+            stats.compiled_regions, stats.jit_retired, stats.interp_retired, stats.compile_us
+        );
+    }
+    Ok(result.status.exit_code())
+}
+
+fn cmd_asm(file: &Path, out: &Path) -> Result<i32, CliError> {
+    let bytes = std::fs::read(file).map_err(io_err(file))?;
+    let name = file.display().to_string();
+    let src = std::str::from_utf8(&bytes).map_err(|_| CliError::NotText(name.clone()))?;
+    let program = assemble(src, &name).map_err(|e| CliError::Asm(e.to_string()))?;
+    std::fs::write(out, container::write(&program)).map_err(io_err(out))?;
+    Ok(0)
+}
+
+fn cmd_disasm(file: &Path) -> Result<i32, CliError> {
+    let program = load_program(file)?;
+    let _ = write!(std::io::stdout().lock(), "{}", disassemble(&program));
+    Ok(0)
+}
+
+fn engine_of(e: EngineArg) -> Engine {
+    match e {
+        EngineArg::Interp => Engine::Interp,
+        EngineArg::Jit => Engine::Jit,
+        EngineArg::Tiered => Engine::Tiered,
+    }
+}
+
+fn cmd_fuzz(args: &FuzzArgs) -> Result<i32, CliError> {
+    use lanejit::fuzz;
+    let engines: Vec<Engine> = args.engines.iter().map(|&e| engine_of(e)).collect();
+    if engines.len() < 2 {
+        return Err(CliError::BadFlag("--engines needs at least two engines".into()));
+    }
+    if let Some(path) = &args.replay {
+        let src = std::fs::read_to_string(path).map_err(io_err(path))?;
+        let program = assemble(&src, &path.display().to_string())
+            .map_err(|e| CliError::Asm(e.to_string()))?;
+        let (strict, fuel) = fuzz::parse_reproducer_config(&src);
+        let mut config = Config::for_program(&program, None);
+        config.strict_align = strict;
+        config.max_instructions = fuel;
+        return match fuzz::diverges(&program, config, &engines) {
+            None => {
+                println!("{}: engines agree", path.display());
+                Ok(0)
+            }
+            Some(((ea, a), (eb, b))) => {
+                println!("{}: engines diverge", path.display());
+                println!("{}: {}", fuzz::engine_name(ea), a.result.to_json());
+                println!("{}: {}", fuzz::engine_name(eb), b.result.to_json());
+                Ok(1)
+            }
+        };
+    }
+    let bar = indicatif::ProgressBar::new(args.cases);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {pos}/{len} cases, {per_sec}, {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let start = std::time::Instant::now();
+    let mut found = 0u64;
+    for i in 0..args.cases {
+        let case = fuzz::case(args.seed, i);
+        if let Some(d) = fuzz::check_case(&case, &engines) {
+            found += 1;
+            std::fs::create_dir_all(&args.out).map_err(io_err(&args.out))?;
+            let file = args.out.join(format!("div-{:x}-{i}.s", args.seed));
+            std::fs::write(&file, fuzz::reproducer(&d)).map_err(io_err(&file))?;
+            bar.println(format!(
+                "case {i}: {} and {} diverge after {} instructions; reproducer {}",
+                fuzz::engine_name(d.a.0),
+                fuzz::engine_name(d.b.0),
+                d.first_diff_after,
+                file.display()
+            ));
+        }
+        bar.set_message(format!("{found} divergences"));
+        bar.inc(1);
+    }
+    bar.finish();
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{} cases, {} divergences, {:.0} cases/s (seed {})",
+        args.cases,
+        found,
+        args.cases as f64 / secs.max(1e-9),
+        args.seed
+    );
+    Ok(if found == 0 { 0 } else { 1 })
+}

@@ -1,0 +1,544 @@
+//! Random valid programs over the whole ISA, for differential fuzzing.
+//!
+//! A [`GenProgram`] is a symbolic program: a list of [`Item`]s whose branches name labels and
+//! whose loops are `LoopStart`/`LoopEnd` pairs, plus a memory map, tile configuration, data and
+//! run configuration. [`GenProgram::build`] lays it out into a [`Program`]; the shrinker edits
+//! the item list and rebuilds. Generation reads its choices from an
+//! [`arbitrary::Unstructured`], so the same generator serves `lanejit fuzz` (bytes from a
+//! seeded ChaCha stream) and the cargo-fuzz `diff` target (bytes from libFuzzer).
+//!
+//! Programs always terminate: branches only go forward, loops are not nested and their trip
+//! counts are bounded, and every case carries a fuel budget (`max_instructions`).
+//! Faults happen on purpose: the map has read-only pages and unmapped holes, base registers
+//! point near page edges, holes, the top of the address space and the tile's end, and the
+//! tile has `none`/`r` granules.
+
+use arbitrary::{Result, Unstructured};
+use lanejit_interp::isa::*;
+use lanejit_interp::machine::Config;
+use lanejit_interp::program::{
+    DataSeg, MemPerm, MemRange, PAGE_SIZE, Program, Space, SymKind, Symbol, TILE_GRANULE,
+    TilePerm, TileRange,
+};
+
+/// First guest address of the fuzzed data region.
+pub const DATA_BASE: u64 = 0x10000;
+/// Pages in the data region (some mapped `r`, some left unmapped).
+pub const DATA_PAGES: u64 = 6;
+
+/// One element of a symbolic program.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// A non-control instruction (or a control one whose targets are fixed up by `build`).
+    Inst(Inst),
+    /// A branch or jump to label `.1` (its `target` is filled in by `build`).
+    Branch(Inst, usize),
+    /// A label definition.
+    Label(usize),
+    /// `LOOP sN`.
+    LoopStart(SReg),
+    /// `ENDLOOP` closing the most recent `LoopStart`.
+    LoopEnd,
+    /// A raw word (e.g. an illegal instruction).
+    Raw(u64),
+}
+
+/// A generated test case.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenProgram {
+    /// VL to run with.
+    pub vl: u32,
+    /// `--strict-align`.
+    pub strict_align: bool,
+    /// `--max-instructions`.
+    pub fuel: u64,
+    /// Mapped memory.
+    pub mem_map: Vec<MemRange>,
+    /// Tile size.
+    pub tile_size: u64,
+    /// Tile protections.
+    pub tile_protect: Vec<TileRange>,
+    /// Initial memory and tile contents.
+    pub data: Vec<DataSeg>,
+    /// The code.
+    pub items: Vec<Item>,
+}
+
+impl GenProgram {
+    /// The run configuration of this case.
+    pub fn config(&self) -> Config {
+        Config {
+            vl: self.vl,
+            strict_align: self.strict_align,
+            max_instructions: Some(self.fuel),
+            ..Config::default()
+        }
+    }
+
+    /// Lay the items out into a program. Labels become code symbols `L<n>`; unmatched loop
+    /// items (after shrinking) are dropped.
+    pub fn build(&self) -> Program {
+        // Pair loops; drop unpaired ends/starts so the program stays well formed.
+        let mut keep = vec![true; self.items.len()];
+        let mut open: Option<usize> = None;
+        for (i, it) in self.items.iter().enumerate() {
+            match it {
+                Item::LoopStart(_) => {
+                    if let Some(o) = open {
+                        keep[o] = false;
+                    }
+                    open = Some(i);
+                }
+                Item::LoopEnd => match open.take() {
+                    Some(_) => {}
+                    None => keep[i] = false,
+                },
+                _ => {}
+            }
+        }
+        if let Some(o) = open {
+            keep[o] = false;
+        }
+        // Word index of each item.
+        let mut at = Vec::with_capacity(self.items.len());
+        let mut pc = 0u32;
+        for (i, it) in self.items.iter().enumerate() {
+            at.push(pc);
+            if keep[i] {
+                pc += match it {
+                    Item::Label(_) => 0,
+                    Item::Inst(inst) | Item::Branch(inst, _) => inst.opcode().words() as u32,
+                    _ => 1,
+                };
+            }
+        }
+        let end = pc;
+        let label_at = |l: usize| -> u32 {
+            self.items
+                .iter()
+                .position(|it| *it == Item::Label(l))
+                .map_or(end, |i| at[i])
+        };
+        let mut code = Vec::with_capacity(end as usize);
+        let mut symbols = Vec::new();
+        let mut loop_start = 0u32;
+        for (i, it) in self.items.iter().enumerate() {
+            if !keep[i] {
+                continue;
+            }
+            match it {
+                Item::Label(l) => symbols.push(Symbol {
+                    name: format!("L{l}"),
+                    kind: SymKind::Code,
+                    value: at[i] as u64 * 8,
+                }),
+                Item::Inst(inst) => code.extend(inst.encode().words()),
+                Item::Branch(inst, l) => {
+                    let t = Target(label_at(*l));
+                    let inst = match *inst {
+                        Inst::J(_) => Inst::J(Jump { target: t }),
+                        Inst::Beq(b) => Inst::Beq(Branch { target: t, ..b }),
+                        Inst::Bne(b) => Inst::Bne(Branch { target: t, ..b }),
+                        Inst::Blt(b) => Inst::Blt(Branch { target: t, ..b }),
+                        Inst::Bge(b) => Inst::Bge(Branch { target: t, ..b }),
+                        Inst::Bltu(b) => Inst::Bltu(Branch { target: t, ..b }),
+                        Inst::Bgeu(b) => Inst::Bgeu(Branch { target: t, ..b }),
+                        other => other,
+                    };
+                    code.extend(inst.encode().words());
+                }
+                Item::LoopStart(sa) => {
+                    loop_start = at[i];
+                    // exit target patched when the end is seen
+                    code.push(Inst::Loop(Loop { sa: *sa, exit: Target(0) }).encode().first);
+                }
+                Item::LoopEnd => {
+                    let body = Target(loop_start + 1);
+                    code.push(Inst::Endloop(EndLoop { body }).encode().first);
+                    let exit = Target(at[i] + 1);
+                    let w = &mut code[loop_start as usize];
+                    if let Ok(Inst::Loop(l)) = Inst::decode(&[*w]) {
+                        *w = Inst::Loop(Loop { exit, ..l }).encode().first;
+                    }
+                }
+                Item::Raw(w) => code.push(*w),
+            }
+        }
+        symbols.sort_by(|a, b| (a.kind, a.value, &a.name).cmp(&(b.kind, b.value, &b.name)));
+        symbols.dedup_by(|a, b| a.name == b.name);
+        Program {
+            code,
+            vl: Some(self.vl),
+            tile_size: self.tile_size,
+            mem_map: self.mem_map.clone(),
+            tile_protect: self.tile_protect.clone(),
+            data: self.data.clone(),
+            symbols,
+        }
+    }
+}
+
+/// Registers with roles: bases are set up by the prologue and rarely overwritten.
+const SBASE: [u8; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
+const SWORK: [u8; 8] = [0, 9, 10, 11, 12, 13, 14, 15];
+const VBASE: [u8; 6] = [1, 2, 3, 4, 5, 6];
+const VWORK: [u8; 10] = [7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+
+fn pick<T: Copy>(u: &mut Unstructured, xs: &[T]) -> Result<T> {
+    Ok(*u.choose(xs)?)
+}
+
+fn sreg(u: &mut Unstructured, base_bias: bool) -> Result<SReg> {
+    let pool: &[u8] = if base_bias && u.ratio(3, 4)? { &SBASE } else { &SWORK };
+    Ok(SReg(pick(u, pool)?))
+}
+
+fn vreg(u: &mut Unstructured, base_bias: bool) -> Result<VReg> {
+    let pool: &[u8] = if base_bias && u.ratio(3, 4)? { &VBASE } else { &VWORK };
+    Ok(VReg(pick(u, pool)?))
+}
+
+/// An address-ish SrcL: mostly scalar bases, sometimes vector bases.
+fn base_reg(u: &mut Unstructured) -> Result<Reg> {
+    Ok(if u.ratio(2, 3)? { Reg::S(sreg(u, true)?.0) } else { Reg::V(vreg(u, true)?.0) })
+}
+
+/// An offset register: scalar, vector (lane indices) or lc0.
+fn off_reg(u: &mut Unstructured) -> Result<Reg> {
+    Ok(match u.int_in_range(0..=5)? {
+        0 | 1 => Reg::Lc0,
+        2 => Reg::S(sreg(u, false)?.0),
+        _ => Reg::V(vreg(u, true)?.0),
+    })
+}
+
+fn data_reg(u: &mut Unstructured) -> Result<Reg> {
+    Ok(if u.ratio(1, 5)? { Reg::S(sreg(u, false)?.0) } else { Reg::V(vreg(u, false)?.0) })
+}
+
+fn small_simm24(u: &mut Unstructured) -> Result<i32> {
+    Ok(match u.int_in_range(0..=9)? {
+        0 => SIMM24_MIN as i32,
+        1 => SIMM24_MAX as i32,
+        2 => u.int_in_range(-4096..=4096)?,
+        _ => u.int_in_range(-64..=64)?,
+    })
+}
+
+fn shamt(u: &mut Unstructured) -> Result<u8> {
+    Ok(match u.int_in_range(0..=7)? {
+        0 => 31,
+        1 => u.int_in_range(0..=31)?,
+        n => (n - 2).min(3) as u8,
+    })
+}
+
+fn coff(u: &mut Unstructured) -> Result<SOrImm> {
+    Ok(if u.ratio(1, 2)? { SOrImm::Imm(small_simm24(u)?) } else { SOrImm::Reg(sreg(u, false)?) })
+}
+
+/// A random load or store of any mnemonic and addressing form.
+fn mem_inst(u: &mut Unstructured) -> Result<Inst> {
+    let mem_ops: Vec<Opcode> = Opcode::ALL.iter().copied().filter(|o| o.mem().is_some()).collect();
+    let op = pick(u, &mem_ops)?;
+    let local = u.ratio(1, 4)?;
+    let f = op.format();
+    let dst = vreg(u, false)?;
+    // Build operands for the format, then re-encode through the opcode byte.
+    let operand_bits = match f {
+        FormatKind::LoadRR => LoadRR { dst, base: base_reg(u)?, off: off_reg(u)?, shamt: shamt(u)?, local }.encode_fields(),
+        FormatKind::LoadImm => LoadImm { dst, base: base_reg(u)?, imm: small_simm24(u)?, local }.encode_fields(),
+        FormatKind::LoadC => LoadC { dst, base: sreg(u, true)?, off: coff(u)?, local }.encode_fields(),
+        FormatKind::StoreRR => StoreRR { src: data_reg(u)?, base: base_reg(u)?, off: off_reg(u)?, shamt: shamt(u)?, local }.encode_fields(),
+        FormatKind::StoreImm => StoreImm { src: data_reg(u)?, base: base_reg(u)?, imm: small_simm24(u)?, local }.encode_fields(),
+        FormatKind::StoreC => StoreC { src: data_reg(u)?, base: sreg(u, true)?, off: coff(u)?, local }.encode_fields(),
+        _ => unreachable!("memory opcode with a non-memory format"),
+    };
+    let word = operand_bits.0 | op as u64;
+    Ok(Inst::decode(&[word]).expect("generated memory instruction decodes"))
+}
+
+fn alu_imm(u: &mut Unstructured) -> Result<i32> {
+    Ok(match u.int_in_range(0..=5)? {
+        0 => u.arbitrary()?,
+        1 => u.int_in_range(0..=70)?,
+        _ => u.int_in_range(-16..=16)?,
+    })
+}
+
+fn vsrc(u: &mut Unstructured, allow_imm: bool) -> Result<VSrc> {
+    Ok(match u.int_in_range(0..=3)? {
+        0 => VSrc::S(sreg(u, false)?),
+        1 if allow_imm => VSrc::Imm(alu_imm(u)?),
+        _ => VSrc::V(vreg(u, true)?),
+    })
+}
+
+/// A random non-memory, non-control instruction.
+fn alu_inst(u: &mut Unstructured) -> Result<Inst> {
+    let sd = SReg(pick(u, &SWORK)?);
+    let vd = VReg(pick(u, &VWORK)?);
+    let alu = |u: &mut Unstructured| -> Result<SAlu> {
+        let sb = if u.ratio(1, 2)? { SOrImm::Imm(alu_imm(u)?) } else { SOrImm::Reg(sreg(u, false)?) };
+        Ok(SAlu { sd, sa: sreg(u, false)?, sb })
+    };
+    let valu = |u: &mut Unstructured| -> Result<VAlu> {
+        Ok(VAlu { vd, va: vreg(u, true)?, vb: vsrc(u, true)? })
+    };
+    let vfp = |u: &mut Unstructured| -> Result<VFp> {
+        Ok(VFp { vd, va: vreg(u, false)?, vb: vsrc(u, false)? })
+    };
+    Ok(match u.int_in_range(0..=30)? {
+        0 => Inst::SAdd(alu(u)?),
+        1 => Inst::SSub(alu(u)?),
+        2 => Inst::SMul(alu(u)?),
+        3 => Inst::SAnd(alu(u)?),
+        4 => Inst::SOr(alu(u)?),
+        5 => Inst::SXor(alu(u)?),
+        6 => Inst::SShl(alu(u)?),
+        7 => Inst::SShr(alu(u)?),
+        8 => Inst::SSra(alu(u)?),
+        9 => Inst::SLi(SLi { sd, imm: u.arbitrary()? }),
+        10 => Inst::SMov(SMov { sd, sa: sreg(u, true)? }),
+        11 => pick(u, &[Inst::SLc0(SUnary { sd }), Inst::SVl(SUnary { sd }), Inst::SGid(SUnary { sd }), Inst::SMask(SUnary { sd })])?,
+        12 => Inst::SGetlane(SGetLane { sd, va: vreg(u, false)?, lane: u.int_in_range(0..=63)? }),
+        13 => Inst::VAdd(valu(u)?),
+        14 => Inst::VSub(valu(u)?),
+        15 => Inst::VMul(valu(u)?),
+        16 => Inst::VAnd(valu(u)?),
+        17 => Inst::VOr(valu(u)?),
+        18 => Inst::VXor(valu(u)?),
+        19 => pick(u, &[Inst::VShl(valu(u)?), Inst::VShr(valu(u)?), Inst::VSra(valu(u)?)])?,
+        20 => Inst::VMov(VMov { vd, src: vsrc(u, true)? }),
+        21 => pick(u, &[Inst::VLaneid(VUnary { vd }), Inst::VLc0(VUnary { vd })])?,
+        22 => Inst::VFaddS(vfp(u)?),
+        23 => Inst::VFsubS(vfp(u)?),
+        24 => pick(u, &[Inst::VFmulS(vfp(u)?), Inst::VFmaS(vfp(u)?)])?,
+        25 => Inst::VFaddD(vfp(u)?),
+        26 => Inst::VFsubD(vfp(u)?),
+        27 => pick(u, &[Inst::VFmulD(vfp(u)?), Inst::VFmaD(vfp(u)?)])?,
+        28 => Inst::VRedsum(VRedSum { sd, va: vreg(u, false)? }),
+        29 => Inst::VSetmask(VSetMask { sa: sreg(u, false)? }),
+        _ => Inst::Nop(Nullary),
+    })
+}
+
+/// Interesting 64-bit values for base registers.
+fn base_value(u: &mut Unstructured, tile_size: u64) -> Result<u64> {
+    let region_end = DATA_BASE + DATA_PAGES * PAGE_SIZE;
+    Ok(match u.int_in_range(0..=11)? {
+        0..=3 => DATA_BASE + u.int_in_range(0..=DATA_PAGES * PAGE_SIZE - 1)?,
+        4 => DATA_BASE + u.int_in_range(1..=DATA_PAGES - 1)? * PAGE_SIZE - u.int_in_range(0..=16)?,
+        5 => DATA_BASE + (u.int_in_range(0..=DATA_PAGES * PAGE_SIZE / 8 - 1)? * 8),
+        6 => region_end - u.int_in_range(0..=64)?,
+        7 => u.int_in_range(0..=tile_size + 64)?,
+        8 => tile_size - u.int_in_range(0..=64)?,
+        9 => u64::MAX - u.int_in_range(0..=64)?,
+        10 => DATA_BASE + u.int_in_range(0..=DATA_PAGES * PAGE_SIZE / 64 - 1)? * 64,
+        _ => u.arbitrary()?,
+    })
+}
+
+/// Generate one case.
+pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
+    let vl = 1u32 << u.int_in_range(0..=6)?;
+    let strict_align = u.ratio(1, 4)?;
+    // Memory: DATA_PAGES pages, each rw, r or a hole.
+    let mut mem_map: Vec<MemRange> = Vec::new();
+    for p in 0..DATA_PAGES {
+        let perm = match u.int_in_range(0..=9)? {
+            0..=5 => Some(MemPerm::Rw),
+            6 | 7 => Some(MemPerm::R),
+            _ => None,
+        };
+        let Some(perm) = perm else { continue };
+        let start = DATA_BASE + p * PAGE_SIZE;
+        match mem_map.last_mut() {
+            Some(last) if last.perm == perm && last.start + last.len == start => last.len += PAGE_SIZE,
+            _ => mem_map.push(MemRange { start, len: PAGE_SIZE, perm }),
+        }
+    }
+    // Tile: 4..=64 granules, a few protected runs.
+    let granules = u.int_in_range(4..=64u64)?;
+    let tile_size = granules * TILE_GRANULE;
+    let mut gperm = vec![TilePerm::Rw; granules as usize];
+    for _ in 0..u.int_in_range(0..=3)? {
+        let start = u.int_in_range(0..=granules - 1)?;
+        let len = u.int_in_range(1..=(granules - start).min(4))?;
+        let perm = if u.ratio(1, 2)? { TilePerm::None } else { TilePerm::R };
+        for g in start..start + len {
+            gperm[g as usize] = perm;
+        }
+    }
+    let mut tile_protect: Vec<TileRange> = Vec::new();
+    for (g, &perm) in gperm.iter().enumerate() {
+        if perm == TilePerm::Rw {
+            continue;
+        }
+        let start = g as u64 * TILE_GRANULE;
+        match tile_protect.last_mut() {
+            Some(last) if last.perm == perm && last.start + last.len == start => last.len += TILE_GRANULE,
+            _ => tile_protect.push(TileRange { start, len: TILE_GRANULE, perm }),
+        }
+    }
+    // Data: a pattern in every mapped page and the tile, from one seed.
+    let seed: u64 = u.arbitrary()?;
+    let pattern = |addr: u64| -> u8 {
+        let x = (addr ^ seed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (x >> 56) as u8
+    };
+    let mut data: Vec<DataSeg> = mem_map
+        .iter()
+        .map(|r| DataSeg {
+            space: Space::Memory,
+            addr: r.start,
+            bytes: (r.start..r.start + r.len).map(pattern).collect(),
+        })
+        .collect();
+    data.push(DataSeg { space: Space::Tile, addr: 0, bytes: (0..tile_size).map(|a| pattern(a + 7)).collect() });
+
+    let mut items = Vec::new();
+    // Prologue: base scalars and vectors.
+    for &r in &SBASE {
+        items.push(Item::Inst(Inst::SLi(SLi { sd: SReg(r), imm: base_value(u, tile_size)? })));
+    }
+    for &r in &VBASE {
+        let vd = VReg(r);
+        items.push(Item::Inst(Inst::VLaneid(VUnary { vd })));
+        match u.int_in_range(0..=3)? {
+            0 => {}
+            1 => items.push(Item::Inst(Inst::VMul(VAlu { vd, va: vd, vb: VSrc::Imm(pick(u, &[1, 2, 4, 8, -4, 3])?) }))),
+            2 => items.push(Item::Inst(Inst::VAdd(VAlu { vd, va: vd, vb: VSrc::S(SReg(pick(u, &SBASE)?)) }))),
+            _ => items.push(Item::Inst(Inst::VXor(VAlu { vd, va: vd, vb: VSrc::Imm(alu_imm(u)?) }))),
+        }
+    }
+    // Body.
+    let n = u.int_in_range(1..=40)?;
+    let mut labels = 0usize;
+    let mut pending: Vec<(usize, usize)> = Vec::new(); // (label, items remaining until defined)
+    let mut in_loop: Option<usize> = None; // items left in the current loop body
+    for _ in 0..n {
+        match u.int_in_range(0..=19)? {
+            0..=8 => items.push(Item::Inst(mem_inst(u)?)),
+            9..=14 => items.push(Item::Inst(alu_inst(u)?)),
+            15 if in_loop.is_none() => {
+                // Loop with an interesting trip count.
+                let trip_reg = SReg(pick(u, &[9u8, 10, 11])?);
+                let trip = match u.int_in_range(0..=6)? {
+                    0 => 0,
+                    1 => 1,
+                    2 => vl as u64 - 1,
+                    3 => vl as u64,
+                    4 => vl as u64 + 1,
+                    5 => u.int_in_range(0..=300)?,
+                    _ => u.int_in_range(0..=5000)?,
+                };
+                items.push(Item::Inst(Inst::SLi(SLi { sd: trip_reg, imm: trip })));
+                items.push(Item::LoopStart(trip_reg));
+                in_loop = Some(u.int_in_range(1..=6)?);
+                continue;
+            }
+            16 => {
+                // Mask.
+                let r = SReg(pick(u, &[12u8, 13])?);
+                items.push(Item::Inst(Inst::SLi(SLi { sd: r, imm: u.arbitrary()? })));
+                items.push(Item::Inst(Inst::VSetmask(VSetMask { sa: r })));
+            }
+            17 if in_loop.is_none() => {
+                // Forward branch (never out of a loop body: labels are placed outside loops).
+                let l = labels;
+                labels += 1;
+                let sb = if u.ratio(1, 2)? { SOrImm::Imm(u.int_in_range(-4..=4)?) } else { SOrImm::Reg(sreg(u, false)?) };
+                let b = Branch { sa: sreg(u, false)?, sb, target: Target(0) };
+                let inst = match u.int_in_range(0..=6)? {
+                    0 => Inst::J(Jump { target: Target(0) }),
+                    1 => Inst::Beq(b),
+                    2 => Inst::Bne(b),
+                    3 => Inst::Blt(b),
+                    4 => Inst::Bge(b),
+                    5 => Inst::Bltu(b),
+                    _ => Inst::Bgeu(b),
+                };
+                items.push(Item::Branch(inst, l));
+                pending.push((l, u.int_in_range(1..=5)?));
+                continue;
+            }
+            18 if u.ratio(1, 8)? => items.push(Item::Raw(u.arbitrary::<u64>()? | 0xff)),
+            _ => items.push(Item::Inst(mem_inst(u)?)),
+        }
+        if let Some(left) = in_loop.as_mut() {
+            *left -= 1;
+            if *left == 0 {
+                items.push(Item::LoopEnd);
+                in_loop = None;
+            }
+        }
+        if in_loop.is_none() {
+            pending.retain_mut(|(l, left)| {
+                *left = left.saturating_sub(1);
+                if *left == 0 {
+                    items.push(Item::Label(*l));
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+    }
+    if in_loop.is_some() {
+        items.push(Item::LoopEnd);
+    }
+    for (l, _) in pending {
+        items.push(Item::Label(l));
+    }
+    if !u.ratio(1, 20)? {
+        items.push(Item::Inst(Inst::Halt(Nullary)));
+    }
+    let fuel = if u.ratio(1, 5)? { u.int_in_range(0..=300)? } else { 200_000 };
+    Ok(GenProgram { vl, strict_align, fuel, mem_map, tile_size, tile_protect, data, items })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{RngCore, SeedableRng};
+
+    #[test]
+    fn generated_programs_decode_and_are_well_formed() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..500 {
+            let mut bytes = vec![0u8; 4096];
+            rng.fill_bytes(&mut bytes);
+            let g = generate(&mut Unstructured::new(&bytes)).unwrap();
+            let p = g.build();
+            assert!(!p.code.is_empty());
+            let mut i = 0;
+            let mut depth = 0i32;
+            while i < p.code.len() {
+                match Inst::decode(&p.code[i..]) {
+                    Ok(inst) => {
+                        seen.insert(inst.opcode());
+                        match inst {
+                            Inst::Loop(l) => {
+                                depth += 1;
+                                assert!(l.exit.0 as usize <= p.code.len());
+                            }
+                            Inst::Endloop(_) => depth -= 1,
+                            Inst::J(j) => assert!(j.target.0 as usize > i),
+                            _ => {}
+                        }
+                        assert!((0..=1).contains(&depth), "loops never nest");
+                        i += inst.opcode().words();
+                    }
+                    Err(_) => i += 1,
+                }
+            }
+            assert_eq!(depth, 0);
+        }
+        let mem_ops = Opcode::ALL.iter().filter(|o| o.mem().is_some()).count();
+        let seen_mem = seen.iter().filter(|o| o.mem().is_some()).count();
+        assert_eq!(seen_mem, mem_ops, "every load/store opcode is generated");
+        assert!(seen.len() >= 85, "most opcodes generated: {}", seen.len());
+    }
+}
