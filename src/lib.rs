@@ -1,0 +1,5 @@
+//! `lanejit`: the tiered VM ([`vm`]) on top of the reference interpreter (`lanejit-interp`)
+//! and the Cranelift JIT (`lanejit-jit`), plus the differential fuzzing support ([`fuzz`]).
+
+pub mod fuzz;
+pub mod vm;
