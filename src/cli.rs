@@ -149,7 +149,10 @@ pub enum CliError {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
-    move |err| CliError::Io { path: path.display().to_string(), err }
+    move |err| CliError::Io {
+        path: path.display().to_string(),
+        err,
+    }
 }
 
 /// Parse a number: decimal or `0x` hex (`_` separators allowed).
@@ -169,12 +172,16 @@ fn parse_u32(s: &str) -> Result<u32, String> {
 }
 
 fn parse_range(s: &str) -> Result<(u64, u64), String> {
-    let (a, l) = s.split_once(':').ok_or_else(|| format!("`{s}`: expected ADDR:LEN"))?;
+    let (a, l) = s
+        .split_once(':')
+        .ok_or_else(|| format!("`{s}`: expected ADDR:LEN"))?;
     Ok((parse_u64(a)?, parse_u64(l)?))
 }
 
 fn parse_load(s: &str) -> Result<(u64, PathBuf), String> {
-    let (a, f) = s.split_once(':').ok_or_else(|| format!("`{s}`: expected ADDR:FILE"))?;
+    let (a, f) = s
+        .split_once(':')
+        .ok_or_else(|| format!("`{s}`: expected ADDR:FILE"))?;
     if f.is_empty() {
         return Err(format!("`{s}`: expected ADDR:FILE"));
     }
@@ -197,8 +204,10 @@ pub fn load_program(path: &Path) -> Result<Program, CliError> {
     let bytes = std::fs::read(path).map_err(io_err(path))?;
     let name = path.display().to_string();
     if container::is_container(&bytes) {
-        return container::read(&bytes)
-            .map_err(|e| CliError::Container { path: name, err: e.to_string() });
+        return container::read(&bytes).map_err(|e| CliError::Container {
+            path: name,
+            err: e.to_string(),
+        });
     }
     let src = std::str::from_utf8(&bytes).map_err(|_| CliError::NotText(name.clone()))?;
     assemble(src, &name).map_err(|e| CliError::Asm(e.to_string()))
@@ -223,7 +232,10 @@ pub fn main() -> i32 {
     };
     let result = match cli.cmd {
         Cmd::Run(args) => {
-            let order = matches.subcommand_matches("run").map(dump_order).unwrap_or_default();
+            let order = matches
+                .subcommand_matches("run")
+                .map(dump_order)
+                .unwrap_or_default();
             cmd_run(args, &order)
         }
         Cmd::Asm { file, out } => cmd_asm(&file, &out),
@@ -254,6 +266,11 @@ fn dump_order(m: &clap::ArgMatches) -> Vec<(Space, usize)> {
 }
 
 fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
+    if matches!(args.engine, EngineArg::Jit) && !vm::JIT_AVAILABLE {
+        return Err(CliError::BadFlag(
+            "--engine jit: the JIT tier is not built yet".into(),
+        ));
+    }
     let program = load_program(&args.file)?;
     let vl = match args.vl {
         Some(v) if !(v <= 64 && valid_vl(v as u32)) => {
@@ -291,7 +308,11 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
         };
         let req = DumpRequest { space, addr, len };
         req.validate(&program).map_err(|e| {
-            let flag = if space == Space::Memory { "--dump-mem" } else { "--dump-tile" };
+            let flag = if space == Space::Memory {
+                "--dump-mem"
+            } else {
+                "--dump-tile"
+            };
             CliError::BadFlag(format!("{flag} {addr:#x}:{len}: {e}"))
         })?;
         dumps.push(req);
@@ -319,9 +340,10 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
 
     let mut m = Machine::new(&program, config).map_err(|e| CliError::Machine(e.to_string()))?;
     for (addr, bytes) in &loads {
-        let dst = m.mem.bytes_mut(*addr, bytes.len() as u64).ok_or_else(|| {
-            CliError::BadFlag(format!("--load {addr:#x}: range is not mapped"))
-        })?;
+        let dst = m
+            .mem
+            .bytes_mut(*addr, bytes.len() as u64)
+            .ok_or_else(|| CliError::BadFlag(format!("--load {addr:#x}: range is not mapped")))?;
         dst.copy_from_slice(bytes);
     }
     let decoded = Decoded::new(&program.code);
@@ -331,9 +353,22 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
             let _ = writeln!(err, "{ev}");
         });
         let _ = err.flush();
-        (exit, vm::EngineStats { interp_retired: m.retired, ..Default::default() })
+        (
+            exit,
+            vm::EngineStats {
+                interp_retired: m.retired,
+                ..Default::default()
+            },
+        )
     } else {
-        vm::run(engine_of(args.engine), &mut m, &decoded, &VmOptions { jit_threshold: args.jit_threshold })
+        vm::run(
+            engine_of(args.engine),
+            &mut m,
+            &decoded,
+            &VmOptions {
+                jit_threshold: args.jit_threshold,
+            },
+        )
     };
     let result = RunResult::capture(&m, exit, &dumps);
     for (addr, len, path) in &args.save {
@@ -395,7 +430,9 @@ fn cmd_fuzz(args: &FuzzArgs) -> Result<i32, CliError> {
     use lanejit::fuzz;
     let engines: Vec<Engine> = args.engines.iter().map(|&e| engine_of(e)).collect();
     if engines.len() < 2 {
-        return Err(CliError::BadFlag("--engines needs at least two engines".into()));
+        return Err(CliError::BadFlag(
+            "--engines needs at least two engines".into(),
+        ));
     }
     if let Some(path) = &args.replay {
         let src = std::fs::read_to_string(path).map_err(io_err(path))?;

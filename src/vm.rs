@@ -17,6 +17,9 @@ use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Exit, Machine};
 use lanejit_jit::Jit;
 
+/// Whether the JIT tier is built (it is; kept for the CLI).
+pub const JIT_AVAILABLE: bool = true;
+
 /// Which engine runs a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Engine {

@@ -32,27 +32,43 @@ fn num(s: &str) -> u64 {
 
 fn hexbytes(s: &str) -> Vec<u8> {
     assert!(s.len() % 2 == 0, "odd hex string {s:?}");
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 fn parse_expectations(src: &str) -> Vec<Expect> {
     let mut out = Vec::new();
     for line in src.lines() {
-        let Some(rest) = line.trim().strip_prefix("; expect ") else { continue };
+        let Some(rest) = line.trim().strip_prefix("; expect ") else {
+            continue;
+        };
         let w: Vec<&str> = rest.split_whitespace().collect();
         let e = match w.as_slice() {
             ["status", s] => Expect::Status(s.to_string()),
             ["instructions", n] => Expect::Instructions(num(n)),
-            ["trap", kind, "pc", pc, "lane", lane, "ea", ea, "space", space, "access", access] => {
-                Expect::Trap(
-                    kind.to_string(),
-                    num(pc),
-                    num(lane) as u32,
-                    num(ea),
-                    space.to_string(),
-                    access.to_string(),
-                )
-            }
+            [
+                "trap",
+                kind,
+                "pc",
+                pc,
+                "lane",
+                lane,
+                "ea",
+                ea,
+                "space",
+                space,
+                "access",
+                access,
+            ] => Expect::Trap(
+                kind.to_string(),
+                num(pc),
+                num(lane) as u32,
+                num(ea),
+                space.to_string(),
+                access.to_string(),
+            ),
             ["mem", a, h] => Expect::Mem(num(a), hexbytes(h)),
             ["tile", a, h] => Expect::Tile(num(a), hexbytes(h)),
             [reg, v] if reg.starts_with('s') => Expect::Scalar(reg[1..].parse().unwrap(), num(v)),
@@ -88,7 +104,11 @@ fn run(program: &Program) -> (Machine, Exit) {
 #[test]
 fn example_kernels_meet_their_expectations() {
     let files = kernels();
-    assert!(files.len() >= 8, "expected at least 8 example kernels, found {}", files.len());
+    assert!(
+        files.len() >= 8,
+        "expected at least 8 example kernels, found {}",
+        files.len()
+    );
     for path in files {
         let name = path.display().to_string();
         let src = std::fs::read_to_string(&path).unwrap();
@@ -107,15 +127,27 @@ fn example_kernels_meet_their_expectations() {
                     assert_eq!(got, s, "{name}: status ({exit:?})");
                 }
                 Expect::Trap(kind, pc, lane, ea, space, access) => {
-                    let Exit::Trapped(t) = exit else { panic!("{name}: expected a trap, got {exit:?}") };
-                    let f = t.mem.unwrap_or_else(|| panic!("{name}: not a memory trap: {t:?}"));
+                    let Exit::Trapped(t) = exit else {
+                        panic!("{name}: expected a trap, got {exit:?}")
+                    };
+                    let f = t
+                        .mem
+                        .unwrap_or_else(|| panic!("{name}: not a memory trap: {t:?}"));
                     assert_eq!(t.kind.name(), kind, "{name}: trap kind");
-                    assert_eq!((t.pc, f.lane, f.ea), (*pc, *lane, *ea), "{name}: trap pc/lane/ea");
+                    assert_eq!(
+                        (t.pc, f.lane, f.ea),
+                        (*pc, *lane, *ea),
+                        "{name}: trap pc/lane/ea"
+                    );
                     let sp = match f.space {
                         lanejit_interp::program::Space::Memory => "memory",
                         lanejit_interp::program::Space::Tile => "tile",
                     };
-                    assert_eq!((sp, f.access.name()), (space.as_str(), access.as_str()), "{name}");
+                    assert_eq!(
+                        (sp, f.access.name()),
+                        (space.as_str(), access.as_str()),
+                        "{name}"
+                    );
                 }
                 Expect::Instructions(n) => assert_eq!(m.retired, *n, "{name}: retired"),
                 Expect::Scalar(r, v) => {

@@ -17,8 +17,8 @@ use arbitrary::{Result, Unstructured};
 use lanejit_interp::isa::*;
 use lanejit_interp::machine::Config;
 use lanejit_interp::program::{
-    DataSeg, MemPerm, MemRange, PAGE_SIZE, Program, Space, SymKind, Symbol, TILE_GRANULE,
-    TilePerm, TileRange,
+    DataSeg, MemPerm, MemRange, PAGE_SIZE, Program, Space, SymKind, Symbol, TILE_GRANULE, TilePerm,
+    TileRange,
 };
 
 /// First guest address of the fuzzed data region.
@@ -150,7 +150,14 @@ impl GenProgram {
                 Item::LoopStart(sa) => {
                     loop_start = at[i];
                     // exit target patched when the end is seen
-                    code.push(Inst::Loop(Loop { sa: *sa, exit: Target(0) }).encode().first);
+                    code.push(
+                        Inst::Loop(Loop {
+                            sa: *sa,
+                            exit: Target(0),
+                        })
+                        .encode()
+                        .first,
+                    );
                 }
                 Item::LoopEnd => {
                     let body = Target(loop_start + 1);
@@ -189,18 +196,30 @@ fn pick<T: Copy>(u: &mut Unstructured, xs: &[T]) -> Result<T> {
 }
 
 fn sreg(u: &mut Unstructured, base_bias: bool) -> Result<SReg> {
-    let pool: &[u8] = if base_bias && u.ratio(3, 4)? { &SBASE } else { &SWORK };
+    let pool: &[u8] = if base_bias && u.ratio(3, 4)? {
+        &SBASE
+    } else {
+        &SWORK
+    };
     Ok(SReg(pick(u, pool)?))
 }
 
 fn vreg(u: &mut Unstructured, base_bias: bool) -> Result<VReg> {
-    let pool: &[u8] = if base_bias && u.ratio(3, 4)? { &VBASE } else { &VWORK };
+    let pool: &[u8] = if base_bias && u.ratio(3, 4)? {
+        &VBASE
+    } else {
+        &VWORK
+    };
     Ok(VReg(pick(u, pool)?))
 }
 
 /// An address-ish SrcL: mostly scalar bases, sometimes vector bases.
 fn base_reg(u: &mut Unstructured) -> Result<Reg> {
-    Ok(if u.ratio(2, 3)? { Reg::S(sreg(u, true)?.0) } else { Reg::V(vreg(u, true)?.0) })
+    Ok(if u.ratio(2, 3)? {
+        Reg::S(sreg(u, true)?.0)
+    } else {
+        Reg::V(vreg(u, true)?.0)
+    })
 }
 
 /// An offset register: scalar, vector (lane indices) or lc0.
@@ -213,7 +232,11 @@ fn off_reg(u: &mut Unstructured) -> Result<Reg> {
 }
 
 fn data_reg(u: &mut Unstructured) -> Result<Reg> {
-    Ok(if u.ratio(1, 5)? { Reg::S(sreg(u, false)?.0) } else { Reg::V(vreg(u, false)?.0) })
+    Ok(if u.ratio(1, 5)? {
+        Reg::S(sreg(u, false)?.0)
+    } else {
+        Reg::V(vreg(u, false)?.0)
+    })
 }
 
 fn small_simm24(u: &mut Unstructured) -> Result<i32> {
@@ -234,24 +257,70 @@ fn shamt(u: &mut Unstructured) -> Result<u8> {
 }
 
 fn coff(u: &mut Unstructured) -> Result<SOrImm> {
-    Ok(if u.ratio(1, 2)? { SOrImm::Imm(small_simm24(u)?) } else { SOrImm::Reg(sreg(u, false)?) })
+    Ok(if u.ratio(1, 2)? {
+        SOrImm::Imm(small_simm24(u)?)
+    } else {
+        SOrImm::Reg(sreg(u, false)?)
+    })
 }
 
 /// A random load or store of any mnemonic and addressing form.
 fn mem_inst(u: &mut Unstructured) -> Result<Inst> {
-    let mem_ops: Vec<Opcode> = Opcode::ALL.iter().copied().filter(|o| o.mem().is_some()).collect();
+    let mem_ops: Vec<Opcode> = Opcode::ALL
+        .iter()
+        .copied()
+        .filter(|o| o.mem().is_some())
+        .collect();
     let op = pick(u, &mem_ops)?;
     let local = u.ratio(1, 4)?;
     let f = op.format();
     let dst = vreg(u, false)?;
     // Build operands for the format, then re-encode through the opcode byte.
     let operand_bits = match f {
-        FormatKind::LoadRR => LoadRR { dst, base: base_reg(u)?, off: off_reg(u)?, shamt: shamt(u)?, local }.encode_fields(),
-        FormatKind::LoadImm => LoadImm { dst, base: base_reg(u)?, imm: small_simm24(u)?, local }.encode_fields(),
-        FormatKind::LoadC => LoadC { dst, base: sreg(u, true)?, off: coff(u)?, local }.encode_fields(),
-        FormatKind::StoreRR => StoreRR { src: data_reg(u)?, base: base_reg(u)?, off: off_reg(u)?, shamt: shamt(u)?, local }.encode_fields(),
-        FormatKind::StoreImm => StoreImm { src: data_reg(u)?, base: base_reg(u)?, imm: small_simm24(u)?, local }.encode_fields(),
-        FormatKind::StoreC => StoreC { src: data_reg(u)?, base: sreg(u, true)?, off: coff(u)?, local }.encode_fields(),
+        FormatKind::LoadRR => LoadRR {
+            dst,
+            base: base_reg(u)?,
+            off: off_reg(u)?,
+            shamt: shamt(u)?,
+            local,
+        }
+        .encode_fields(),
+        FormatKind::LoadImm => LoadImm {
+            dst,
+            base: base_reg(u)?,
+            imm: small_simm24(u)?,
+            local,
+        }
+        .encode_fields(),
+        FormatKind::LoadC => LoadC {
+            dst,
+            base: sreg(u, true)?,
+            off: coff(u)?,
+            local,
+        }
+        .encode_fields(),
+        FormatKind::StoreRR => StoreRR {
+            src: data_reg(u)?,
+            base: base_reg(u)?,
+            off: off_reg(u)?,
+            shamt: shamt(u)?,
+            local,
+        }
+        .encode_fields(),
+        FormatKind::StoreImm => StoreImm {
+            src: data_reg(u)?,
+            base: base_reg(u)?,
+            imm: small_simm24(u)?,
+            local,
+        }
+        .encode_fields(),
+        FormatKind::StoreC => StoreC {
+            src: data_reg(u)?,
+            base: sreg(u, true)?,
+            off: coff(u)?,
+            local,
+        }
+        .encode_fields(),
         _ => unreachable!("memory opcode with a non-memory format"),
     };
     let word = operand_bits.0 | op as u64;
@@ -279,14 +348,30 @@ fn alu_inst(u: &mut Unstructured) -> Result<Inst> {
     let sd = SReg(pick(u, &SWORK)?);
     let vd = VReg(pick(u, &VWORK)?);
     let alu = |u: &mut Unstructured| -> Result<SAlu> {
-        let sb = if u.ratio(1, 2)? { SOrImm::Imm(alu_imm(u)?) } else { SOrImm::Reg(sreg(u, false)?) };
-        Ok(SAlu { sd, sa: sreg(u, false)?, sb })
+        let sb = if u.ratio(1, 2)? {
+            SOrImm::Imm(alu_imm(u)?)
+        } else {
+            SOrImm::Reg(sreg(u, false)?)
+        };
+        Ok(SAlu {
+            sd,
+            sa: sreg(u, false)?,
+            sb,
+        })
     };
     let valu = |u: &mut Unstructured| -> Result<VAlu> {
-        Ok(VAlu { vd, va: vreg(u, true)?, vb: vsrc(u, true)? })
+        Ok(VAlu {
+            vd,
+            va: vreg(u, true)?,
+            vb: vsrc(u, true)?,
+        })
     };
     let vfp = |u: &mut Unstructured| -> Result<VFp> {
-        Ok(VFp { vd, va: vreg(u, false)?, vb: vsrc(u, false)? })
+        Ok(VFp {
+            vd,
+            va: vreg(u, false)?,
+            vb: vsrc(u, false)?,
+        })
     };
     Ok(match u.int_in_range(0..=30)? {
         0 => Inst::SAdd(alu(u)?),
@@ -298,27 +383,65 @@ fn alu_inst(u: &mut Unstructured) -> Result<Inst> {
         6 => Inst::SShl(alu(u)?),
         7 => Inst::SShr(alu(u)?),
         8 => Inst::SSra(alu(u)?),
-        9 => Inst::SLi(SLi { sd, imm: u.arbitrary()? }),
-        10 => Inst::SMov(SMov { sd, sa: sreg(u, true)? }),
-        11 => pick(u, &[Inst::SLc0(SUnary { sd }), Inst::SVl(SUnary { sd }), Inst::SGid(SUnary { sd }), Inst::SMask(SUnary { sd })])?,
-        12 => Inst::SGetlane(SGetLane { sd, va: vreg(u, false)?, lane: u.int_in_range(0..=63)? }),
+        9 => Inst::SLi(SLi {
+            sd,
+            imm: u.arbitrary()?,
+        }),
+        10 => Inst::SMov(SMov {
+            sd,
+            sa: sreg(u, true)?,
+        }),
+        11 => pick(
+            u,
+            &[
+                Inst::SLc0(SUnary { sd }),
+                Inst::SVl(SUnary { sd }),
+                Inst::SGid(SUnary { sd }),
+                Inst::SMask(SUnary { sd }),
+            ],
+        )?,
+        12 => Inst::SGetlane(SGetLane {
+            sd,
+            va: vreg(u, false)?,
+            lane: u.int_in_range(0..=63)?,
+        }),
         13 => Inst::VAdd(valu(u)?),
         14 => Inst::VSub(valu(u)?),
         15 => Inst::VMul(valu(u)?),
         16 => Inst::VAnd(valu(u)?),
         17 => Inst::VOr(valu(u)?),
         18 => Inst::VXor(valu(u)?),
-        19 => pick(u, &[Inst::VShl(valu(u)?), Inst::VShr(valu(u)?), Inst::VSra(valu(u)?)])?,
-        20 => Inst::VMov(VMov { vd, src: vsrc(u, true)? }),
-        21 => pick(u, &[Inst::VLaneid(VUnary { vd }), Inst::VLc0(VUnary { vd })])?,
+        19 => {
+            let f = valu(u)?;
+            pick(u, &[Inst::VShl(f), Inst::VShr(f), Inst::VSra(f)])?
+        }
+        20 => Inst::VMov(VMov {
+            vd,
+            src: vsrc(u, true)?,
+        }),
+        21 => pick(
+            u,
+            &[Inst::VLaneid(VUnary { vd }), Inst::VLc0(VUnary { vd })],
+        )?,
         22 => Inst::VFaddS(vfp(u)?),
         23 => Inst::VFsubS(vfp(u)?),
-        24 => pick(u, &[Inst::VFmulS(vfp(u)?), Inst::VFmaS(vfp(u)?)])?,
+        24 => {
+            let f = vfp(u)?;
+            pick(u, &[Inst::VFmulS(f), Inst::VFmaS(f)])?
+        }
         25 => Inst::VFaddD(vfp(u)?),
         26 => Inst::VFsubD(vfp(u)?),
-        27 => pick(u, &[Inst::VFmulD(vfp(u)?), Inst::VFmaD(vfp(u)?)])?,
-        28 => Inst::VRedsum(VRedSum { sd, va: vreg(u, false)? }),
-        29 => Inst::VSetmask(VSetMask { sa: sreg(u, false)? }),
+        27 => {
+            let f = vfp(u)?;
+            pick(u, &[Inst::VFmulD(f), Inst::VFmaD(f)])?
+        }
+        28 => Inst::VRedsum(VRedSum {
+            sd,
+            va: vreg(u, false)?,
+        }),
+        29 => Inst::VSetmask(VSetMask {
+            sa: sreg(u, false)?,
+        }),
         _ => Inst::Nop(Nullary),
     })
 }
@@ -328,7 +451,9 @@ fn base_value(u: &mut Unstructured, tile_size: u64) -> Result<u64> {
     let region_end = DATA_BASE + DATA_PAGES * PAGE_SIZE;
     Ok(match u.int_in_range(0..=11)? {
         0..=3 => DATA_BASE + u.int_in_range(0..=DATA_PAGES * PAGE_SIZE - 1)?,
-        4 => DATA_BASE + u.int_in_range(1..=DATA_PAGES - 1)? * PAGE_SIZE - u.int_in_range(0..=16)?,
+        4 => {
+            DATA_BASE + u.int_in_range(1..=DATA_PAGES - 1)? * PAGE_SIZE - u.int_in_range(0..=16)?
+        }
         5 => DATA_BASE + (u.int_in_range(0..=DATA_PAGES * PAGE_SIZE / 8 - 1)? * 8),
         6 => region_end - u.int_in_range(0..=64)?,
         7 => u.int_in_range(0..=tile_size + 64)?,
@@ -354,8 +479,14 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
         let Some(perm) = perm else { continue };
         let start = DATA_BASE + p * PAGE_SIZE;
         match mem_map.last_mut() {
-            Some(last) if last.perm == perm && last.start + last.len == start => last.len += PAGE_SIZE,
-            _ => mem_map.push(MemRange { start, len: PAGE_SIZE, perm }),
+            Some(last) if last.perm == perm && last.start + last.len == start => {
+                last.len += PAGE_SIZE
+            }
+            _ => mem_map.push(MemRange {
+                start,
+                len: PAGE_SIZE,
+                perm,
+            }),
         }
     }
     // Tile: 4..=64 granules, a few protected runs.
@@ -365,7 +496,11 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
     for _ in 0..u.int_in_range(0..=3)? {
         let start = u.int_in_range(0..=granules - 1)?;
         let len = u.int_in_range(1..=(granules - start).min(4))?;
-        let perm = if u.ratio(1, 2)? { TilePerm::None } else { TilePerm::R };
+        let perm = if u.ratio(1, 2)? {
+            TilePerm::None
+        } else {
+            TilePerm::R
+        };
         for g in start..start + len {
             gperm[g as usize] = perm;
         }
@@ -377,8 +512,14 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
         }
         let start = g as u64 * TILE_GRANULE;
         match tile_protect.last_mut() {
-            Some(last) if last.perm == perm && last.start + last.len == start => last.len += TILE_GRANULE,
-            _ => tile_protect.push(TileRange { start, len: TILE_GRANULE, perm }),
+            Some(last) if last.perm == perm && last.start + last.len == start => {
+                last.len += TILE_GRANULE
+            }
+            _ => tile_protect.push(TileRange {
+                start,
+                len: TILE_GRANULE,
+                perm,
+            }),
         }
     }
     // Data: a pattern in every mapped page and the tile, from one seed.
@@ -395,21 +536,40 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
             bytes: (r.start..r.start + r.len).map(pattern).collect(),
         })
         .collect();
-    data.push(DataSeg { space: Space::Tile, addr: 0, bytes: (0..tile_size).map(|a| pattern(a + 7)).collect() });
+    data.push(DataSeg {
+        space: Space::Tile,
+        addr: 0,
+        bytes: (0..tile_size).map(|a| pattern(a + 7)).collect(),
+    });
 
     let mut items = Vec::new();
     // Prologue: base scalars and vectors.
     for &r in &SBASE {
-        items.push(Item::Inst(Inst::SLi(SLi { sd: SReg(r), imm: base_value(u, tile_size)? })));
+        items.push(Item::Inst(Inst::SLi(SLi {
+            sd: SReg(r),
+            imm: base_value(u, tile_size)?,
+        })));
     }
     for &r in &VBASE {
         let vd = VReg(r);
         items.push(Item::Inst(Inst::VLaneid(VUnary { vd })));
         match u.int_in_range(0..=3)? {
             0 => {}
-            1 => items.push(Item::Inst(Inst::VMul(VAlu { vd, va: vd, vb: VSrc::Imm(pick(u, &[1, 2, 4, 8, -4, 3])?) }))),
-            2 => items.push(Item::Inst(Inst::VAdd(VAlu { vd, va: vd, vb: VSrc::S(SReg(pick(u, &SBASE)?)) }))),
-            _ => items.push(Item::Inst(Inst::VXor(VAlu { vd, va: vd, vb: VSrc::Imm(alu_imm(u)?) }))),
+            1 => items.push(Item::Inst(Inst::VMul(VAlu {
+                vd,
+                va: vd,
+                vb: VSrc::Imm(pick(u, &[1, 2, 4, 8, -4, 3])?),
+            }))),
+            2 => items.push(Item::Inst(Inst::VAdd(VAlu {
+                vd,
+                va: vd,
+                vb: VSrc::S(SReg(pick(u, &SBASE)?)),
+            }))),
+            _ => items.push(Item::Inst(Inst::VXor(VAlu {
+                vd,
+                va: vd,
+                vb: VSrc::Imm(alu_imm(u)?),
+            }))),
         }
     }
     // Body.
@@ -433,7 +593,10 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
                     5 => u.int_in_range(0..=300)?,
                     _ => u.int_in_range(0..=5000)?,
                 };
-                items.push(Item::Inst(Inst::SLi(SLi { sd: trip_reg, imm: trip })));
+                items.push(Item::Inst(Inst::SLi(SLi {
+                    sd: trip_reg,
+                    imm: trip,
+                })));
                 items.push(Item::LoopStart(trip_reg));
                 in_loop = Some(u.int_in_range(1..=6)?);
                 continue;
@@ -441,15 +604,26 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
             16 => {
                 // Mask.
                 let r = SReg(pick(u, &[12u8, 13])?);
-                items.push(Item::Inst(Inst::SLi(SLi { sd: r, imm: u.arbitrary()? })));
+                items.push(Item::Inst(Inst::SLi(SLi {
+                    sd: r,
+                    imm: u.arbitrary()?,
+                })));
                 items.push(Item::Inst(Inst::VSetmask(VSetMask { sa: r })));
             }
             17 if in_loop.is_none() => {
                 // Forward branch (never out of a loop body: labels are placed outside loops).
                 let l = labels;
                 labels += 1;
-                let sb = if u.ratio(1, 2)? { SOrImm::Imm(u.int_in_range(-4..=4)?) } else { SOrImm::Reg(sreg(u, false)?) };
-                let b = Branch { sa: sreg(u, false)?, sb, target: Target(0) };
+                let sb = if u.ratio(1, 2)? {
+                    SOrImm::Imm(u.int_in_range(-4..=4)?)
+                } else {
+                    SOrImm::Reg(sreg(u, false)?)
+                };
+                let b = Branch {
+                    sa: sreg(u, false)?,
+                    sb,
+                    target: Target(0),
+                };
                 let inst = match u.int_in_range(0..=6)? {
                     0 => Inst::J(Jump { target: Target(0) }),
                     1 => Inst::Beq(b),
@@ -494,8 +668,21 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
     if !u.ratio(1, 20)? {
         items.push(Item::Inst(Inst::Halt(Nullary)));
     }
-    let fuel = if u.ratio(1, 5)? { u.int_in_range(0..=300)? } else { 200_000 };
-    Ok(GenProgram { vl, strict_align, fuel, mem_map, tile_size, tile_protect, data, items })
+    let fuel = if u.ratio(1, 5)? {
+        u.int_in_range(0..=300)?
+    } else {
+        200_000
+    };
+    Ok(GenProgram {
+        vl,
+        strict_align,
+        fuel,
+        mem_map,
+        tile_size,
+        tile_protect,
+        data,
+        items,
+    })
 }
 
 #[cfg(test)]

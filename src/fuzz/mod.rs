@@ -41,12 +41,18 @@ pub struct Snapshot {
 }
 
 /// The engines `lanejit fuzz` can compare.
-pub const ENGINES: [(&str, Engine); 3] =
-    [("interp", Engine::Interp), ("jit", Engine::Jit), ("tiered", Engine::Tiered)];
+pub const ENGINES: [(&str, Engine); 3] = [
+    ("interp", Engine::Interp),
+    ("jit", Engine::Jit),
+    ("tiered", Engine::Tiered),
+];
 
 /// The name of an engine.
 pub fn engine_name(e: Engine) -> &'static str {
-    ENGINES.iter().find(|(_, x)| *x == e).map_or("?", |(n, _)| n)
+    ENGINES
+        .iter()
+        .find(|(_, x)| *x == e)
+        .map_or("?", |(n, _)| n)
 }
 
 /// Run `program` with `config` on `engine` and capture the snapshot. `None` when the machine
@@ -61,7 +67,12 @@ pub fn run_snapshot(
     let (exit, _) = vm::run(engine, &mut m, &d, &VmOptions { jit_threshold: 2 });
     let result = RunResult::capture(&m, exit, &[]);
     let memory = m.mem.mapped_pages().map(|(a, b)| (a, b.to_vec())).collect();
-    Some(Snapshot { result, trip: m.regs.trip, memory, tile: m.tile.as_bytes().to_vec() })
+    Some(Snapshot {
+        result,
+        trip: m.regs.trip,
+        memory,
+        tile: m.tile.as_bytes().to_vec(),
+    })
 }
 
 /// A divergence between two engines on one program.
@@ -119,7 +130,8 @@ pub fn bisect(g: &GenProgram, a: Engine, b: Engine) -> u64 {
 
 /// The case for index `i` of a campaign with `seed`: deterministic, independent of others.
 pub fn case_bytes(seed: u64, i: u64) -> Vec<u8> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut rng =
+        rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut bytes = vec![0u8; 8192];
     rng.fill_bytes(&mut bytes);
     bytes
@@ -141,7 +153,12 @@ pub fn check_case(g: &GenProgram, engines: &[Engine]) -> Option<Divergence> {
     let program = case.build();
     let ((ea, sa), (eb, sb)) = diverges(&program, case.config(), &pair)?;
     let first_diff_after = bisect(&case, ea, eb);
-    Some(Divergence { case, a: (ea, sa), b: (eb, sb), first_diff_after })
+    Some(Divergence {
+        case,
+        a: (ea, sa),
+        b: (eb, sb),
+        first_diff_after,
+    })
 }
 
 /// The reproducer text: a header (engines, configuration, first differing instruction, both
@@ -157,7 +174,11 @@ pub fn reproducer(d: &Divergence) -> String {
     ));
     s.push_str(&format!(
         "; fuzz-config:{} --max-instructions {}\n",
-        if d.case.strict_align { " --strict-align" } else { "" },
+        if d.case.strict_align {
+            " --strict-align"
+        } else {
+            ""
+        },
         d.case.fuel
     ));
     s.push_str(&format!(
@@ -166,13 +187,21 @@ pub fn reproducer(d: &Divergence) -> String {
         describe_inst(&program, &d.a.1, d.first_diff_after)
     ));
     for (e, snap) in [&d.a, &d.b] {
-        s.push_str(&format!("; {}: {}\n", engine_name(*e), snap.result.to_json()));
+        s.push_str(&format!(
+            "; {}: {}\n",
+            engine_name(*e),
+            snap.result.to_json()
+        ));
         if snap.trip != d.a.1.trip || snap.memory != d.a.1.memory || snap.tile != d.a.1.tile {
             s.push_str(&format!(
                 "; {}: trip {:#x}, memory/tile {}\n",
                 engine_name(*e),
                 snap.trip,
-                if snap.memory == d.a.1.memory && snap.tile == d.a.1.tile { "same" } else { "differ" }
+                if snap.memory == d.a.1.memory && snap.tile == d.a.1.tile {
+                    "same"
+                } else {
+                    "differ"
+                }
             ));
         }
     }
@@ -190,7 +219,9 @@ fn describe_inst(program: &Program, _reference: &Snapshot, n: u64) -> String {
         max_instructions: Some(n - 1),
         ..lanejit_interp::machine::Config::for_program(program, None)
     };
-    let Ok(mut m) = Machine::new(program, config) else { return String::new() };
+    let Ok(mut m) = Machine::new(program, config) else {
+        return String::new();
+    };
     let d = Decoded::new(&program.code);
     let _ = lanejit_interp::interp::run(&mut m, &d);
     let idx = (m.pc / 8) as usize;

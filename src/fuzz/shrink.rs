@@ -19,12 +19,12 @@ fn still_diverges(g: &GenProgram, pair: &[Engine; 2]) -> bool {
 /// Shrink `g`, which diverges between `pair[0]` and `pair[1]`.
 pub fn shrink(g: &GenProgram, pair: &[Engine; 2]) -> GenProgram {
     let mut best = g.clone();
-    let mut attempts = 0usize;
-    let mut try_keep = |cand: GenProgram, best: &mut GenProgram| -> bool {
-        if attempts >= MAX_ATTEMPTS {
+    let attempts = std::cell::Cell::new(0usize);
+    let try_keep = |cand: GenProgram, best: &mut GenProgram| -> bool {
+        if attempts.get() >= MAX_ATTEMPTS {
             return false;
         }
-        attempts += 1;
+        attempts.set(attempts.get() + 1);
         if still_diverges(&cand, pair) {
             *best = cand;
             true
@@ -75,7 +75,7 @@ pub fn shrink(g: &GenProgram, pair: &[Engine; 2]) -> GenProgram {
             }
             progress = true;
         }
-        if !progress || attempts >= MAX_ATTEMPTS {
+        if !progress || attempts.get() >= MAX_ATTEMPTS {
             break;
         }
     }
@@ -110,8 +110,13 @@ fn simplifications(it: &Item) -> Vec<Item> {
             }
             // shamt toward zero for register-offset memory forms.
             match other {
-                Inst::VLb(o) | Inst::VLh(o) | Inst::VLw(o) | Inst::VLd(o) | Inst::VLbu(o)
-                | Inst::VLhu(o) | Inst::VLwu(o)
+                Inst::VLb(o)
+                | Inst::VLh(o)
+                | Inst::VLw(o)
+                | Inst::VLd(o)
+                | Inst::VLbu(o)
+                | Inst::VLhu(o)
+                | Inst::VLwu(o)
                     if o.shamt != 0 =>
                 {
                     let w = other.encode().first & !(0x1f << 40);
