@@ -1,5 +1,5 @@
-//! The `lanejit` crate: the tiered VM ([`vm`]) that runs programs on the interpreter and the
-//! JIT, and the differential fuzzer ([`fuzz`]). The `lanejit` binary's CLI is in `main.rs`.
+//! `lanejit`: the tiered VM ([`vm`]) on top of the reference interpreter (`lanejit-interp`)
+//! and the Cranelift JIT (`lanejit-jit`), plus the differential fuzzing support ([`fuzz`]).
 
 pub mod fuzz;
 pub mod vm;

@@ -1,28 +1,50 @@
-//! The VM: runs a machine on the chosen engine and reports engine statistics. Until the JIT
-//! tier lands, `tiered` runs the interpreter alone and `jit` is refused by the CLI.
+//! The tiered VM: one dispatcher that runs a program on the interpreter, the JIT, or both.
+//!
+//! * [`Engine::Interp`] runs `interp::run` and never compiles.
+//! * [`Engine::Jit`] compiles the region at every dispatch pc on first entry.
+//! * [`Engine::Tiered`] counts entries per region start and compiles a region once its count
+//!   passes [`VmOptions::jit_threshold`].
+//!
+//! Dispatch points are the pcs where control arrives after a control instruction, after a
+//! compiled region returns, or after the interpreter executed an instruction a region
+//! declined. At a dispatch point with compiled code the VM enters it; a region that returns
+//! "interpreter next" (declined instruction, failed check, budget too small) gets exactly one
+//! `interp::step`, which also raises precise traps. Otherwise the interpreter runs one block
+//! (`interp::run_block`). The final state is the interpreter's, bit for bit, whichever engine
+//! runs.
 
 use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Exit, Machine};
+use lanejit_jit::Jit;
 
-/// Execution engine.
+/// Whether the JIT tier is built (it is; kept for the CLI).
+pub const JIT_AVAILABLE: bool = true;
+
+/// Which engine runs a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Engine {
-    /// The reference interpreter, never compiling.
+    /// The reference interpreter only.
     Interp,
     /// Compile every region on first entry.
     Jit,
-    /// Interpret; compile regions once hot.
+    /// Interpret, and compile regions that become hot (the default).
     Tiered,
 }
 
-/// VM options.
-#[derive(Clone, Copy, Debug)]
+/// VM tuning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VmOptions {
-    /// Region entries before the tiered engine compiles a region.
+    /// Entries of a region before [`Engine::Tiered`] compiles it.
     pub jit_threshold: u32,
 }
 
-/// Engine statistics (not part of the comparison between engines).
+impl Default for VmOptions {
+    fn default() -> Self {
+        VmOptions { jit_threshold: 16 }
+    }
+}
+
+/// What the engines did (not part of the comparison between engines).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EngineStats {
     /// Regions compiled.
@@ -31,27 +53,76 @@ pub struct EngineStats {
     pub jit_retired: u64,
     /// Instructions retired by the interpreter.
     pub interp_retired: u64,
-    /// Time spent compiling, in microseconds.
+    /// Total compile time, microseconds.
     pub compile_us: u64,
 }
 
-/// Whether the JIT tier is built.
-pub const JIT_AVAILABLE: bool = false;
+/// Run `m` from its pc on `engine` until it halts, traps or reaches its instruction limit.
+pub fn run(engine: Engine, m: &mut Machine, d: &Decoded, opts: &VmOptions) -> (Exit, EngineStats) {
+    let threshold = match engine {
+        Engine::Interp => return run_interp(m, d),
+        Engine::Jit => 0,
+        Engine::Tiered => opts.jit_threshold,
+    };
+    let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
+    match Jit::new(&words, m) {
+        Ok(mut jit) => run_tiered(m, d, &mut jit, threshold),
+        // No code generator for this host: the interpreter gives the same result.
+        Err(_) => run_interp(m, d),
+    }
+}
 
-/// Run `m` to its end on `engine`.
-pub fn run(
-    _engine: Engine,
-    m: &mut Machine,
-    d: &Decoded,
-    _opts: &VmOptions,
-) -> (Exit, EngineStats) {
+fn run_interp(m: &mut Machine, d: &Decoded) -> (Exit, EngineStats) {
     let before = m.retired;
     let exit = interp::run(m, d);
-    (
-        exit,
-        EngineStats {
-            interp_retired: m.retired - before,
-            ..EngineStats::default()
-        },
-    )
+    let stats = EngineStats {
+        interp_retired: m.retired - before,
+        ..EngineStats::default()
+    };
+    (exit, stats)
+}
+
+fn run_tiered(m: &mut Machine, d: &Decoded, jit: &mut Jit, threshold: u32) -> (Exit, EngineStats) {
+    let mut stats = EngineStats::default();
+    let mut counts = vec![0u32; d.len()];
+    let exit = loop {
+        let pc = m.pc;
+        if let Some(c) = jit.lookup(pc) {
+            let r = jit.run(c, m);
+            stats.jit_retired += r.retired;
+            if r.interp_next {
+                let before = m.retired;
+                let e = interp::step(m, d);
+                stats.interp_retired += m.retired - before;
+                if let Some(e) = e {
+                    break e;
+                }
+            }
+            continue;
+        }
+        if pc % 8 == 0 {
+            if let Some(n) = counts.get_mut((pc / 8) as usize) {
+                if *n != u32::MAX {
+                    *n += 1;
+                    if *n > threshold {
+                        match jit.compile(pc) {
+                            Ok(Some(_)) => continue,
+                            // Declined, or the translator failed: interpret this pc for good.
+                            Ok(None) | Err(_) => *n = u32::MAX,
+                        }
+                    }
+                }
+            }
+        }
+        let before = m.retired;
+        let e = interp::run_block(m, d);
+        stats.interp_retired += m.retired - before;
+        if let Some(e) = e {
+            break e;
+        }
+    };
+    let js = jit.stats();
+    stats.compiled_regions = js.compiled_regions;
+    stats.compile_us = js.compile_us;
+    (exit, stats)
 }

@@ -1,1 +1,231 @@
-//! placeholder
+//! `lanejit-jit`: the Cranelift tier of lanejit.
+//!
+//! [`Jit`] compiles hot regions of a guest program ([`region`]) into native functions
+//! ([`translate`]) kept in a bounded code cache ([`cache`]), and runs them against a
+//! [`Machine`] through the context block of [`abi`]. Compiled code never traps: every failed
+//! check returns to the caller, which runs the reference interpreter for that instruction.
+
+pub mod abi;
+pub mod cache;
+pub mod region;
+mod translate;
+
+use abi::{JitCtx, STATUS_INTERP};
+use cache::{CacheLimits, CacheStats, CodeCache, Entry, Key, RegionFn};
+use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::{AbiParam, UserFuncName};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{Linkage, Module};
+use lanejit_interp::machine::Machine;
+use region::Code;
+use std::time::Instant;
+
+/// The JIT could not be set up or could not compile.
+#[derive(Debug, thiserror::Error)]
+pub enum JitError {
+    /// The host ISA or a Cranelift setting is unsupported.
+    #[error("cannot set up the code generator: {0}")]
+    Setup(String),
+    /// Cranelift rejected a function (a translator bug).
+    #[error("cannot compile the region at pc 0x{pc:x}: {msg}")]
+    Compile {
+        /// Region start.
+        pc: u64,
+        /// Cranelift's message.
+        msg: String,
+    },
+}
+
+/// What a call into compiled code did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegionExit {
+    /// The interpreter must execute the instruction at the (new) `m.pc` next.
+    pub interp_next: bool,
+    /// Instructions retired by the call.
+    pub retired: u64,
+}
+
+/// Compilation statistics.
+#[derive(Clone, Debug, Default)]
+pub struct JitStats {
+    /// Regions compiled.
+    pub compiled_regions: u64,
+    /// Total compile time in microseconds.
+    pub compile_us: u64,
+    /// Compile time of every region, microseconds (for medians).
+    pub compile_times_us: Vec<u64>,
+    /// Cache statistics.
+    pub cache: CacheStats,
+}
+
+/// A handle to a compiled region.
+#[derive(Clone, Copy, Debug)]
+pub struct Compiled(RegionFn);
+
+/// The JIT for one machine configuration.
+pub struct Jit {
+    code: Code,
+    vl: u32,
+    strict_align: bool,
+    cache: CodeCache,
+    ctx: cranelift_codegen::Context,
+    fctx: FunctionBuilderContext,
+    next_id: u32,
+    stats: JitStats,
+}
+
+impl std::fmt::Debug for Jit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jit")
+            .field("vl", &self.vl)
+            .field("strict_align", &self.strict_align)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Jit {
+    /// A JIT for `words` under the VL and alignment mode of `m`.
+    pub fn new(words: &[u64], m: &Machine) -> Result<Jit, JitError> {
+        Self::with_limits(words, m, CacheLimits::default())
+    }
+
+    /// As [`Jit::new`] with explicit cache bounds.
+    pub fn with_limits(words: &[u64], m: &Machine, limits: CacheLimits) -> Result<Jit, JitError> {
+        let cache = CodeCache::new(limits)?;
+        let ctx = cache.module.as_ref().expect("module").make_context();
+        Ok(Jit {
+            code: Code::new(words),
+            vl: m.config.vl,
+            strict_align: m.config.strict_align,
+            cache,
+            ctx,
+            fctx: FunctionBuilderContext::new(),
+            next_id: 0,
+            stats: JitStats::default(),
+        })
+    }
+
+    fn key(&self, pc: u64) -> Key {
+        Key {
+            pc,
+            vl: self.vl,
+            strict_align: self.strict_align,
+        }
+    }
+
+    /// The compiled region at `pc`, if any.
+    #[inline]
+    pub fn lookup(&self, pc: u64) -> Option<Compiled> {
+        match self.cache.get(&self.key(pc)) {
+            Some(Entry::Code(f)) => Some(Compiled(f)),
+            _ => None,
+        }
+    }
+
+    /// Whether compiling at `pc` was already attempted and found nothing to compile.
+    #[inline]
+    pub fn declined(&self, pc: u64) -> bool {
+        matches!(self.cache.get(&self.key(pc)), Some(Entry::Declined))
+    }
+
+    /// Compile the region starting at `pc` (or return the cached one). `None` when the first
+    /// instruction there is declined.
+    pub fn compile(&mut self, pc: u64) -> Result<Option<Compiled>, JitError> {
+        let key = self.key(pc);
+        match self.cache.get(&key) {
+            Some(Entry::Code(f)) => return Ok(Some(Compiled(f))),
+            Some(Entry::Declined) => return Ok(None),
+            None => {}
+        }
+        let Some(region) = region::discover(&self.code, pc) else {
+            self.cache.insert(key, Entry::Declined);
+            return Ok(None);
+        };
+        if self.cache.full() {
+            self.cache.retire()?;
+        }
+        let t0 = Instant::now();
+        let module = self.cache.module.as_mut().expect("module");
+        let err = |e: &dyn std::fmt::Display| JitError::Compile {
+            pc,
+            msg: e.to_string(),
+        };
+        self.ctx.clear();
+        self.ctx.func.signature = module.make_signature();
+        self.ctx.func.signature.params.push(AbiParam::new(I64));
+        self.ctx.func.signature.returns.push(AbiParam::new(I64));
+        let name = format!("region_{}", self.next_id);
+        self.next_id += 1;
+        let id = module
+            .declare_function(&name, Linkage::Local, &self.ctx.func.signature)
+            .map_err(|e| err(&e))?;
+        self.ctx.func.name = UserFuncName::user(0, id.as_u32());
+        let cfg = translate::TxConfig {
+            vl: self.vl,
+            strict_align: self.strict_align,
+            call_conv: module.isa().default_call_conv(),
+        };
+        let fcfg = module.target_config();
+        {
+            let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
+            translate::translate(&mut b, &region, cfg);
+            b.finalize(fcfg);
+        }
+        module
+            .define_function(id, &mut self.ctx)
+            .map_err(|e| err(&format!("{e:?}")))?;
+        let size = self
+            .ctx
+            .compiled_code()
+            .map(|c| c.code_buffer().len())
+            .unwrap_or(0);
+        module.clear_context(&mut self.ctx);
+        module.finalize_definitions().map_err(|e| err(&e))?;
+        let ptr = module.get_finalized_function(id);
+        // SAFETY: the function was built with the signature (i64) -> i64 of `RegionFn`, in the
+        // host's default calling convention, which is `extern "C"`.
+        let f: RegionFn = unsafe { std::mem::transmute::<*const u8, RegionFn>(ptr) };
+        let us = t0.elapsed().as_micros() as u64;
+        self.stats.compiled_regions += 1;
+        self.stats.compile_us += us;
+        self.stats.compile_times_us.push(us);
+        self.cache.stats.module_bytes += size;
+        self.cache.stats.module_funcs += 1;
+        self.cache.insert(key, Entry::Code(f));
+        Ok(Some(Compiled(f)))
+    }
+
+    /// Run compiled region `c` on `m`, whose pc must be the region's start. Updates `m.pc`,
+    /// `m.retired` and the machine state.
+    pub fn run(&self, c: Compiled, m: &mut Machine) -> RegionExit {
+        let mut ctx = JitCtx {
+            regs: &mut *m.regs,
+            mem: m.mem.view(),
+            tile: m.tile.view(),
+            budget: m.budget_left(),
+            retired: 0,
+            next_pc: m.pc,
+        };
+        // SAFETY: `c` was compiled by this JIT for this configuration; the context points at
+        // `m`'s live register file, memory and tile, which stay borrowed for the call; compiled
+        // code only accesses them within the bounds it checks against the views.
+        let status = unsafe { (c.0)(&mut ctx) };
+        m.pc = ctx.next_pc;
+        m.retired += ctx.retired;
+        RegionExit {
+            interp_next: status == STATUS_INTERP,
+            retired: ctx.retired,
+        }
+    }
+
+    /// Statistics so far.
+    pub fn stats(&self) -> JitStats {
+        let mut s = self.stats.clone();
+        s.cache = self.cache.stats;
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests;

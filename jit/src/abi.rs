@@ -1,0 +1,270 @@
+//! The calling convention between the dispatcher and compiled regions, and the Rust helpers
+//! compiled code calls on its slow paths.
+//!
+//! A compiled region is `extern "C" fn(*mut JitCtx) -> u64`. On entry `JitCtx` holds the
+//! register file pointer, raw views of guest memory and tile space, and the instruction budget
+//! of this call. On return every guest register the region may have changed has been written
+//! back, `retired` holds the number of instructions retired by the call and `next_pc` the pc to
+//! continue at; the return value is [`STATUS_NEXT`] (continue dispatching at `next_pc`) or
+//! [`STATUS_INTERP`] (the instruction at `next_pc` must be executed by the interpreter: it is
+//! declined, a check failed, or the budget does not cover the next step).
+//!
+//! Helpers never trap: they report failure and compiled code exits to the interpreter, which
+//! re-executes the instruction to produce the precise trap.
+
+use lanejit_interp::isa::{FpOp, FpWidth};
+use lanejit_interp::machine::Regs;
+use lanejit_interp::memory::{MemView, PERM_R, PERM_W, TileView};
+use lanejit_interp::program::{PAGE_SIZE, TILE_GRANULE};
+
+/// Continue dispatching at `next_pc`.
+pub const STATUS_NEXT: u64 = 0;
+/// Execute the instruction at `next_pc` with the interpreter.
+pub const STATUS_INTERP: u64 = 1;
+
+/// The context block passed to compiled code.
+#[repr(C)]
+#[derive(Debug)]
+pub struct JitCtx {
+    /// The guest register file.
+    pub regs: *mut Regs,
+    /// Guest memory.
+    pub mem: MemView,
+    /// Tile space.
+    pub tile: TileView,
+    /// Instructions this call may retire.
+    pub budget: u64,
+    /// Out: instructions retired by this call.
+    pub retired: u64,
+    /// Out: where to continue.
+    pub next_pc: u64,
+}
+
+/// Field offsets of [`JitCtx`], for the translator.
+pub mod off {
+    use super::JitCtx;
+    use std::mem::offset_of;
+    /// `regs`.
+    pub const REGS: i32 = offset_of!(JitCtx, regs) as i32;
+    /// `mem.base`.
+    pub const MEM_BASE: i32 = (offset_of!(JitCtx, mem) + 0) as i32;
+    /// `mem.extent`.
+    pub const MEM_EXTENT: i32 = (offset_of!(JitCtx, mem) + 8) as i32;
+    /// `mem.perms`.
+    pub const MEM_PERMS: i32 = (offset_of!(JitCtx, mem) + 16) as i32;
+    /// `budget`.
+    pub const BUDGET: i32 = offset_of!(JitCtx, budget) as i32;
+    /// `retired`.
+    pub const RETIRED: i32 = offset_of!(JitCtx, retired) as i32;
+    /// `next_pc`.
+    pub const NEXT_PC: i32 = offset_of!(JitCtx, next_pc) as i32;
+}
+
+const _: () = {
+    assert!(std::mem::offset_of!(MemView, base) == 0);
+    assert!(std::mem::offset_of!(MemView, extent) == 8);
+    assert!(std::mem::offset_of!(MemView, perms) == 16);
+};
+
+/// Access-kind word passed to the memory helpers: bits 0..2 log2 E, bit 2 zero-extend,
+/// bit 3 sign-extend, bit 4 tile space, bit 5 check alignment.
+pub mod kind {
+    /// Zero-extend loaded data.
+    pub const ZEXT: u32 = 1 << 2;
+    /// Sign-extend loaded data.
+    pub const SEXT: u32 = 1 << 3;
+    /// Tile space.
+    pub const LOCAL: u32 = 1 << 4;
+    /// Trap misaligned lanes (`--strict-align` on a width-scaled form).
+    pub const ALIGN: u32 = 1 << 5;
+}
+
+/// Whether `[ea, ea + e)` may be accessed with permission `need` (the pass/fail part of
+/// `Memory::check` / `Tile::check`, on the raw views).
+#[inline(always)]
+fn lane_ok(ctx: &JitCtx, ea: u64, e: u64, k: u32, need: u8) -> bool {
+    if k & kind::ALIGN != 0 && ea & (e - 1) != 0 {
+        return false;
+    }
+    let Some(last) = ea.checked_add(e - 1) else {
+        return false;
+    };
+    if k & kind::LOCAL != 0 {
+        if last >= ctx.tile.size {
+            return false;
+        }
+        let (g0, g1) = (ea / TILE_GRANULE, last / TILE_GRANULE);
+        (g0..=g1).all(|g| {
+            // SAFETY: g <= last / 64 < size / 64, the length of the granule table.
+            unsafe { *ctx.tile.perms.add(g as usize) & need != 0 }
+        })
+    } else {
+        if last >= ctx.mem.extent {
+            return false;
+        }
+        // SAFETY: ea <= last < extent, and the page table has extent / 4096 entries.
+        let (p0, p1) = unsafe {
+            (
+                *ctx.mem.perms.add((ea / PAGE_SIZE) as usize),
+                *ctx.mem.perms.add((last / PAGE_SIZE) as usize),
+            )
+        };
+        // Every mapped page is readable, so the `need` bit implies mapped.
+        p0 & p1 & need != 0
+    }
+}
+
+#[inline(always)]
+fn host(ctx: &JitCtx, ea: u64, k: u32) -> *mut u8 {
+    let base = if k & kind::LOCAL != 0 {
+        ctx.tile.base
+    } else {
+        ctx.mem.base
+    };
+    // SAFETY: only called for ranges that passed `lane_ok`, which lie inside the host buffer.
+    unsafe { base.add(ea as usize) }
+}
+
+/// Gather: for every lane set in `mask`, check its access (`eas[i]`, width and space from `k`),
+/// and only if all pass, load and extend each into `out[i]`. Returns 1 on success, 0 when a
+/// lane would fault (nothing is written then).
+///
+/// # Safety
+/// `ctx` must point to a live context whose views describe live buffers; `eas` and `out` must
+/// hold 64 entries.
+pub unsafe extern "C" fn lj_load(
+    ctx: *const JitCtx,
+    eas: *const u64,
+    mask: u64,
+    k: u32,
+    out: *mut u64,
+) -> u32 {
+    // SAFETY: the caller passes valid pointers (compiled code passes its context and a
+    // 64-entry scratch area).
+    let (ctx, eas, out) = unsafe {
+        (
+            &*ctx,
+            std::slice::from_raw_parts(eas, 64),
+            std::slice::from_raw_parts_mut(out, 64),
+        )
+    };
+    let e = 1u64 << (k & 3);
+    let mut m = mask;
+    while m != 0 {
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        if !lane_ok(ctx, eas[i], e, k, PERM_R) {
+            return 0;
+        }
+    }
+    let mut m = mask;
+    while m != 0 {
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let p = host(ctx, eas[i], k);
+        // SAFETY: [eas[i], eas[i] + e) passed lane_ok above.
+        let v = unsafe {
+            match k & 3 {
+                0 => {
+                    let b = p.read();
+                    if k & kind::SEXT != 0 {
+                        b as i8 as i64 as u64
+                    } else {
+                        b as u64
+                    }
+                }
+                1 => {
+                    let h = (p as *const u16).read_unaligned();
+                    if k & kind::SEXT != 0 {
+                        h as i16 as i64 as u64
+                    } else {
+                        h as u64
+                    }
+                }
+                2 => {
+                    let w = (p as *const u32).read_unaligned();
+                    if k & kind::SEXT != 0 {
+                        w as i32 as i64 as u64
+                    } else {
+                        w as u64
+                    }
+                }
+                _ => (p as *const u64).read_unaligned(),
+            }
+        };
+        out[i] = v;
+    }
+    1
+}
+
+/// Scatter: for every lane set in `mask`, check its access, and only if all pass, store the low
+/// E bytes of `data[i]` at `eas[i]` in ascending lane order. Returns 1 on success, 0 when a lane
+/// would fault (nothing is written then).
+///
+/// # Safety
+/// As for [`lj_load`]; `data` must hold 64 entries.
+pub unsafe extern "C" fn lj_store(
+    ctx: *const JitCtx,
+    eas: *const u64,
+    mask: u64,
+    k: u32,
+    data: *const u64,
+) -> u32 {
+    // SAFETY: as in lj_load.
+    let (ctx, eas, data) = unsafe {
+        (
+            &*ctx,
+            std::slice::from_raw_parts(eas, 64),
+            std::slice::from_raw_parts(data, 64),
+        )
+    };
+    let e = 1u64 << (k & 3);
+    let mut m = mask;
+    while m != 0 {
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        if !lane_ok(ctx, eas[i], e, k, PERM_W) {
+            return 0;
+        }
+    }
+    let mut m = mask;
+    while m != 0 {
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let p = host(ctx, eas[i], k);
+        let v = data[i];
+        // SAFETY: [eas[i], eas[i] + e) passed lane_ok above.
+        unsafe {
+            match k & 3 {
+                0 => p.write(v as u8),
+                1 => (p as *mut u16).write_unaligned(v as u16),
+                2 => (p as *mut u32).write_unaligned(v as u32),
+                _ => (p as *mut u64).write_unaligned(v),
+            }
+        }
+    }
+    1
+}
+
+/// Fused multiply-add on the lanes set in `mask`: `d[i] = a[i] * b[i] + d[i]` (f64 when
+/// `is_d != 0`, else f32 in the low 32 bits), exactly as the interpreter computes it.
+///
+/// # Safety
+/// `a`, `b`, `d` must hold 64 entries.
+pub unsafe extern "C" fn lj_fma(a: *const u64, b: *const u64, d: *mut u64, mask: u64, is_d: u32) {
+    // SAFETY: compiled code passes three 64-entry scratch areas.
+    let (a, b, d) = unsafe {
+        (
+            std::slice::from_raw_parts(a, 64),
+            std::slice::from_raw_parts(b, 64),
+            std::slice::from_raw_parts_mut(d, 64),
+        )
+    };
+    let w = if is_d != 0 { FpWidth::D } else { FpWidth::S };
+    let mut m = mask;
+    while m != 0 {
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        d[i] = FpOp::Fma.apply(w, a[i], b[i], d[i]);
+    }
+}

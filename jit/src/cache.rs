@@ -1,0 +1,161 @@
+//! The code cache: compiled regions keyed by start pc and configuration (VL, strict_align),
+//! living in Cranelift `JITModule`s. A module can only free all of its code at once, so when
+//! the current module holds more than [`CacheLimits::module_bytes`] of code (or
+//! [`CacheLimits::module_funcs`] functions) it is retired: every cache entry pointing into it is
+//! dropped and its memory freed, and a fresh module takes over.
+
+use crate::JitError;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use std::collections::HashMap;
+
+/// Key of a compiled region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Key {
+    /// Start pc.
+    pub pc: u64,
+    /// Lanes.
+    pub vl: u32,
+    /// `--strict-align`.
+    pub strict_align: bool,
+}
+
+/// Signature of compiled code.
+pub type RegionFn = unsafe extern "C" fn(*mut crate::abi::JitCtx) -> u64;
+
+/// A cache entry.
+#[derive(Clone, Copy, Debug)]
+pub enum Entry {
+    /// Compiled: the function and the module generation that owns it.
+    Code(RegionFn),
+    /// Nothing to compile at this pc (its first instruction is declined).
+    Declined,
+}
+
+/// Bounds on cached code.
+#[derive(Clone, Copy, Debug)]
+pub struct CacheLimits {
+    /// Code bytes per module before it is retired.
+    pub module_bytes: usize,
+    /// Functions per module before it is retired.
+    pub module_funcs: usize,
+}
+
+impl Default for CacheLimits {
+    fn default() -> Self {
+        CacheLimits {
+            module_bytes: 32 << 20,
+            module_funcs: 4096,
+        }
+    }
+}
+
+/// Cache statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Modules retired (their code freed) because they filled up.
+    pub retired_modules: u64,
+    /// Code bytes in the current module.
+    pub module_bytes: usize,
+    /// Functions in the current module.
+    pub module_funcs: usize,
+}
+
+/// Compiled regions and the module that holds them.
+pub struct CodeCache {
+    pub(crate) module: Option<JITModule>,
+    map: HashMap<Key, Entry>,
+    limits: CacheLimits,
+    pub(crate) stats: CacheStats,
+}
+
+/// A fresh JIT module for the host (features from `cranelift_native`, opt_level speed).
+pub(crate) fn new_module() -> Result<JITModule, JitError> {
+    let mut fb = settings::builder();
+    let set = |fb: &mut settings::Builder, k: &str, v: &str| {
+        fb.set(k, v).map_err(|e| JitError::Setup(e.to_string()))
+    };
+    set(&mut fb, "opt_level", "speed")?;
+    set(&mut fb, "use_colocated_libcalls", "false")?;
+    set(&mut fb, "is_pic", "false")?;
+    set(
+        &mut fb,
+        "enable_verifier",
+        if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        },
+    )?;
+    let isa = cranelift_native::builder()
+        .map_err(|e| JitError::Setup(e.to_string()))?
+        .finish(settings::Flags::new(fb))
+        .map_err(|e| JitError::Setup(e.to_string()))?;
+    Ok(JITModule::new(JITBuilder::with_isa(
+        isa,
+        cranelift_module::default_libcall_names(),
+    )))
+}
+
+impl CodeCache {
+    /// An empty cache.
+    pub fn new(limits: CacheLimits) -> Result<CodeCache, JitError> {
+        Ok(CodeCache {
+            module: Some(new_module()?),
+            map: HashMap::new(),
+            limits,
+            stats: CacheStats::default(),
+        })
+    }
+
+    /// The entry for `key`.
+    #[inline]
+    pub fn get(&self, key: &Key) -> Option<Entry> {
+        self.map.get(key).copied()
+    }
+
+    /// Record an entry.
+    pub fn insert(&mut self, key: Key, e: Entry) {
+        self.map.insert(key, e);
+    }
+
+    /// Whether the current module is full and must be retired before compiling more.
+    pub(crate) fn full(&self) -> bool {
+        self.stats.module_bytes >= self.limits.module_bytes
+            || self.stats.module_funcs >= self.limits.module_funcs
+    }
+
+    /// Drop every compiled entry and free the current module's code; start a new module.
+    pub(crate) fn retire(&mut self) -> Result<(), JitError> {
+        self.map.retain(|_, e| matches!(e, Entry::Declined));
+        if let Some(m) = self.module.take() {
+            // SAFETY: every function pointer into this module was just removed from the map,
+            // and no compiled code is running (retire is only called between region calls).
+            unsafe { m.free_memory() };
+        }
+        self.module = Some(new_module()?);
+        self.stats.retired_modules += 1;
+        self.stats.module_bytes = 0;
+        self.stats.module_funcs = 0;
+        Ok(())
+    }
+
+    /// Number of compiled entries.
+    pub fn compiled(&self) -> usize {
+        self.map
+            .values()
+            .filter(|e| matches!(e, Entry::Code(_)))
+            .count()
+    }
+}
+
+impl Drop for CodeCache {
+    fn drop(&mut self) {
+        self.map.clear();
+        if let Some(m) = self.module.take() {
+            // SAFETY: the map holding every pointer into the module is cleared and the cache
+            // is going away, so nothing can call into the module afterwards.
+            unsafe { m.free_memory() };
+        }
+    }
+}

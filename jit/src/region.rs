@@ -1,0 +1,150 @@
+//! Region discovery: which guest instructions one compiled function covers.
+//!
+//! A region is a straight run of lowerable instructions starting at some pc. It ends with (and
+//! includes) a control instruction — `J`, `Bxx`, `ENDLOOP`, or a `LOOP` that is not the first
+//! instruction — or just before an instruction the JIT declines (`HALT`, an undecodable word,
+//! the end of the code), or after [`MAX_REGION_LEN`] instructions. A `LOOP` as first
+//! instruction is a prologue: the run continues into its body. When the final control
+//! instruction's taken target is the region start (or, after a `LOOP` prologue, the first body
+//! instruction), the region is a loop and its back edge is compiled natively.
+
+use lanejit_interp::isa::{Inst, Sem};
+
+/// Longest run compiled as one region.
+pub const MAX_REGION_LEN: usize = 256;
+
+/// The program's code decoded at every word index (a word that does not decode is `None`).
+#[derive(Debug, Clone)]
+pub struct Code {
+    insts: Vec<Option<Inst>>,
+}
+
+impl Code {
+    /// Decode `words` at every index.
+    pub fn new(words: &[u64]) -> Code {
+        Code {
+            insts: (0..words.len())
+                .map(|i| Inst::decode(&words[i..]).ok())
+                .collect(),
+        }
+    }
+
+    /// The instruction at `pc`, if `pc` is a word boundary inside the code that decodes.
+    pub fn at(&self, pc: u64) -> Option<&Inst> {
+        if pc % 8 != 0 {
+            return None;
+        }
+        self.insts.get(usize::try_from(pc / 8).ok()?)?.as_ref()
+    }
+
+    /// Number of words.
+    pub fn len(&self) -> usize {
+        self.insts.len()
+    }
+
+    /// Whether there is no code.
+    pub fn is_empty(&self) -> bool {
+        self.insts.is_empty()
+    }
+}
+
+/// How a region's run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The last instruction is a control instruction (it is translated).
+    Control,
+    /// The next instruction is declined (or missing): the interpreter executes it.
+    Decline,
+    /// The length cap was reached: dispatch continues at `end_pc`.
+    MaxLen,
+}
+
+/// One region.
+#[derive(Clone, Debug)]
+pub struct Region {
+    /// pc of the first instruction.
+    pub start: u64,
+    /// The instructions with their pcs, in order.
+    pub insts: Vec<(u64, Inst)>,
+    /// pc after the last instruction.
+    pub end_pc: u64,
+    /// How the run ends.
+    pub end: RunEnd,
+    /// Index in `insts` the back edge returns to, for a loop region.
+    pub loop_head: Option<usize>,
+}
+
+/// Whether `inst` ends a run.
+pub fn is_control(inst: &Inst) -> bool {
+    matches!(
+        inst.opcode().sem(),
+        Sem::Branch(_)
+            | Sem::Ctl(
+                lanejit_interp::isa::Ctl::Jump
+                    | lanejit_interp::isa::Ctl::Loop
+                    | lanejit_interp::isa::Ctl::EndLoop
+            )
+    )
+}
+
+/// Whether the JIT translates `inst` (everything but `HALT`).
+pub fn lowerable(inst: &Inst) -> bool {
+    !matches!(inst, Inst::Halt(_))
+}
+
+/// The taken target pc of a control instruction (`LOOP`: none here).
+fn taken_target(inst: &Inst) -> Option<u64> {
+    match inst {
+        Inst::J(j) => Some(j.target.pc()),
+        Inst::Beq(b)
+        | Inst::Bne(b)
+        | Inst::Blt(b)
+        | Inst::Bge(b)
+        | Inst::Bltu(b)
+        | Inst::Bgeu(b) => Some(b.target.pc()),
+        Inst::Endloop(e) => Some(e.body.pc()),
+        _ => None,
+    }
+}
+
+/// The region starting at `pc`, or `None` when its first instruction is declined.
+pub fn discover(code: &Code, pc: u64) -> Option<Region> {
+    let mut insts = Vec::new();
+    let mut at = pc;
+    let end = loop {
+        if insts.len() >= MAX_REGION_LEN {
+            break RunEnd::MaxLen;
+        }
+        let Some(inst) = code.at(at) else {
+            break RunEnd::Decline;
+        };
+        if !lowerable(inst) {
+            break RunEnd::Decline;
+        }
+        insts.push((at, *inst));
+        at += 8 * inst.opcode().words() as u64;
+        if is_control(inst) && !(insts.len() == 1 && matches!(inst, Inst::Loop(_))) {
+            break RunEnd::Control;
+        }
+    };
+    if insts.is_empty() {
+        return None;
+    }
+    let mut loop_head = None;
+    if end == RunEnd::Control {
+        if let Some(t) = taken_target(&insts.last().expect("non-empty").1) {
+            if t == pc {
+                loop_head = Some(0);
+            } else if matches!(insts[0].1, Inst::Loop(_)) && t == pc + 8 && insts.len() > 1 {
+                loop_head = Some(1);
+            }
+        }
+    }
+    Some(Region {
+        start: pc,
+        insts,
+        end_pc: at,
+        end,
+        loop_head,
+    })
+}

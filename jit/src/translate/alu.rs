@@ -1,0 +1,308 @@
+//! Lowering of scalar and vector ALU, floating point, state reads, `V.REDSUM`, `S.GETLANE`
+//! and `V.SETMASK`. Vector operations work on `i64x2` chunks; writes to a vector register are
+//! blended with the lane mask unless the mask is statically all ones. Floating-point results
+//! are canonicalised with a compare-and-select after every operation; f32 results have their
+//! upper 32 bits cleared. FMA calls a Rust helper (`mul_add`), so no host feature matters.
+
+use super::Tx;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2};
+use cranelift_codegen::ir::{InstBuilder, Value};
+use lanejit_interp::isa::{
+    AluOp, CANONICAL_NAN_F32, CANONICAL_NAN_F64, FpOp, FpWidth, Inst, SOrImm, SRead, Sem, VRead,
+    VReg, VSrc,
+};
+
+impl Tx<'_, '_> {
+    /// Scalar `a op b`.
+    fn salu(&mut self, op: AluOp, a: Value, b: Value) -> Value {
+        let ins = self.b.ins();
+        match op {
+            AluOp::Add => ins.iadd(a, b),
+            AluOp::Sub => ins.isub(a, b),
+            AluOp::Mul => ins.imul(a, b),
+            AluOp::And => ins.band(a, b),
+            AluOp::Or => ins.bor(a, b),
+            AluOp::Xor => ins.bxor(a, b),
+            AluOp::Shl => {
+                let s = ins.band_imm_s(b, 63);
+                self.b.ins().ishl(a, s)
+            }
+            AluOp::Shr => {
+                let s = ins.band_imm_s(b, 63);
+                self.b.ins().ushr(a, s)
+            }
+            AluOp::Sra => {
+                let s = ins.band_imm_s(b, 63);
+                self.b.ins().sshr(a, s)
+            }
+        }
+    }
+
+    /// Chunk `c` of a vector source operand.
+    pub(crate) fn vsrc(&mut self, src: VSrc, c: usize) -> Value {
+        match src {
+            VSrc::V(r) => self.vget(r, c),
+            VSrc::S(r) => {
+                let s = self.sget(r);
+                self.b.ins().splat(I64X2, s)
+            }
+            VSrc::Imm(i) => {
+                let k = i as i64 as u64;
+                self.vconst2(k, k)
+            }
+        }
+    }
+
+    /// Lane ids of chunk `c`.
+    pub(crate) fn lane_ids(&mut self, c: usize) -> Value {
+        self.vconst2(2 * c as u64, 2 * c as u64 + 1)
+    }
+
+    /// Vector `a op b` for one chunk; `b_scalar` is the broadcast scalar when `b` is uniform.
+    fn valu(&mut self, op: AluOp, a: Value, b: Value, b_scalar: Option<Value>) -> Value {
+        match op {
+            AluOp::Add => self.b.ins().iadd(a, b),
+            AluOp::Sub => self.b.ins().isub(a, b),
+            AluOp::Mul => self.b.ins().imul(a, b),
+            AluOp::And => self.b.ins().band(a, b),
+            AluOp::Or => self.b.ins().bor(a, b),
+            AluOp::Xor => self.b.ins().bxor(a, b),
+            AluOp::Shl | AluOp::Shr | AluOp::Sra => match b_scalar {
+                Some(s) => {
+                    let s = self.b.ins().band_imm_s(s, 63);
+                    match op {
+                        AluOp::Shl => self.b.ins().ishl(a, s),
+                        AluOp::Shr => self.b.ins().ushr(a, s),
+                        _ => self.b.ins().sshr(a, s),
+                    }
+                }
+                None => {
+                    // Per-lane amounts: no 64-bit variable vector shift in SSE, go lane by lane.
+                    let mut lanes = [a; 2];
+                    for (l, out) in lanes.iter_mut().enumerate() {
+                        let x = self.b.ins().extractlane(a, l as u8);
+                        let y = self.b.ins().extractlane(b, l as u8);
+                        *out = self.salu(op, x, y);
+                    }
+                    let v = self.b.ins().scalar_to_vector(I64X2, lanes[0]);
+                    self.b.ins().insertlane(v, lanes[1], 1)
+                }
+            },
+        }
+    }
+
+    /// Canonicalise NaN lanes of a float vector; returns the `i64x2` bit pattern.
+    fn fp_finish(&mut self, w: FpWidth, r: Value) -> Value {
+        let isnan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
+        match w {
+            FpWidth::S => {
+                let ri = self.bitcast(I32X4, r);
+                let k = CANONICAL_NAN_F32 as i64;
+                let kc = self.b.ins().iconst(I32, k);
+                let canon = self.b.ins().splat(I32X4, kc);
+                let sel = self.b.ins().bitselect(isnan, canon, ri);
+                let sel = self.bitcast(I64X2, sel);
+                let low = self.vconst2(0xffff_ffff, 0xffff_ffff);
+                self.b.ins().band(sel, low)
+            }
+            FpWidth::D => {
+                let ri = self.bitcast(I64X2, r);
+                let canon = self.vconst2(CANONICAL_NAN_F64, CANONICAL_NAN_F64);
+                self.b.ins().bitselect(isnan, canon, ri)
+            }
+        }
+    }
+
+    fn fp(&mut self, op: FpOp, w: FpWidth, vd: VReg, va: VReg, vb: VSrc) {
+        if op == FpOp::Fma {
+            let a = self.vget_all(va);
+            let bs: Vec<Value> = (0..self.nch).map(|c| self.vsrc(vb, c)).collect();
+            let d = self.vget_all(vd);
+            let pa = self.spill(0, &a);
+            let pb = self.spill(1, &bs);
+            let pd = self.spill(2, &d);
+            let m = self.mask_value();
+            let is_d = self.b.ins().iconst(I32, (w == FpWidth::D) as i64);
+            let f = self.iconst(crate::abi::lj_fma as *const () as usize as u64);
+            self.b
+                .ins()
+                .call_indirect(self.sig_fma, f, &[pa, pb, pd, m, is_d]);
+            let out = self.unspill(pd);
+            // The helper only wrote active lanes.
+            self.vset_raw(vd, &out);
+            return;
+        }
+        let fty = match w {
+            FpWidth::S => F32X4,
+            FpWidth::D => F64X2,
+        };
+        let mut out = Vec::with_capacity(self.nch);
+        for c in 0..self.nch {
+            let a = self.vget(va, c);
+            let b = self.vsrc(vb, c);
+            let a = self.bitcast(fty, a);
+            let b = self.bitcast(fty, b);
+            let r = match op {
+                FpOp::Add => self.b.ins().fadd(a, b),
+                FpOp::Sub => self.b.ins().fsub(a, b),
+                FpOp::Mul => self.b.ins().fmul(a, b),
+                FpOp::Fma => unreachable!(),
+            };
+            out.push(self.fp_finish(w, r));
+        }
+        self.vset_masked(vd, &out);
+    }
+
+    /// Sum of the active lanes of `va`.
+    fn redsum(&mut self, va: VReg) -> Value {
+        if self.vl == 1 {
+            let v = self.vget(va, 0);
+            let x = self.b.ins().extractlane(v, 0);
+            if self.full {
+                return x;
+            }
+            let m = self.b.use_var(self.mask);
+            let on = self.b.ins().band_imm_s(m, 1);
+            let z = self.iconst(0);
+            return self.b.ins().select(on, x, z);
+        }
+        let mut acc = None;
+        for c in 0..self.nch {
+            let v = self.vget(va, c);
+            let v = if self.full {
+                v
+            } else {
+                let m = self.lane_mask(c);
+                self.b.ins().band(v, m)
+            };
+            acc = Some(match acc {
+                None => v,
+                Some(a) => self.b.ins().iadd(a, v),
+            });
+        }
+        let acc = acc.expect("at least one chunk");
+        let x = self.b.ins().extractlane(acc, 0);
+        let y = self.b.ins().extractlane(acc, 1);
+        self.b.ins().iadd(x, y)
+    }
+
+    /// Translate a non-memory, non-control instruction. Returns false if `inst` is not one.
+    pub(crate) fn alu_inst(&mut self, inst: &Inst) -> bool {
+        match (inst, inst.opcode().sem()) {
+            (Inst::SAdd(o), Sem::SAlu(op))
+            | (Inst::SSub(o), Sem::SAlu(op))
+            | (Inst::SMul(o), Sem::SAlu(op))
+            | (Inst::SAnd(o), Sem::SAlu(op))
+            | (Inst::SOr(o), Sem::SAlu(op))
+            | (Inst::SXor(o), Sem::SAlu(op))
+            | (Inst::SShl(o), Sem::SAlu(op))
+            | (Inst::SShr(o), Sem::SAlu(op))
+            | (Inst::SSra(o), Sem::SAlu(op)) => {
+                let a = self.sget(o.sa);
+                let b = match o.sb {
+                    SOrImm::Reg(r) => self.sget(r),
+                    SOrImm::Imm(i) => self.iconst(i as i64 as u64),
+                };
+                let r = self.salu(op, a, b);
+                self.sset(o.sd, r);
+            }
+            (Inst::SLi(o), _) => {
+                let v = self.iconst(o.imm);
+                self.sset(o.sd, v);
+            }
+            (Inst::SMov(o), _) => {
+                let v = self.sget(o.sa);
+                self.sset(o.sd, v);
+            }
+            (Inst::SLc0(o) | Inst::SVl(o) | Inst::SGid(o) | Inst::SMask(o), Sem::SRead(r)) => {
+                let v = match r {
+                    SRead::Lc0 => self.b.use_var(self.lc0),
+                    SRead::Vl => self.iconst(self.vl as u64),
+                    SRead::Gid => self.iconst(0),
+                    SRead::Mask => self.b.use_var(self.mask),
+                };
+                self.sset(o.sd, v);
+            }
+            (Inst::SGetlane(o), _) => {
+                let lane = o.lane as u32 % self.vl;
+                let ch = self.vget(o.va, (lane / 2) as usize);
+                let v = self.b.ins().extractlane(ch, (lane % 2) as u8);
+                self.sset(o.sd, v);
+            }
+            (
+                Inst::VAdd(o)
+                | Inst::VSub(o)
+                | Inst::VMul(o)
+                | Inst::VAnd(o)
+                | Inst::VOr(o)
+                | Inst::VXor(o)
+                | Inst::VShl(o)
+                | Inst::VShr(o)
+                | Inst::VSra(o),
+                Sem::VAlu(op),
+            ) => {
+                let b_scalar = match o.vb {
+                    VSrc::V(_) => None,
+                    VSrc::S(r) => Some(self.sget(r)),
+                    VSrc::Imm(i) => Some(self.iconst(i as i64 as u64)),
+                };
+                let mut out = Vec::with_capacity(self.nch);
+                for c in 0..self.nch {
+                    let a = self.vget(o.va, c);
+                    let b = self.vsrc(o.vb, c);
+                    out.push(self.valu(op, a, b, b_scalar));
+                }
+                self.vset_masked(o.vd, &out);
+            }
+            (Inst::VMov(o), _) => {
+                let out: Vec<Value> = (0..self.nch).map(|c| self.vsrc(o.src, c)).collect();
+                self.vset_masked(o.vd, &out);
+            }
+            (Inst::VLaneid(o) | Inst::VLc0(o), Sem::VRead(r)) => {
+                let base = match r {
+                    VRead::LaneId => None,
+                    VRead::Lc0 => Some(self.b.use_var(self.lc0)),
+                };
+                let mut out = Vec::with_capacity(self.nch);
+                for c in 0..self.nch {
+                    let ids = self.lane_ids(c);
+                    out.push(match base {
+                        None => ids,
+                        Some(l) => {
+                            let s = self.b.ins().splat(I64X2, l);
+                            self.b.ins().iadd(s, ids)
+                        }
+                    });
+                }
+                self.vset_masked(o.vd, &out);
+            }
+            (
+                Inst::VFaddS(o)
+                | Inst::VFsubS(o)
+                | Inst::VFmulS(o)
+                | Inst::VFmaS(o)
+                | Inst::VFaddD(o)
+                | Inst::VFsubD(o)
+                | Inst::VFmulD(o)
+                | Inst::VFmaD(o),
+                Sem::Fp(op, w),
+            ) => self.fp(op, w, o.vd, o.va, o.vb),
+            (Inst::VRedsum(o), _) => {
+                let s = self.redsum(o.va);
+                self.sset(o.sd, s);
+            }
+            (Inst::VSetmask(o), _) => {
+                let s = self.sget(o.sa);
+                let all = self.all() as i64;
+                let m = self.b.ins().band_imm_s(s, all);
+                self.b.def_var(self.mask, m);
+                self.full = false;
+            }
+            (Inst::Nop(_), _) => {}
+            _ => return false,
+        }
+        let _ = (I64, IntCC::Equal);
+        true
+    }
+}

@@ -1,0 +1,148 @@
+//! Lowering of control instructions: `J`, `Bxx`, `LOOP`, `ENDLOOP`. A taken edge to the loop
+//! head of a loop region becomes the native back edge; every other edge leaves the region with
+//! [`STATUS_NEXT`] and the successor pc, so the dispatcher can enter the next compiled region.
+
+use super::Tx;
+use crate::abi::STATUS_NEXT;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{Block, InstBuilder, Value};
+use lanejit_interp::isa::{Cond, Inst, SOrImm, Sem};
+
+impl Tx<'_, '_> {
+    /// The mask with lanes `0..n` set (all lanes when `n >= VL`).
+    pub(crate) fn lanes_below(&mut self, n: Value) -> Value {
+        let all = self.iconst(self.all());
+        let one = self.iconst(1);
+        let sh = self.b.ins().ishl(one, n);
+        let part = self.b.ins().iadd_imm_s(sh, -1);
+        let big = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, self.vl as i64);
+        self.b.ins().select(big, all, part)
+    }
+
+    /// Take the edge to `target` after the control instruction retired.
+    fn edge(&mut self, target: u64, header: Option<Block>, head_pc: u64) {
+        match header {
+            Some(h) if target == head_pc => {
+                let r = self.b.use_var(self.retired);
+                let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
+                self.b.def_var(self.retired, r);
+                self.b.ins().jump(h, &[]);
+            }
+            _ => self.exit_pc(STATUS_NEXT, target, 1),
+        }
+    }
+
+    /// Branch on `cond` to the taken and fall-through edges.
+    fn two_way(&mut self, cond: Value, taken: u64, fall: u64, header: Option<Block>, head_pc: u64) {
+        let tb = self.b.create_block();
+        let fb = self.b.create_block();
+        self.b.ins().brif(cond, tb, &[], fb, &[]);
+        let saved_full = self.full;
+        self.b.switch_to_block(tb);
+        self.b.seal_block(tb);
+        self.edge(taken, header, head_pc);
+        self.full = saved_full;
+        self.b.switch_to_block(fb);
+        self.b.seal_block(fb);
+        self.edge(fall, header, head_pc);
+    }
+
+    /// A leading `LOOP`: zero trips leave the region, otherwise the run continues into the body.
+    pub(crate) fn loop_prologue(&mut self, _pc: u64, inst: &Inst) {
+        let Inst::Loop(l) = inst else {
+            unreachable!("loop_prologue on {inst}")
+        };
+        let trip = self.sget(l.sa);
+        self.b.def_var(self.trip, trip);
+        let zb = self.b.create_block();
+        let nz = self.b.create_block();
+        self.b.ins().brif(trip, nz, &[], zb, &[]);
+        self.b.switch_to_block(zb);
+        self.b.seal_block(zb);
+        self.exit_pc(STATUS_NEXT, l.exit.pc(), 1);
+        self.b.switch_to_block(nz);
+        self.b.seal_block(nz);
+        let zero = self.iconst(0);
+        self.b.def_var(self.lc0, zero);
+        let m = self.lanes_below(trip);
+        self.b.def_var(self.mask, m);
+        self.full = false;
+        self.off += 1;
+    }
+
+    /// A control instruction ending the run.
+    pub(crate) fn control(&mut self, pc: u64, inst: &Inst, header: Option<Block>, head_pc: u64) {
+        let next = pc + 8;
+        match inst {
+            Inst::J(j) => self.edge(j.target.pc(), header, head_pc),
+            Inst::Beq(br)
+            | Inst::Bne(br)
+            | Inst::Blt(br)
+            | Inst::Bge(br)
+            | Inst::Bltu(br)
+            | Inst::Bgeu(br) => {
+                let Sem::Branch(c) = inst.opcode().sem() else {
+                    unreachable!()
+                };
+                let a = self.sget(br.sa);
+                let b = match br.sb {
+                    SOrImm::Reg(r) => self.sget(r),
+                    SOrImm::Imm(i) => self.iconst(i as i64 as u64),
+                };
+                let cc = match c {
+                    Cond::Eq => IntCC::Equal,
+                    Cond::Ne => IntCC::NotEqual,
+                    Cond::Lt => IntCC::SignedLessThan,
+                    Cond::Ge => IntCC::SignedGreaterThanOrEqual,
+                    Cond::Ltu => IntCC::UnsignedLessThan,
+                    Cond::Geu => IntCC::UnsignedGreaterThanOrEqual,
+                };
+                let cond = self.b.ins().icmp(cc, a, b);
+                self.two_way(cond, br.target.pc(), next, header, head_pc);
+            }
+            Inst::Loop(l) => {
+                let trip = self.sget(l.sa);
+                self.b.def_var(self.trip, trip);
+                let zb = self.b.create_block();
+                let nz = self.b.create_block();
+                self.b.ins().brif(trip, nz, &[], zb, &[]);
+                self.b.switch_to_block(zb);
+                self.b.seal_block(zb);
+                self.edge(l.exit.pc(), header, head_pc);
+                self.b.switch_to_block(nz);
+                self.b.seal_block(nz);
+                let zero = self.iconst(0);
+                self.b.def_var(self.lc0, zero);
+                let m = self.lanes_below(trip);
+                self.b.def_var(self.mask, m);
+                self.full = false;
+                self.edge(next, header, head_pc);
+            }
+            Inst::Endloop(e) => {
+                let lc = self.b.use_var(self.lc0);
+                let lc = self.b.ins().iadd_imm_s(lc, self.vl as i64);
+                self.b.def_var(self.lc0, lc);
+                let trip = self.b.use_var(self.trip);
+                let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
+                let tb = self.b.create_block();
+                let fb = self.b.create_block();
+                self.b.ins().brif(more, tb, &[], fb, &[]);
+                self.b.switch_to_block(tb);
+                self.b.seal_block(tb);
+                let left = self.b.ins().isub(trip, lc);
+                let m = self.lanes_below(left);
+                self.b.def_var(self.mask, m);
+                self.edge(e.body.pc(), header, head_pc);
+                self.b.switch_to_block(fb);
+                self.b.seal_block(fb);
+                let all = self.iconst(self.all());
+                self.b.def_var(self.mask, all);
+                self.edge(next, header, head_pc);
+            }
+            _ => unreachable!("not a control instruction: {inst}"),
+        }
+    }
+}

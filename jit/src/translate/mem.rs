@@ -1,0 +1,569 @@
+//! Lowering of the seed's loads and stores.
+//!
+//! * Contiguous (`lc0`) forms on guest memory with a full mask: one range, alignment and
+//!   permission check for the whole group (`[ea0, ea0 + VL*E)` touches at most two pages), then
+//!   native 128-bit loads with extending forms (`sload32x2`, `sload16x4` + widen, ...) or
+//!   shuffles that narrow the lanes and full-width stores. No per-lane checks.
+//! * A scalar base with a scalar (or immediate) offset: every lane has the same EA, so one
+//!   check and one scalar access (a load is broadcast; with a full mask a store writes the
+//!   highest lane's data, which is what ascending lane order leaves in memory).
+//! * Everything else (vector bases or offsets, partial masks, tile space, a failed fast check):
+//!   lane EAs are computed with SIMD adds and shifts into a scratch area and a helper checks all
+//!   active lanes first and then performs the accesses (`abi::lj_load` / `abi::lj_store`).
+//!   When it reports a fault, compiled code exits before the instruction and the interpreter
+//!   raises the precise trap.
+//!
+//! Every native access is dominated by a check proving `[ea, ea + len)` lies in `[0, extent)`:
+//! `ea < extent && extent - ea >= len`, which cannot wrap.
+
+use super::{Tx, flags};
+use crate::abi::{self, kind};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I8, I8X16, I16, I32, I64, I64X2};
+use cranelift_codegen::ir::{Block, InstBuilder, Value};
+use lanejit_interp::isa::{Dir, Ext, Inst, MemSem, Mode, Reg, SOrImm, SReg, VReg};
+use lanejit_interp::memory::{PERM_R, PERM_W};
+
+/// How lane EAs are formed.
+#[derive(Clone, Copy, Debug)]
+enum Addr {
+    /// `base + (lc0 << log2e) + off`.
+    Contig { base: SReg, off: SOrImm },
+    /// `base + (off << shift)`.
+    RegOff { base: Reg, off: Reg, shift: u32 },
+    /// `base + off`.
+    Imm { base: Reg, off: u64 },
+}
+
+/// The data register, the address and `.local` of a memory instruction.
+fn operands(inst: &Inst, ms: MemSem) -> Option<(Reg, Addr, bool)> {
+    Some(match inst {
+        Inst::VLb(o)
+        | Inst::VLh(o)
+        | Inst::VLw(o)
+        | Inst::VLd(o)
+        | Inst::VLbu(o)
+        | Inst::VLhu(o)
+        | Inst::VLwu(o) => (
+            Reg::V(o.dst.0),
+            Addr::RegOff {
+                base: o.base,
+                off: o.off,
+                shift: ms.reg_shift(o.shamt),
+            },
+            o.local,
+        ),
+        Inst::VLbi(o)
+        | Inst::VLhi(o)
+        | Inst::VLwi(o)
+        | Inst::VLdi(o)
+        | Inst::VLbui(o)
+        | Inst::VLhui(o)
+        | Inst::VLwui(o)
+        | Inst::VLhiU(o)
+        | Inst::VLwiU(o)
+        | Inst::VLdiU(o)
+        | Inst::VLhuiU(o)
+        | Inst::VLwuiU(o) => (
+            Reg::V(o.dst.0),
+            Addr::Imm {
+                base: o.base,
+                off: ms.imm_offset(o.imm),
+            },
+            o.local,
+        ),
+        Inst::VLbC(o)
+        | Inst::VLhC(o)
+        | Inst::VLwC(o)
+        | Inst::VLdC(o)
+        | Inst::VLbuC(o)
+        | Inst::VLhuC(o)
+        | Inst::VLwuC(o) => (
+            Reg::V(o.dst.0),
+            Addr::Contig {
+                base: o.base,
+                off: o.off,
+            },
+            o.local,
+        ),
+        Inst::VSb(o)
+        | Inst::VSh(o)
+        | Inst::VSw(o)
+        | Inst::VSd(o)
+        | Inst::VShU(o)
+        | Inst::VSwU(o)
+        | Inst::VSdU(o) => (
+            o.src,
+            Addr::RegOff {
+                base: o.base,
+                off: o.off,
+                shift: ms.reg_shift(o.shamt),
+            },
+            o.local,
+        ),
+        Inst::VSbi(o)
+        | Inst::VShi(o)
+        | Inst::VSwi(o)
+        | Inst::VSdi(o)
+        | Inst::VShiU(o)
+        | Inst::VSwiU(o)
+        | Inst::VSdiU(o) => (
+            o.src,
+            Addr::Imm {
+                base: o.base,
+                off: ms.imm_offset(o.imm),
+            },
+            o.local,
+        ),
+        Inst::VSbC(o) | Inst::VShC(o) | Inst::VSwC(o) | Inst::VSdC(o) => (
+            o.src,
+            Addr::Contig {
+                base: o.base,
+                off: o.off,
+            },
+            o.local,
+        ),
+        _ => return None,
+    })
+}
+
+impl Tx<'_, '_> {
+    /// Chunk `c` of a register used as an address operand (`lc0` reads LC0BASE + lane).
+    fn addr_reg(&mut self, r: Reg, c: usize) -> Value {
+        match r {
+            Reg::S(n) => {
+                let s = self.sget(SReg(n));
+                self.b.ins().splat(I64X2, s)
+            }
+            Reg::V(n) => self.vget(VReg(n), c),
+            Reg::Lc0 => {
+                let l = self.b.use_var(self.lc0);
+                let s = self.b.ins().splat(I64X2, l);
+                let ids = self.lane_ids(c);
+                self.b.ins().iadd(s, ids)
+            }
+        }
+    }
+
+    /// The EA of lane 0 of a contiguous access.
+    fn contig_ea0(&mut self, base: SReg, off: SOrImm, log2e: u8) -> Value {
+        let b = self.sget(base);
+        let o = match off {
+            SOrImm::Reg(r) => self.sget(r),
+            SOrImm::Imm(i) => self.iconst(i as i64 as u64),
+        };
+        let l = self.b.use_var(self.lc0);
+        let l = self.b.ins().ishl_imm_s(l, log2e as i64);
+        let bo = self.b.ins().iadd(b, o);
+        self.b.ins().iadd(bo, l)
+    }
+
+    /// The common EA when every lane has the same one.
+    fn uniform_ea(&mut self, addr: Addr) -> Option<Value> {
+        match addr {
+            Addr::RegOff {
+                base: Reg::S(b),
+                off: Reg::S(o),
+                shift,
+            } => {
+                let b = self.sget(SReg(b));
+                let o = self.sget(SReg(o));
+                let o = self.b.ins().ishl_imm_s(o, shift as i64);
+                Some(self.b.ins().iadd(b, o))
+            }
+            Addr::Imm {
+                base: Reg::S(b),
+                off,
+            } => {
+                let b = self.sget(SReg(b));
+                Some(self.b.ins().iadd_imm_s(b, off as i64))
+            }
+            _ => None,
+        }
+    }
+
+    /// Per-lane EAs as `i64x2` chunks.
+    fn ea_chunks(&mut self, addr: Addr, log2e: u8) -> Vec<Value> {
+        match addr {
+            Addr::Contig { base, off } => {
+                let ea0 = self.contig_ea0(base, off, log2e);
+                let s = self.b.ins().splat(I64X2, ea0);
+                (0..self.nch)
+                    .map(|c| {
+                        let k = self.vconst2((2 * c as u64) << log2e, (2 * c as u64 + 1) << log2e);
+                        self.b.ins().iadd(s, k)
+                    })
+                    .collect()
+            }
+            Addr::RegOff { base, off, shift } => (0..self.nch)
+                .map(|c| {
+                    let b = self.addr_reg(base, c);
+                    let o = self.addr_reg(off, c);
+                    let sh = self.iconst(shift as u64);
+                    let o = self.b.ins().ishl(o, sh);
+                    self.b.ins().iadd(b, o)
+                })
+                .collect(),
+            Addr::Imm { base, off } => (0..self.nch)
+                .map(|c| {
+                    let b = self.addr_reg(base, c);
+                    let k = self.vconst2(off, off);
+                    self.b.ins().iadd(b, k)
+                })
+                .collect(),
+        }
+    }
+
+    /// Branch to `ok` when `[ea, ea + len)` is inside guest memory with permission `need` (and
+    /// `ea & align_mask == 0`), else to `fail`.
+    fn check_mem(
+        &mut self,
+        ea: Value,
+        len: u64,
+        need: u8,
+        align_mask: u64,
+        ok: Block,
+        fail: Block,
+    ) {
+        let c1 = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThan, ea, self.mem_extent);
+        let room = self.b.ins().isub(self.mem_extent, ea);
+        let c2 = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, len as i64);
+        let mut inb = self.b.ins().band(c1, c2);
+        if align_mask != 0 {
+            let a = self.b.ins().band_imm_s(ea, align_mask as i64);
+            let c3 = self.b.ins().icmp_imm_s(IntCC::Equal, a, 0);
+            inb = self.b.ins().band(inb, c3);
+        }
+        let permb = self.b.create_block();
+        self.b.ins().brif(inb, permb, &[], fail, &[]);
+        self.b.switch_to_block(permb);
+        self.b.seal_block(permb);
+        // ea < extent and ea + len <= extent: both page indices are inside the table.
+        let pg0 = self.b.ins().ushr_imm_s(ea, 12);
+        let a0 = self.b.ins().iadd(self.mem_perms, pg0);
+        let p0 = self.b.ins().uload8(I32, flags(), a0, 0);
+        let last = self.b.ins().iadd_imm_s(ea, len as i64 - 1);
+        let pg1 = self.b.ins().ushr_imm_s(last, 12);
+        let a1 = self.b.ins().iadd(self.mem_perms, pg1);
+        let p1 = self.b.ins().uload8(I32, flags(), a1, 0);
+        let p = self.b.ins().band(p0, p1);
+        let p = self.b.ins().band_imm_s(p, need as i64);
+        self.b.ins().brif(p, ok, &[], fail, &[]);
+    }
+
+    /// One lane loaded from `host + off` with extension, as i64.
+    fn load_lane(&mut self, host: Value, off: i32, log2e: u8, ext: Ext) -> Value {
+        let f = flags();
+        let sign = ext == Ext::Sign;
+        match (log2e, sign) {
+            (0, true) => self.b.ins().sload8(I64, f, host, off),
+            (0, false) => self.b.ins().uload8(I64, f, host, off),
+            (1, true) => self.b.ins().sload16(I64, f, host, off),
+            (1, false) => self.b.ins().uload16(I64, f, host, off),
+            (2, true) => self.b.ins().sload32(f, host, off),
+            (2, false) => self.b.ins().uload32(f, host, off),
+            _ => self.b.ins().load(I64, f, host, off),
+        }
+    }
+
+    fn pair(&mut self, a: Value, b: Option<Value>) -> Value {
+        let v = self.b.ins().scalar_to_vector(I64X2, a);
+        match b {
+            Some(b) => self.b.ins().insertlane(v, b, 1),
+            None => v,
+        }
+    }
+
+    /// VL contiguous lanes of width E loaded from `host` (checked), extended, as chunks.
+    fn load_contig(&mut self, host: Value, log2e: u8, ext: Ext) -> Vec<Value> {
+        let vl = self.vl as usize;
+        let f = flags();
+        let sign = ext == Ext::Sign;
+        let per8 = 8usize >> log2e; // lanes per 8 bytes
+        if log2e == 3 {
+            if vl == 1 {
+                let x = self.b.ins().load(I64, f, host, 0);
+                return vec![self.pair(x, None)];
+            }
+            return (0..self.nch)
+                .map(|c| self.b.ins().load(I64X2, f, host, (16 * c) as i32))
+                .collect();
+        }
+        if vl < per8 || (log2e == 2 && vl < 2) {
+            // Fewer lanes than one extending load covers: lane by lane.
+            let lanes: Vec<Value> = (0..vl)
+                .map(|i| self.load_lane(host, (i << log2e) as i32, log2e, ext))
+                .collect();
+            return lanes
+                .chunks(2)
+                .map(|p| self.pair(p[0], p.get(1).copied()))
+                .collect();
+        }
+        let mut out = Vec::with_capacity(self.nch);
+        for g in 0..vl / per8 {
+            let o = (8 * g) as i32;
+            match log2e {
+                2 => out.push(if sign {
+                    self.b.ins().sload32x2(f, host, o)
+                } else {
+                    self.b.ins().uload32x2(f, host, o)
+                }),
+                1 => {
+                    let v = if sign {
+                        self.b.ins().sload16x4(f, host, o)
+                    } else {
+                        self.b.ins().uload16x4(f, host, o)
+                    };
+                    out.extend(self.widen(v, sign));
+                }
+                _ => {
+                    let v = if sign {
+                        self.b.ins().sload8x8(f, host, o)
+                    } else {
+                        self.b.ins().uload8x8(f, host, o)
+                    };
+                    let (lo, hi) = self.widen2(v, sign);
+                    out.extend(self.widen(lo, sign));
+                    out.extend(self.widen(hi, sign));
+                }
+            }
+        }
+        out
+    }
+
+    fn widen2(&mut self, v: Value, sign: bool) -> (Value, Value) {
+        if sign {
+            (self.b.ins().swiden_low(v), self.b.ins().swiden_high(v))
+        } else {
+            (self.b.ins().uwiden_low(v), self.b.ins().uwiden_high(v))
+        }
+    }
+
+    fn widen(&mut self, v: Value, sign: bool) -> [Value; 2] {
+        let (a, b) = self.widen2(v, sign);
+        [a, b]
+    }
+
+    /// Store the low E bytes of each of VL lanes contiguously at `host` (checked).
+    fn store_contig(&mut self, host: Value, log2e: u8, data: &[Value]) {
+        let vl = self.vl as usize;
+        let f = flags();
+        let e = 1usize << log2e;
+        if vl * e < 16 || (log2e < 3 && data.len() < (8 >> log2e)) {
+            for i in 0..vl {
+                let x = self.b.ins().extractlane(data[i / 2], (i % 2) as u8);
+                self.store_lane(x, host, (i * e) as i32, log2e);
+            }
+            return;
+        }
+        // Narrow 8-byte lanes to E-byte lanes, two vectors into one per step.
+        let mut vs: Vec<Value> = data.iter().map(|&v| self.bitcast(I8X16, v)).collect();
+        let mut w = 8usize;
+        while w > e {
+            let half = w / 2;
+            let mut idx = [0u8; 16];
+            let per = 16 / w;
+            for j in 0..per {
+                for k in 0..half {
+                    idx[j * half + k] = (j * w + k) as u8;
+                    idx[8 + j * half + k] = (16 + j * w + k) as u8;
+                }
+            }
+            vs = vs
+                .chunks(2)
+                .map(|p| self.shuffle(p[0], p[1], idx))
+                .collect();
+            w = half;
+        }
+        for (i, &v) in vs.iter().enumerate() {
+            self.b.ins().store(f, v, host, (16 * i) as i32);
+        }
+    }
+
+    fn store_lane(&mut self, x: Value, host: Value, off: i32, log2e: u8) {
+        let f = flags();
+        match log2e {
+            0 => self.b.ins().istore8(f, x, host, off),
+            1 => self.b.ins().istore16(f, x, host, off),
+            2 => self.b.ins().istore32(f, x, host, off),
+            _ => self.b.ins().store(f, x, host, off),
+        };
+    }
+
+    fn kind_word(&self, ms: MemSem, local: bool) -> u32 {
+        let mut k = ms.log2e as u32;
+        match ms.ext {
+            Ext::Sign => k |= kind::SEXT,
+            Ext::Zero => k |= kind::ZEXT,
+            Ext::None => {}
+        }
+        if local {
+            k |= kind::LOCAL;
+        }
+        if self.strict && ms.strict_align_applies() {
+            k |= kind::ALIGN;
+        }
+        k
+    }
+
+    fn align_mask(&self, ms: MemSem) -> u64 {
+        if self.strict && ms.strict_align_applies() {
+            ms.width() - 1
+        } else {
+            0
+        }
+    }
+
+    /// Branch to `next` when the mask is (statically or dynamically) all ones, else `slow`.
+    fn require_full(&mut self, next: Block, slow: Block) {
+        if self.full {
+            self.b.ins().jump(next, &[]);
+        } else {
+            let m = self.b.use_var(self.mask);
+            let all = self.all() as i64;
+            let is_full = self.b.ins().icmp_imm_s(IntCC::Equal, m, all);
+            self.b.ins().brif(is_full, next, &[], slow, &[]);
+        }
+    }
+
+    /// Translate a memory instruction. Returns false if `inst` is not one.
+    pub(crate) fn mem_inst(&mut self, pc: u64, inst: &Inst) -> bool {
+        let Some(ms) = inst.opcode().mem() else {
+            return false;
+        };
+        let (data, addr, local) = operands(inst, ms).expect("memory format");
+        let len = (self.vl as u64) << ms.log2e;
+        let join = self.b.create_block();
+        let slow = self.b.create_block();
+        if self.full {
+            self.b.set_cold_block(slow);
+        }
+        let need = match ms.dir {
+            Dir::Load => PERM_R,
+            Dir::Store => PERM_W,
+        };
+        let amask = self.align_mask(ms);
+        // Native fast paths on guest memory.
+        if !local {
+            if let Addr::Contig { base, off } = addr {
+                let chk = self.b.create_block();
+                let fast = self.b.create_block();
+                self.require_full(chk, slow);
+                self.b.switch_to_block(chk);
+                self.b.seal_block(chk);
+                let ea0 = self.contig_ea0(base, off, ms.log2e);
+                self.check_mem(ea0, len, need, amask, fast, slow);
+                self.b.switch_to_block(fast);
+                self.b.seal_block(fast);
+                let host = self.b.ins().iadd(self.mem_base, ea0);
+                match ms.dir {
+                    Dir::Load => {
+                        let vals = self.load_contig(host, ms.log2e, ms.ext);
+                        let Reg::V(d) = data else { unreachable!() };
+                        self.vset_raw(VReg(d), &vals);
+                    }
+                    Dir::Store => {
+                        let vals = self.data_chunks(data);
+                        self.store_contig(host, ms.log2e, &vals);
+                    }
+                }
+                self.b.ins().jump(join, &[]);
+            } else if ms.dir == Dir::Load || self.full {
+                if let Some(ea) = self.uniform_ea(addr) {
+                    let fast = self.b.create_block();
+                    self.check_mem(ea, ms.width(), need, amask, fast, slow);
+                    self.b.switch_to_block(fast);
+                    self.b.seal_block(fast);
+                    let host = self.b.ins().iadd(self.mem_base, ea);
+                    match ms.dir {
+                        Dir::Load => {
+                            let x = self.load_lane(host, 0, ms.log2e, ms.ext);
+                            let v = self.b.ins().splat(I64X2, x);
+                            let vals = vec![v; self.nch];
+                            let Reg::V(d) = data else { unreachable!() };
+                            self.vset_masked(VReg(d), &vals);
+                        }
+                        Dir::Store => {
+                            // Full mask, one address: the highest lane's bytes win.
+                            let top = self.vl as usize - 1;
+                            let x = match data {
+                                Reg::S(n) => self.sget(SReg(n)),
+                                Reg::V(n) => {
+                                    let ch = self.vget(VReg(n), top / 2);
+                                    self.b.ins().extractlane(ch, (top % 2) as u8)
+                                }
+                                Reg::Lc0 => unreachable!("decoder rejects lc0 as data"),
+                            };
+                            self.store_lane(x, host, 0, ms.log2e);
+                        }
+                    }
+                    self.b.ins().jump(join, &[]);
+                } else {
+                    self.b.ins().jump(slow, &[]);
+                }
+            } else {
+                self.b.ins().jump(slow, &[]);
+            }
+        } else {
+            self.b.ins().jump(slow, &[]);
+        }
+        // General path: per-lane EAs, the helper checks every active lane, then accesses.
+        self.b.switch_to_block(slow);
+        self.b.seal_block(slow);
+        let eas = self.ea_chunks(addr, ms.log2e);
+        let pa = self.spill(0, &eas);
+        let m = self.mask_value();
+        let kw = self.kind_word(ms, local) as i64;
+        let k = self.b.ins().iconst(I32, kw);
+        match ms.dir {
+            Dir::Load => {
+                let pout = self.scratch_addr(1);
+                let f = self.iconst(abi::lj_load as *const () as usize as u64);
+                let call =
+                    self.b
+                        .ins()
+                        .call_indirect(self.sig_load, f, &[self.ctx, pa, m, k, pout]);
+                let ok = self.b.inst_results(call)[0];
+                self.guard(ok, pc);
+                let vals = self.unspill(pout);
+                let Reg::V(d) = data else { unreachable!() };
+                self.vset_masked(VReg(d), &vals);
+            }
+            Dir::Store => {
+                let vals = self.data_chunks(data);
+                let pd = self.spill(1, &vals);
+                let f = self.iconst(abi::lj_store as *const () as usize as u64);
+                let call = self
+                    .b
+                    .ins()
+                    .call_indirect(self.sig_store, f, &[self.ctx, pa, m, k, pd]);
+                let ok = self.b.inst_results(call)[0];
+                self.guard(ok, pc);
+            }
+        }
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        self.b.seal_block(join);
+        let _ = (I8, I16, Mode::Contig);
+        true
+    }
+
+    /// Store data as chunks (`sN` broadcast).
+    fn data_chunks(&mut self, data: Reg) -> Vec<Value> {
+        match data {
+            Reg::V(n) => self.vget_all(VReg(n)),
+            Reg::S(n) => {
+                let s = self.sget(SReg(n));
+                let v = self.b.ins().splat(I64X2, s);
+                vec![v; self.nch]
+            }
+            Reg::Lc0 => unreachable!("decoder rejects lc0 as data"),
+        }
+    }
+}

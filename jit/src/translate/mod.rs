@@ -1,0 +1,711 @@
+//! Translation of one [`Region`] into a Cranelift function.
+//!
+//! Guest registers live in Cranelift [`Variable`]s for the whole region (a vector register is
+//! `ceil(VL / 2)` `i64x2` variables); they are loaded once at entry and the registers the region
+//! can write are stored back at every exit. The mask, LC0BASE and trip count are `i64`
+//! variables too. The number of instructions retired is a variable updated once per loop
+//! iteration plus a static offset inside the current straight segment, so every exit stores
+//! the exact count.
+//!
+//! A loop region is laid out as: entry (loads, prologue `LOOP`) -> header (budget check for
+//! one whole iteration; dispatch on `mask == all ones`) -> a *full* copy of the body, where the
+//! mask is statically all ones (no blends, contiguous accesses need only the range check), and
+//! a *general* copy with a dynamic mask; both end in the back edge to the header.
+//!
+//! Every failed check branches to a cold exit that writes the state before the instruction
+//! and returns [`STATUS_INTERP`] with that instruction's pc, so the interpreter re-executes it
+//! and raises the precise trap. Family-specific lowering lives in [`mem`], [`alu`] and
+//! [`control`].
+
+mod alu;
+mod control;
+mod mem;
+
+use crate::abi::{self, STATUS_INTERP, STATUS_NEXT};
+use crate::region::{Region, RunEnd};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I8X16, I64, I64X2};
+use cranelift_codegen::ir::{
+    AbiParam, Block, ConstantData, InstBuilder, MemFlagsData, SigRef, Signature, StackSlot,
+    StackSlotData, StackSlotKind, Value,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, Variable};
+use lanejit_interp::isa::{Inst, Reg, SReg, VReg, VSrc};
+use lanejit_interp::machine::{Regs, all_lanes};
+
+/// Per-compile configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct TxConfig {
+    /// Lanes.
+    pub vl: u32,
+    /// `--strict-align`.
+    pub strict_align: bool,
+    /// Calling convention of helpers.
+    pub call_conv: CallConv,
+}
+
+/// Bytes of one scratch area (64 lanes).
+const AREA: u32 = 64 * 8;
+
+/// Registers an instruction mentions (read or write) and writes.
+#[derive(Default, Clone, Copy)]
+struct RegSet {
+    s: u32,
+    v: u32,
+}
+
+impl RegSet {
+    fn reg(&mut self, r: Reg) {
+        match r {
+            Reg::S(n) => self.s |= 1 << n,
+            Reg::V(n) => self.v |= 1 << n,
+            Reg::Lc0 => {}
+        }
+    }
+    fn sreg(&mut self, r: SReg) {
+        self.s |= 1 << r.0;
+    }
+    fn vreg(&mut self, r: VReg) {
+        self.v |= 1 << r.0;
+    }
+    fn vsrc(&mut self, r: VSrc) {
+        match r {
+            VSrc::V(v) => self.vreg(v),
+            VSrc::S(s) => self.sreg(s),
+            VSrc::Imm(_) => {}
+        }
+    }
+}
+
+/// (mentioned, written) registers of `inst`.
+fn reg_effects(inst: &Inst) -> (RegSet, RegSet) {
+    let mut u = RegSet::default();
+    let mut w = RegSet::default();
+    match inst {
+        Inst::VLb(o)
+        | Inst::VLh(o)
+        | Inst::VLw(o)
+        | Inst::VLd(o)
+        | Inst::VLbu(o)
+        | Inst::VLhu(o)
+        | Inst::VLwu(o) => {
+            u.vreg(o.dst);
+            w.vreg(o.dst);
+            u.reg(o.base);
+            u.reg(o.off);
+        }
+        Inst::VLbi(o)
+        | Inst::VLhi(o)
+        | Inst::VLwi(o)
+        | Inst::VLdi(o)
+        | Inst::VLbui(o)
+        | Inst::VLhui(o)
+        | Inst::VLwui(o)
+        | Inst::VLhiU(o)
+        | Inst::VLwiU(o)
+        | Inst::VLdiU(o)
+        | Inst::VLhuiU(o)
+        | Inst::VLwuiU(o) => {
+            u.vreg(o.dst);
+            w.vreg(o.dst);
+            u.reg(o.base);
+        }
+        Inst::VLbC(o)
+        | Inst::VLhC(o)
+        | Inst::VLwC(o)
+        | Inst::VLdC(o)
+        | Inst::VLbuC(o)
+        | Inst::VLhuC(o)
+        | Inst::VLwuC(o) => {
+            u.vreg(o.dst);
+            w.vreg(o.dst);
+            u.sreg(o.base);
+            if let lanejit_interp::isa::SOrImm::Reg(r) = o.off {
+                u.sreg(r);
+            }
+        }
+        Inst::VSb(o)
+        | Inst::VSh(o)
+        | Inst::VSw(o)
+        | Inst::VSd(o)
+        | Inst::VShU(o)
+        | Inst::VSwU(o)
+        | Inst::VSdU(o) => {
+            u.reg(o.src);
+            u.reg(o.base);
+            u.reg(o.off);
+        }
+        Inst::VSbi(o)
+        | Inst::VShi(o)
+        | Inst::VSwi(o)
+        | Inst::VSdi(o)
+        | Inst::VShiU(o)
+        | Inst::VSwiU(o)
+        | Inst::VSdiU(o) => {
+            u.reg(o.src);
+            u.reg(o.base);
+        }
+        Inst::VSbC(o) | Inst::VShC(o) | Inst::VSwC(o) | Inst::VSdC(o) => {
+            u.reg(o.src);
+            u.sreg(o.base);
+            if let lanejit_interp::isa::SOrImm::Reg(r) = o.off {
+                u.sreg(r);
+            }
+        }
+        Inst::SAdd(o)
+        | Inst::SSub(o)
+        | Inst::SMul(o)
+        | Inst::SAnd(o)
+        | Inst::SOr(o)
+        | Inst::SXor(o)
+        | Inst::SShl(o)
+        | Inst::SShr(o)
+        | Inst::SSra(o) => {
+            u.sreg(o.sd);
+            w.sreg(o.sd);
+            u.sreg(o.sa);
+            if let lanejit_interp::isa::SOrImm::Reg(r) = o.sb {
+                u.sreg(r);
+            }
+        }
+        Inst::SLi(o) => {
+            u.sreg(o.sd);
+            w.sreg(o.sd);
+        }
+        Inst::SMov(o) => {
+            u.sreg(o.sd);
+            w.sreg(o.sd);
+            u.sreg(o.sa);
+        }
+        Inst::SLc0(o) | Inst::SVl(o) | Inst::SGid(o) | Inst::SMask(o) => {
+            u.sreg(o.sd);
+            w.sreg(o.sd);
+        }
+        Inst::SGetlane(o) => {
+            u.sreg(o.sd);
+            w.sreg(o.sd);
+            u.vreg(o.va);
+        }
+        Inst::VAdd(o)
+        | Inst::VSub(o)
+        | Inst::VMul(o)
+        | Inst::VAnd(o)
+        | Inst::VOr(o)
+        | Inst::VXor(o)
+        | Inst::VShl(o)
+        | Inst::VShr(o)
+        | Inst::VSra(o) => {
+            u.vreg(o.vd);
+            w.vreg(o.vd);
+            u.vreg(o.va);
+            u.vsrc(o.vb);
+        }
+        Inst::VMov(o) => {
+            u.vreg(o.vd);
+            w.vreg(o.vd);
+            u.vsrc(o.src);
+        }
+        Inst::VLaneid(o) | Inst::VLc0(o) => {
+            u.vreg(o.vd);
+            w.vreg(o.vd);
+        }
+        Inst::VFaddS(o)
+        | Inst::VFsubS(o)
+        | Inst::VFmulS(o)
+        | Inst::VFmaS(o)
+        | Inst::VFaddD(o)
+        | Inst::VFsubD(o)
+        | Inst::VFmulD(o)
+        | Inst::VFmaD(o) => {
+            u.vreg(o.vd);
+            w.vreg(o.vd);
+            u.vreg(o.va);
+            u.vsrc(o.vb);
+        }
+        Inst::VRedsum(o) => {
+            u.sreg(o.sd);
+            w.sreg(o.sd);
+            u.vreg(o.va);
+        }
+        Inst::VSetmask(o) => u.sreg(o.sa),
+        Inst::Beq(o)
+        | Inst::Bne(o)
+        | Inst::Blt(o)
+        | Inst::Bge(o)
+        | Inst::Bltu(o)
+        | Inst::Bgeu(o) => {
+            u.sreg(o.sa);
+            if let lanejit_interp::isa::SOrImm::Reg(r) = o.sb {
+                u.sreg(r);
+            }
+        }
+        Inst::Loop(o) => u.sreg(o.sa),
+        Inst::J(_) | Inst::Endloop(_) | Inst::Nop(_) | Inst::Halt(_) => {}
+    }
+    // s0 is never loaded or stored: it reads as zero and discards writes.
+    u.s &= !1;
+    w.s &= !1;
+    (u, w)
+}
+
+/// Whether a region needs the full/general body split (it has vector work).
+fn has_vector_work(r: &Region) -> bool {
+    r.insts.iter().any(|(_, i)| {
+        let (u, _) = reg_effects(i);
+        u.v != 0
+    })
+}
+
+/// The translator state for one function.
+pub(crate) struct Tx<'a, 'f> {
+    pub(crate) b: &'a mut FunctionBuilder<'f>,
+    pub(crate) vl: u32,
+    /// `i64x2` chunks per vector register.
+    pub(crate) nch: usize,
+    pub(crate) strict: bool,
+    pub(crate) ctx: Value,
+    pub(crate) regs: Value,
+    pub(crate) mem_base: Value,
+    pub(crate) mem_extent: Value,
+    pub(crate) mem_perms: Value,
+    pub(crate) budget: Value,
+    s: [Option<Variable>; 32],
+    v: Vec<Option<Vec<Variable>>>,
+    pub(crate) mask: Variable,
+    pub(crate) lc0: Variable,
+    pub(crate) trip: Variable,
+    pub(crate) retired: Variable,
+    dirty: RegSet,
+    /// Whether the mask is statically all ones here.
+    pub(crate) full: bool,
+    /// Instructions retired since `retired` was last updated.
+    pub(crate) off: u64,
+    pub(crate) scratch: StackSlot,
+    pub(crate) sig_load: SigRef,
+    pub(crate) sig_store: SigRef,
+    pub(crate) sig_fma: SigRef,
+}
+
+/// Flags for accesses to memory that a check has proven in bounds.
+pub(crate) fn flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+impl<'a, 'f> Tx<'a, 'f> {
+    /// All lanes of this VL.
+    pub(crate) fn all(&self) -> u64 {
+        all_lanes(self.vl)
+    }
+
+    pub(crate) fn iconst(&mut self, v: u64) -> Value {
+        self.b.ins().iconst(I64, v as i64)
+    }
+
+    /// An `i64x2` constant.
+    pub(crate) fn vconst2(&mut self, lo: u64, hi: u64) -> Value {
+        let mut bytes = Vec::with_capacity(16);
+        bytes.extend_from_slice(&lo.to_le_bytes());
+        bytes.extend_from_slice(&hi.to_le_bytes());
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(I64X2, c)
+    }
+
+    /// A byte shuffle of two `i8x16` values.
+    pub(crate) fn shuffle(&mut self, a: Value, b: Value, idx: [u8; 16]) -> Value {
+        let imm = self
+            .b
+            .func
+            .dfg
+            .immediates
+            .push(ConstantData::from(idx.to_vec()));
+        self.b.ins().shuffle(a, b, imm)
+    }
+
+    /// Reinterpret a 128-bit vector as another lane type (little-endian lane order).
+    pub(crate) fn bitcast(&mut self, ty: cranelift_codegen::ir::Type, v: Value) -> Value {
+        if self.b.func.dfg.value_type(v) == ty {
+            return v;
+        }
+        let f = MemFlagsData::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+        self.b.ins().bitcast(ty, f, v)
+    }
+
+    /// Read scalar register `r`.
+    pub(crate) fn sget(&mut self, r: SReg) -> Value {
+        match self.s[r.0 as usize] {
+            Some(var) if r.0 != 0 => self.b.use_var(var),
+            _ => self.iconst(0),
+        }
+    }
+
+    /// Write scalar register `r` (writes to s0 are discarded).
+    pub(crate) fn sset(&mut self, r: SReg, v: Value) {
+        if r.0 == 0 {
+            return;
+        }
+        let var = self.s[r.0 as usize].expect("register declared by the pre-pass");
+        self.b.def_var(var, v);
+    }
+
+    /// Chunk `c` of vector register `r`.
+    pub(crate) fn vget(&mut self, r: VReg, c: usize) -> Value {
+        let var = self.v[r.0 as usize].as_ref().expect("register declared")[c];
+        self.b.use_var(var)
+    }
+
+    /// All chunks of vector register `r`.
+    pub(crate) fn vget_all(&mut self, r: VReg) -> Vec<Value> {
+        (0..self.nch).map(|c| self.vget(r, c)).collect()
+    }
+
+    /// The per-lane `i64x2` mask of chunk `c` (all ones in active lanes).
+    pub(crate) fn lane_mask(&mut self, c: usize) -> Value {
+        let m = self.b.use_var(self.mask);
+        let m = self.b.ins().splat(I64X2, m);
+        let bits = self.vconst2(1u64 << (2 * c), 1u64 << (2 * c + 1));
+        let t = self.b.ins().band(m, bits);
+        let z = self.vconst2(0, 0);
+        self.b.ins().icmp(IntCC::NotEqual, t, z)
+    }
+
+    /// Write `vals` to the active lanes of `r` (all lanes when the mask is statically full).
+    pub(crate) fn vset_masked(&mut self, r: VReg, vals: &[Value]) {
+        for (c, &v) in vals.iter().enumerate() {
+            let nv = if self.full {
+                v
+            } else {
+                let old = self.vget(r, c);
+                let m = self.lane_mask(c);
+                self.b.ins().bitselect(m, v, old)
+            };
+            let var = self.v[r.0 as usize].as_ref().expect("register declared")[c];
+            self.b.def_var(var, nv);
+        }
+    }
+
+    /// Write all lanes of `r` (the value already respects the mask).
+    pub(crate) fn vset_raw(&mut self, r: VReg, vals: &[Value]) {
+        for (c, &v) in vals.iter().enumerate() {
+            let var = self.v[r.0 as usize].as_ref().expect("register declared")[c];
+            self.b.def_var(var, v);
+        }
+    }
+
+    /// The mask value to hand to a helper.
+    pub(crate) fn mask_value(&mut self) -> Value {
+        if self.full {
+            self.iconst(self.all())
+        } else {
+            self.b.use_var(self.mask)
+        }
+    }
+
+    /// Address of scratch area `i` (0..4, each 64 lanes).
+    pub(crate) fn scratch_addr(&mut self, i: u32) -> Value {
+        self.b
+            .ins()
+            .stack_addr(I64, self.scratch, (i * AREA) as i32)
+    }
+
+    /// Store chunks into scratch area `i`.
+    pub(crate) fn spill(&mut self, i: u32, vals: &[Value]) -> Value {
+        let p = self.scratch_addr(i);
+        for (c, &v) in vals.iter().enumerate() {
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), v, p, (16 * c) as i32);
+        }
+        p
+    }
+
+    /// Load chunks from scratch area `i`.
+    pub(crate) fn unspill(&mut self, p: Value) -> Vec<Value> {
+        (0..self.nch)
+            .map(|c| {
+                self.b
+                    .ins()
+                    .load(I64X2, MemFlagsData::trusted(), p, (16 * c) as i32)
+            })
+            .collect()
+    }
+
+    /// Emit, in the current block, the exit sequence: write back state, report `next_pc`
+    /// and `off + extra` retired instructions, return `status`.
+    pub(crate) fn exit_with(&mut self, status: u64, next_pc: Value, extra: u64) {
+        self.writeback();
+        let r = self.b.use_var(self.retired);
+        let r = self.b.ins().iadd_imm_s(r, (self.off + extra) as i64);
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), r, self.ctx, abi::off::RETIRED);
+        self.b.ins().store(
+            MemFlagsData::trusted(),
+            next_pc,
+            self.ctx,
+            abi::off::NEXT_PC,
+        );
+        let st = self.iconst(status);
+        self.b.ins().return_(&[st]);
+    }
+
+    /// Exit to `pc` with a constant.
+    pub(crate) fn exit_pc(&mut self, status: u64, pc: u64, extra: u64) {
+        let p = self.iconst(pc);
+        self.exit_with(status, p, extra);
+    }
+
+    /// Continue only if `ok` is non-zero; otherwise exit (cold) so the interpreter executes the
+    /// instruction at `pc` with the state before it.
+    pub(crate) fn guard(&mut self, ok: Value, pc: u64) {
+        let fail = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(fail);
+        self.b.ins().brif(ok, cont, &[], fail, &[]);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        self.exit_pc(STATUS_INTERP, pc, 0);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+    }
+
+    /// Exit (cold) with `status` at `pc` when the budget cannot cover `n` more instructions.
+    fn budget_check(&mut self, n: u64, pc: u64) {
+        let r = self.b.use_var(self.retired);
+        let r = self.b.ins().iadd_imm_s(r, self.off as i64);
+        let left = self.b.ins().isub(self.budget, r);
+        let ok = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, n as i64);
+        self.guard(ok, pc);
+    }
+
+    fn writeback(&mut self) {
+        let fl = MemFlagsData::trusted();
+        for n in 1..32u8 {
+            if self.dirty.s & (1 << n) != 0 {
+                let v = self.sget(SReg(n));
+                self.b
+                    .ins()
+                    .store(fl, v, self.regs, (Regs::OFFSET_S + 8 * n as usize) as i32);
+            }
+        }
+        for n in 0..32u8 {
+            if self.dirty.v & (1 << n) != 0 {
+                let base = (Regs::OFFSET_V + 64 * 8 * n as usize) as i32;
+                for c in 0..self.nch {
+                    let v = self.vget(VReg(n), c);
+                    if self.vl == 1 {
+                        let l0 = self.b.ins().extractlane(v, 0);
+                        self.b.ins().store(fl, l0, self.regs, base);
+                    } else {
+                        self.b.ins().store(fl, v, self.regs, base + 16 * c as i32);
+                    }
+                }
+            }
+        }
+        let m = self.b.use_var(self.mask);
+        self.b
+            .ins()
+            .store(fl, m, self.regs, Regs::OFFSET_MASK as i32);
+        let l = self.b.use_var(self.lc0);
+        self.b
+            .ins()
+            .store(fl, l, self.regs, Regs::OFFSET_LC0BASE as i32);
+        let t = self.b.use_var(self.trip);
+        self.b
+            .ins()
+            .store(fl, t, self.regs, Regs::OFFSET_TRIP as i32);
+    }
+
+    /// Translate one non-control instruction (control instructions go to `control`).
+    fn inst(&mut self, pc: u64, inst: &Inst) {
+        if !self.mem_inst(pc, inst) && !self.alu_inst(inst) {
+            unreachable!("region discovery only admits lowerable instructions: {inst}");
+        }
+        self.off += 1;
+    }
+
+    /// Translate `r.insts[from..]` in the current block (one body version).
+    fn run(&mut self, r: &Region, from: usize, header: Option<Block>) {
+        let head_pc = r.insts[r.loop_head.unwrap_or(0)].0;
+        for (i, (pc, inst)) in r.insts.iter().enumerate().skip(from) {
+            if i == 0 && matches!(inst, Inst::Loop(_)) {
+                self.loop_prologue(*pc, inst);
+                continue;
+            }
+            if crate::region::is_control(inst) {
+                self.control(*pc, inst, header, head_pc);
+                return;
+            }
+            self.inst(*pc, inst);
+        }
+        match r.end {
+            RunEnd::Control => unreachable!("a control run ends in its control instruction"),
+            RunEnd::Decline => self.exit_pc(STATUS_INTERP, r.end_pc, 0),
+            RunEnd::MaxLen => self.exit_pc(STATUS_NEXT, r.end_pc, 0),
+        }
+    }
+}
+
+/// Build the body of `func` for region `r`.
+pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) {
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    b.seal_block(entry);
+    let ctx = b.block_params(entry)[0];
+    let tf = MemFlagsData::trusted();
+    let regs = b.ins().load(I64, tf, ctx, abi::off::REGS);
+    let mem_base = b.ins().load(I64, tf, ctx, abi::off::MEM_BASE);
+    let mem_extent = b.ins().load(I64, tf, ctx, abi::off::MEM_EXTENT);
+    let mem_perms = b.ins().load(I64, tf, ctx, abi::off::MEM_PERMS);
+    let budget = b.ins().load(I64, tf, ctx, abi::off::BUDGET);
+
+    let mut used = RegSet::default();
+    let mut dirty = RegSet::default();
+    for (_, i) in &r.insts {
+        let (u, w) = reg_effects(i);
+        used.s |= u.s;
+        used.v |= u.v;
+        dirty.s |= w.s;
+        dirty.v |= w.v;
+    }
+    let nch = (cfg.vl as usize).div_ceil(2);
+    let mut s = [None; 32];
+    for (n, slot) in s.iter_mut().enumerate().skip(1) {
+        if used.s & (1 << n) != 0 {
+            let var = b.declare_var(I64);
+            let val = b.ins().load(I64, tf, regs, (Regs::OFFSET_S + 8 * n) as i32);
+            b.def_var(var, val);
+            *slot = Some(var);
+        }
+    }
+    let mut v = vec![None; 32];
+    for (n, slot) in v.iter_mut().enumerate() {
+        if used.v & (1 << n) != 0 {
+            let base = (Regs::OFFSET_V + 64 * 8 * n) as i32;
+            let vars = (0..nch)
+                .map(|c| {
+                    let var = b.declare_var(I64X2);
+                    let val = b.ins().load(I64X2, tf, regs, base + 16 * c as i32);
+                    b.def_var(var, val);
+                    var
+                })
+                .collect();
+            *slot = Some(vars);
+        }
+    }
+    let mut ctl = |off: usize| {
+        let var = b.declare_var(I64);
+        let val = b.ins().load(I64, tf, regs, off as i32);
+        b.def_var(var, val);
+        var
+    };
+    let mask = ctl(Regs::OFFSET_MASK);
+    let lc0 = ctl(Regs::OFFSET_LC0BASE);
+    let trip = ctl(Regs::OFFSET_TRIP);
+    let retired = b.declare_var(I64);
+    let zero = b.ins().iconst(I64, 0);
+    b.def_var(retired, zero);
+    let scratch =
+        b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 4 * AREA, 4));
+    let mut sig = |params: &[cranelift_codegen::ir::Type], ret: bool| {
+        let mut sg = Signature::new(cfg.call_conv);
+        for &p in params {
+            sg.params.push(AbiParam::new(p));
+        }
+        if ret {
+            sg.returns
+                .push(AbiParam::new(cranelift_codegen::ir::types::I32));
+        }
+        b.import_signature(sg)
+    };
+    use cranelift_codegen::ir::types::I32;
+    let sig_load = sig(&[I64, I64, I64, I32, I64], true);
+    let sig_store = sig(&[I64, I64, I64, I32, I64], true);
+    let sig_fma = sig(&[I64, I64, I64, I64, I32], false);
+    let _ = I8X16;
+
+    let mut tx = Tx {
+        b,
+        vl: cfg.vl,
+        nch,
+        strict: cfg.strict_align,
+        ctx,
+        regs,
+        mem_base,
+        mem_extent,
+        mem_perms,
+        budget,
+        s,
+        v,
+        mask,
+        lc0,
+        trip,
+        retired,
+        dirty,
+        full: false,
+        off: 0,
+        scratch,
+        sig_load,
+        sig_store,
+        sig_fma,
+    };
+
+    let h = r.loop_head.unwrap_or(0);
+    if h > 0 {
+        // Prologue (the LOOP): its own budget check.
+        tx.budget_check(h as u64, r.start);
+        tx.run_prologue(r, h);
+    }
+    let header = tx.b.create_block();
+    tx.b.ins().jump(header, &[]);
+    tx.b.switch_to_block(header);
+    tx.off = 0;
+    let body_len = (r.insts.len() - h) as u64;
+    let head_pc = r.insts[h].0;
+    tx.budget_check(body_len, head_pc);
+    let back = r.loop_head.map(|_| header);
+    if r.loop_head.is_some() && has_vector_work(r) {
+        let fullb = tx.b.create_block();
+        let genb = tx.b.create_block();
+        let m = tx.b.use_var(tx.mask);
+        let all = tx.all();
+        let is_full = tx.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64);
+        tx.b.ins().brif(is_full, fullb, &[], genb, &[]);
+        tx.b.switch_to_block(fullb);
+        tx.b.seal_block(fullb);
+        tx.full = true;
+        tx.off = 0;
+        tx.run(r, h, back);
+        tx.b.switch_to_block(genb);
+        tx.b.seal_block(genb);
+        tx.full = false;
+        tx.off = 0;
+        tx.run(r, h, back);
+    } else {
+        tx.full = false;
+        tx.run(r, h, back);
+    }
+    tx.b.seal_all_blocks();
+}
+
+impl Tx<'_, '_> {
+    /// Translate the prologue instructions `r.insts[..h]` (a leading LOOP).
+    fn run_prologue(&mut self, r: &Region, h: usize) {
+        for (pc, inst) in &r.insts[..h] {
+            if matches!(inst, Inst::Loop(_)) {
+                self.loop_prologue(*pc, inst);
+            } else {
+                self.inst(*pc, inst);
+            }
+        }
+        // Fold the prologue into the retired counter so the header starts at offset 0.
+        let rv = self.b.use_var(self.retired);
+        let rv = self.b.ins().iadd_imm_s(rv, self.off as i64);
+        self.b.def_var(self.retired, rv);
+        self.off = 0;
+    }
+}

@@ -1,0 +1,572 @@
+//! Differential tests of the three engines: every program runs on the interpreter, on the JIT
+//! (compile on first entry) and tiered (small threshold), and the complete final state must be
+//! identical: registers (all 64 lanes), mask, LC0BASE, trip, pc, retired count, exit/trap,
+//! every mapped memory page and the whole tile. Some tests also check that compiled code
+//! really ran (`jit_retired`).
+
+use lanejit::vm::{self, Engine, EngineStats, VmOptions};
+use lanejit_interp::asm::assemble;
+use lanejit_interp::interp::Decoded;
+use lanejit_interp::machine::{Config, Exit, Machine, Regs, TrapKind};
+use lanejit_interp::program::Program;
+
+/// Everything an engine leaves behind.
+#[derive(Debug, PartialEq, Eq)]
+struct Snap {
+    exit: Exit,
+    regs: Regs,
+    pc: u64,
+    retired: u64,
+    pages: Vec<(u64, Vec<u8>)>,
+    tile: Vec<u8>,
+}
+
+fn snap(m: &Machine, exit: Exit) -> Snap {
+    Snap {
+        exit,
+        regs: (*m.regs).clone(),
+        pc: m.pc,
+        retired: m.retired,
+        pages: m.mem.mapped_pages().map(|(a, b)| (a, b.to_vec())).collect(),
+        tile: m.tile.as_bytes().to_vec(),
+    }
+}
+
+fn asm(src: &str) -> Program {
+    match assemble(src, "test.s") {
+        Ok(p) => p,
+        Err(e) => panic!("assembly failed:\n{e}"),
+    }
+}
+
+fn config(p: &Program, vl: u32, strict: bool, max: Option<u64>) -> Config {
+    Config {
+        strict_align: strict,
+        max_instructions: max,
+        ..Config::for_program(p, Some(vl))
+    }
+}
+
+fn run_one(p: &Program, cfg: Config, engine: Engine, threshold: u32) -> (Snap, EngineStats) {
+    let mut m = Machine::new(p, cfg).expect("machine");
+    let d = Decoded::new(&p.code);
+    let (exit, stats) = vm::run(
+        engine,
+        &mut m,
+        &d,
+        &VmOptions {
+            jit_threshold: threshold,
+        },
+    );
+    (snap(&m, exit), stats)
+}
+
+/// Run on all engines, assert identical state; return the reference snapshot and the JIT
+/// engine's statistics.
+fn check(p: &Program, vl: u32, strict: bool, max: Option<u64>) -> (Snap, EngineStats) {
+    let cfg = config(p, vl, strict, max);
+    let (reference, _) = run_one(p, cfg, Engine::Interp, 0);
+    let (jit, jstats) = run_one(p, cfg, Engine::Jit, 0);
+    assert_eq!(
+        jit, reference,
+        "jit differs from interp (vl {vl}, strict {strict}, max {max:?})"
+    );
+    for th in [1, 3] {
+        let (tiered, _) = run_one(p, cfg, Engine::Tiered, th);
+        assert_eq!(
+            tiered, reference,
+            "tiered({th}) differs from interp (vl {vl}, strict {strict}, max {max:?})"
+        );
+    }
+    (reference, jstats)
+}
+
+const VLS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+fn check_all_vls(src: &str) {
+    let p = asm(src);
+    for vl in VLS {
+        for strict in [false, true] {
+            check(&p, vl, strict, None);
+        }
+    }
+}
+
+fn trap_kind(e: &Exit) -> Option<TrapKind> {
+    match e {
+        Exit::Trapped(t) => Some(t.kind),
+        _ => None,
+    }
+}
+
+/// A copy of `n` words from 0x10000 to 0x40000 (dst page count chosen by the caller).
+fn copy_src(n: u64, dst_bytes: u64) -> String {
+    format!(
+        "
+        .mem 0x10000, 0x10000, r
+        .mem 0x40000, {dst_bytes}, rw
+        .data 0x10000
+        .fill 4096, 4, 0x89abcdef
+        .data 0x10100
+        .word 1, 2, 3, -4, 5, 0x7fffffff, -7, 8
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x40000
+        S.LI s3, {n}
+        LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.SW v1, [s2, lc0<<2, 0]
+        V.ADD v2, v2, v1
+        ENDLOOP
+        V.REDSUM s5, v2
+        HALT
+        "
+    )
+}
+
+#[test]
+fn copy_kernel_runs_compiled_and_agrees() {
+    let p = asm(&copy_src(4096, 0x4000));
+    let (r, st) = check(&p, 32, false, None);
+    assert_eq!(r.exit, Exit::Halted);
+    // 3 S.LI + LOOP + 128 iterations * 4 + REDSUM + HALT.
+    assert_eq!(r.retired, 3 + 1 + 128 * 4 + 2);
+    assert!(st.compiled_regions >= 1);
+    assert!(
+        st.jit_retired >= 128 * 4,
+        "the hot loop must run compiled: {st:?}"
+    );
+    // Spot-check the data: dst[64] = src[64] = the .word list at 0x10100.
+    let page = &r.pages.iter().find(|(a, _)| *a == 0x40000).expect("dst").1;
+    assert_eq!(&page[256..260], &1u32.to_le_bytes());
+    assert_eq!(&page[268..272], &(-4i32 as u32).to_le_bytes());
+}
+
+#[test]
+fn copy_every_vl_and_tail() {
+    for n in [1, 3, 70, 255, 256, 257] {
+        check_all_vls(&copy_src(n, 0x4000));
+    }
+}
+
+#[test]
+fn tiered_compiles_hot_loop_after_threshold() {
+    let p = asm(&copy_src(4096, 0x4000));
+    let cfg = config(&p, 8, false, None);
+    let (s, st) = run_one(&p, cfg, Engine::Tiered, 16);
+    assert_eq!(s.exit, Exit::Halted);
+    assert_eq!(st.compiled_regions, 1, "{st:?}");
+    // The body runs interpreted until its count passes 16, then compiled.
+    assert!(st.interp_retired >= 16 * 4, "{st:?}");
+    assert!(st.jit_retired > 400 * 4, "{st:?}");
+    let (_, ist) = run_one(&p, cfg, Engine::Interp, 0);
+    assert_eq!(ist.jit_retired, 0);
+    assert_eq!(ist.compiled_regions, 0);
+}
+
+#[test]
+fn faults_in_compiled_loop_first_middle_tail() {
+    // dst has 0x1000 bytes = 1024 words; copying n > 1024 words faults at word 1024.
+    // VL 32: word 1024 is the first lane of iteration 32 (middle); n = 1030 puts it in the
+    // tail iteration; dst mapped 0 bytes past... first iteration: use an unmapped dst page.
+    for n in [1025, 1030, 2000] {
+        for vl in VLS {
+            let p = asm(&copy_src(n, 0x1000));
+            let (r, _) = check(&p, vl, false, None);
+            assert_eq!(
+                trap_kind(&r.exit),
+                Some(TrapKind::PageFault),
+                "n {n} vl {vl}"
+            );
+            let Exit::Trapped(t) = r.exit else {
+                unreachable!()
+            };
+            let mf = t.mem.expect("memory fault");
+            assert_eq!(mf.ea, 0x41000, "n {n} vl {vl}");
+            assert_eq!(mf.lane, (1024 % vl as u64) as u32);
+        }
+    }
+    // First iteration: the source read-only page is the store target.
+    let src = copy_src(100, 0x1000).replace("S.LI s2, 0x40000", "S.LI s2, 0x10040");
+    let p = asm(&src);
+    for vl in VLS {
+        let (r, _) = check(&p, vl, false, None);
+        assert_eq!(trap_kind(&r.exit), Some(TrapKind::PermissionFault));
+    }
+}
+
+#[test]
+fn max_instructions_inside_compiled_loops_is_exact() {
+    let p = asm(&copy_src(300, 0x4000));
+    for vl in [1, 4, 32] {
+        let total = check(&p, vl, false, None).0.retired;
+        for max in (0..total + 2)
+            .step_by(7)
+            .chain([total - 1, total, total + 1])
+        {
+            let (r, _) = check(&p, vl, false, Some(max));
+            if max < total {
+                assert_eq!(r.exit, Exit::Limit, "max {max}");
+                assert_eq!(r.retired, max);
+            } else {
+                assert_eq!(r.exit, Exit::Halted);
+                assert_eq!(r.retired, total);
+            }
+        }
+    }
+}
+
+#[test]
+fn widths_extensions_and_masks() {
+    check_all_vls(
+        "
+        .mem 0x10000, 0x2000, rw
+        .data 0x10000
+        .byte 0x80, 0x7f, 0xff, 1, 2, 0xfe, 0x81, 3, 4, 5, 6, 7, 8, 9, 10, 11
+        .half 0x8000, 0x7fff, 0xffff, 1, 2, 0xfffe, 0x8001, 3
+        .word 0x80000000, 0x7fffffff, 0xffffffff, 1
+        .fill 64, 8, 0x8899aabbccddeeff
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x11000
+        S.LI s3, 200
+        S.LI s6, 0x5a5a5a5a5a5a5a5
+        LOOP s3
+        V.LB [s1, lc0, 0], ->v1
+        V.LBU [s1, lc0, 0], ->v2
+        V.LH [s1, lc0<<1, 16], ->v3
+        V.LHU [s1, lc0<<1, 16], ->v4
+        V.LW [s1, lc0<<2, 32], ->v5
+        V.LWU [s1, lc0<<2, 32], ->v6
+        V.LD [s1, lc0<<3, 48], ->v7
+        V.ADD v8, v1, v2
+        V.XOR v8, v8, v3
+        V.SUB v8, v8, v4
+        V.MUL v8, v8, v5
+        V.OR v8, v8, v6
+        V.AND v9, v7, v8
+        V.SB v8, [s2, lc0, 0]
+        V.SH v9, [s2, lc0<<1, 512]
+        V.SW v3, [s2, lc0<<2, 1024]
+        V.SD v5, [s2, lc0<<3, 2048]
+        V.SHL v10, v8, 3
+        V.SRA v11, v8, s3
+        V.SHR v12, v9, v1
+        V.SHL v13, v10, v2
+        V.SRA v14, v7, v4
+        V.REDSUM s10, v14
+        S.ADD s11, s11, s10
+        S.GETLANE s12, v13, 5
+        S.XOR s11, s11, s12
+        V.MOV v15, s6
+        V.MOV v16, -7
+        V.LANEID v17
+        V.LC0 v18
+        S.LC0 s13
+        S.MASK s14
+        S.ADD s15, s15, s14
+        S.VL s16
+        ENDLOOP
+        V.REDSUM s20, v8
+        HALT
+        ",
+    );
+}
+
+#[test]
+fn setmask_and_partial_masks() {
+    check_all_vls(
+        "
+        .mem 0x10000, 0x2000, rw
+        .data 0x10000
+        .fill 512, 8, 0x0102030405060708
+        .text
+        S.LI s1, 0x10000
+        S.LI s3, 100
+        S.LI s4, 0x5555555555555555
+        S.LI s7, 3
+    top:
+        V.SETMASK s4
+        V.LD [s1, lc0<<3, 0], ->v1
+        V.ADD v2, v2, v1
+        V.SD v2, [s1, lc0<<3, 1024]
+        V.SW.U v1, [s1 + v3]
+        V.LDI [s1 + (7 << 3)], ->v4
+        S.SHL s4, s4, 1
+        S.OR s4, s4, 1
+        S.SUB s7, s7, 1
+        BNE s7, 0, top
+        S.MASK s9
+        V.SETMASK s0
+        V.SD v2, [s0, lc0<<3, 0]
+        V.REDSUM s10, v2
+        HALT
+        ",
+    );
+}
+
+#[test]
+fn gather_scatter_register_and_immediate_forms() {
+    check_all_vls(
+        "
+        .mem 0x10000, 0x4000, rw
+        .data 0x10000
+        .fill 1024, 4, 0x11223344
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x12000
+        S.LI s3, 64
+        S.LI s4, 3
+        LOOP s3
+        V.LC0 v1
+        V.MUL v2, v1, 7
+        V.AND v2, v2, 255
+        V.LW [s1 + (v2 << 2)], ->v3
+        V.LHU [s1 + v2], ->v4
+        V.LBI [s1 + 5], ->v5
+        V.LWI.U [s1 + -0], ->v6
+        V.LDI.U [s1 + 3], ->v7
+        V.LHI [s1 + (3 << 1)], ->v8
+        V.LB [s1 + (s4 << 2)], ->v9
+        V.SW v3, [s2 + (v1 << 2)]
+        V.SD v4, [s2 + (v2 << (3 + 1))]
+        V.SH.U v5, [s2 + (v1 << 5)]
+        V.SBI v6, [s2 + 4000]
+        V.SWI v1, [s2 + (17 << 2)]
+        V.SDI.U s4, [s2 + 4096]
+        V.SB v1, [s2 + lc0]
+        V.LDI.U [v1 + 0x12000], ->v10
+        V.ADD v11, v11, v10
+        ENDLOOP
+        V.REDSUM s9, v11
+        HALT
+        ",
+    );
+}
+
+#[test]
+fn float_ops_canonical_nan_and_fma() {
+    check_all_vls(
+        "
+        .mem 0x10000, 0x1000, rw
+        .data 0x10000
+        .float 1.5, -0.0, inf, nan, 3.0, 1e-45, 2.5, -inf
+        .float 1e30, 1e30, -1e30, 0.1, 7.0, 8.0, 9.0, 10.0
+        .double 1.5, -0.0, inf, nan, 3.0, 5e-324, 2.5, -inf
+        .double 1e300, 1e300, -1e300, 0.1, 7.0, 8.0, 9.0, 10.0
+        .text
+        S.LI s1, 0x10000
+        S.LI s3, 16
+        S.LI s5, 0x3f800000
+        LOOP s3
+        V.LWU [s1, lc0<<2, 0], ->v1
+        V.LWU [s1, lc0<<2, 4], ->v2
+        V.LD [s1, lc0<<3, 64], ->v3
+        V.LD [s1, lc0<<3, 72], ->v4
+        V.FADD.S v5, v1, v2
+        V.FSUB.S v6, v1, v2
+        V.FMUL.S v7, v1, v2
+        V.FMA.S v8, v1, v2
+        V.FADD.S v9, v1, s5
+        V.FADD.D v10, v3, v4
+        V.FSUB.D v11, v3, v4
+        V.FMUL.D v12, v3, v4
+        V.FMA.D v13, v3, v4
+        V.FMA.D v14, v10, v10
+        V.FMUL.S v15, v3, v4
+        ENDLOOP
+        HALT
+        ",
+    );
+}
+
+#[test]
+fn local_tile_accesses_and_tile_traps() {
+    let base = "
+        .tilesize 4096
+        .tileprotect 0x800, 0x40, r
+        .tileprotect 0xc00, 0x40, none
+        .mem 0x10000, 0x1000, rw
+        .data 0x10000
+        .fill 128, 8, 0x0123456789abcdef
+        .tiledata 0x100
+        .fill 64, 4, 0xdeadbeef
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, TILEBASE
+        S.LI s3, TRIP
+        LOOP s3
+        V.LD [s1, lc0<<3, 0], ->v1
+        V.SW.local v1, [s2, lc0<<2, 0]
+        V.LW.local [s2, lc0<<2, 0], ->v2
+        V.AND v5, v2, 63
+        V.LHU.local [s2 + (v5 << 0)], ->v3
+        V.ADD v4, v4, v2
+        ENDLOOP
+        V.REDSUM s9, v4
+        HALT
+        ";
+    for (tb, trip, kind) in [
+        ("0x0", "64", None),
+        ("0x100", "100", None),
+        ("0x700", "100", Some(TrapKind::TileUnauthorized)),
+        ("0xb80", "100", Some(TrapKind::TileUnauthorized)),
+        ("0xf00", "100", Some(TrapKind::TileOutOfBounds)),
+    ] {
+        let src = base.replace("TILEBASE", tb).replace("TRIP", trip);
+        let p = asm(&src);
+        for vl in VLS {
+            for strict in [false, true] {
+                let (r, _) = check(&p, vl, strict, None);
+                if kind.is_some() {
+                    assert_eq!(trap_kind(&r.exit), kind, "tile base {tb} vl {vl}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn wrapping_effective_addresses_fault_precisely() {
+    // EAs near 2^64: contiguous with a base that wraps, immediate forms, register offsets;
+    // every one must trap page_fault exactly like the interpreter and touch nothing.
+    for form in [
+        "V.LD [s1, lc0<<3, 0], ->v1",
+        "V.LW [s1, lc0<<2, s2], ->v1",
+        "V.SD v1, [s1, lc0<<3, 0]",
+        "V.LDI.U [s1 + 4], ->v1",
+        "V.LWI [s1 + (1 << 2)], ->v1",
+        "V.SWI v1, [s1 + (1 << 2)]",
+        "V.LD [s1 + (v2 << 0)], ->v1",
+        "V.SD v1, [s1 + (v2 << 3)]",
+        "V.LD.local [s1, lc0<<3, 0], ->v1",
+        "V.SD.local v1, [s1 + (v2 << 3)]",
+        "V.LDI.U.local [s1 + 4], ->v1",
+    ] {
+        for base in [
+            "0xfffffffffffffff8",
+            "0xfffffffffffffffc",
+            "0xffffffffffffff00",
+        ] {
+            let src = format!(
+                "
+                .mem 0x0, 0x2000, rw
+                .text
+                S.LI s1, {base}
+                S.LI s2, 8
+                V.LANEID v2
+                S.LI s3, 40
+                LOOP s3
+                {form}
+                ENDLOOP
+                HALT
+                "
+            );
+            let p = asm(&src);
+            for vl in VLS {
+                let (r, _) = check(&p, vl, false, None);
+                // `0x..fc + 4` and `0x..f8 + 8` wrap to 0, which is mapped: those run.
+                if !form.contains("s2]") && base != "0xfffffffffffffffc" {
+                    assert!(trap_kind(&r.exit).is_some(), "{form} base {base} vl {vl}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn strict_align_traps_only_scaled_forms() {
+    let src = "
+        .mem 0x10000, 0x2000, rw
+        .text
+        S.LI s1, 0x10002
+        S.LI s3, 16
+        LOOP s3
+        V.LW [s1 + v0], ->v1
+        V.LWI.U [s1 + 0], ->v2
+        V.SW.U v2, [s1 + v0]
+        V.LW [s1, lc0<<2, 0], ->v3
+        ENDLOOP
+        HALT
+        ";
+    let p = asm(src);
+    for vl in VLS {
+        let (r, _) = check(&p, vl, true, None);
+        assert_eq!(trap_kind(&r.exit), Some(TrapKind::Misaligned));
+        let (r, _) = check(&p, vl, false, None);
+        assert_eq!(r.exit, Exit::Halted);
+    }
+}
+
+#[test]
+fn scalar_branch_loop_and_overlapping_stores() {
+    check_all_vls(
+        "
+        .mem 0x10000, 0x1000, rw
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 50
+    again:
+        S.ADD s3, s3, s2
+        S.MUL s4, s3, s2
+        S.SRA s5, s4, 3
+        S.SHR s6, s4, s2
+        V.LANEID v1
+        V.MUL v2, v1, s2
+        V.SDI.U v2, [s1 + 8]
+        V.SW.U v1, [s1 + s0]
+        V.SB v2, [s1 + (v0 << 0)]
+        V.LD [s1 + s0], ->v3
+        V.LDI.U [s1 + 8], ->v4
+        S.SUB s2, s2, 1
+        BGE s2, 1, again
+        S.GETLANE s7, v4, 63
+        BLTU s7, 1000, done
+        S.LI s8, 1
+    done:
+        HALT
+        ",
+    );
+}
+
+#[test]
+fn halt_and_illegal_inside_regions() {
+    for tail in [".inst 0", "HALT", "J 0x100000", ""] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .text
+            S.LI s1, 5
+        l:  S.SUB s1, s1, 1
+            V.ADD v1, v1, 1
+            BNE s1, 0, l
+            {tail}
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
+#[test]
+fn seed_kernels_agree_on_all_engines() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/kernels");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).expect("seeds/kernels") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("s") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).expect("read");
+        let p = match assemble(&src, &path.display().to_string()) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        for vl in VLS {
+            for strict in [false, true] {
+                check(&p, vl, strict, None);
+            }
+        }
+        n += 1;
+    }
+    assert!(n >= 5, "expected the seed kernels, found {n}");
+}
