@@ -8,6 +8,7 @@ use crate::program::{
     DEFAULT_TILE_SIZE, MAX_MEM_LIMIT, MAX_TILE_SIZE, MemPerm, PAGE_SIZE, Space, SymKind,
     TILE_GRANULE, TilePerm,
 };
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// A section of the source.
@@ -66,6 +67,9 @@ pub(crate) struct Equ {
 pub(crate) struct Symbols {
     pub labels: HashMap<String, (SymKind, u64, usize)>,
     pub equs: HashMap<String, Equ>,
+    /// Values of `.equ` names already evaluated (a value, once known, never changes), so that
+    /// chains like `.equ B, A + A` evaluate in linear time.
+    pub memo: RefCell<HashMap<String, i128>>,
 }
 
 /// Evaluation context: during layout only what is already defined counts.
@@ -117,6 +121,9 @@ impl Symbols {
         if let Some(&(_, v, _)) = self.labels.get(name) {
             return Ok(v as i128);
         }
+        if let Some(&v) = self.memo.borrow().get(name) {
+            return Ok(v);
+        }
         if let Some((key, equ)) = self.equs.get_key_value(name) {
             if stack.contains(&key.as_str()) || stack.len() > 256 {
                 return Err((col, AsmErrorKind::CircularEqu(name.to_string())));
@@ -134,6 +141,9 @@ impl Symbols {
                     other => (c, other),
                 });
             stack.pop();
+            if let Ok(v) = r {
+                self.memo.borrow_mut().insert(key.clone(), v);
+            }
             return r;
         }
         Err((
@@ -395,6 +405,10 @@ impl State<'_> {
             self.laid.words += words;
         }
         if ops.is_empty() {
+            if stmt.broken {
+                // The line's syntax error is already reported.
+                return Ok(());
+            }
             return Err((stmt.col, AsmErrorKind::UnknownMnemonic(stmt.name.clone())));
         }
         if !in_text {
@@ -457,7 +471,9 @@ impl State<'_> {
                 stmt.col,
                 AsmErrorKind::Operands {
                     mnemonic: stmt.name.clone(),
-                    usage: usage(&stmt.name.to_ascii_lowercase()).to_string(),
+                    usage: format!("{} {}", stmt.name, usage(&stmt.name.to_ascii_lowercase()))
+                        .trim_end()
+                        .to_string(),
                 },
             ));
         }
@@ -697,7 +713,7 @@ fn parse_floats(stmt: &Stmt, single: bool) -> EResult<Vec<u8>> {
             stmt.col,
             AsmErrorKind::Operands {
                 mnemonic: stmt.name.clone(),
-                usage: "VALUE, ...".into(),
+                usage: format!("{} VALUE, ...", stmt.name),
             },
         ));
     }

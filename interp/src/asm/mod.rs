@@ -106,11 +106,11 @@ pub enum AsmErrorKind {
     #[error("`{0}` is not a load or store and takes no .local suffix")]
     LocalNotMemory(String),
     /// Operands that do not match the instruction's form.
-    #[error("`{mnemonic}` takes operands `{usage}`")]
+    #[error("wrong operands for {mnemonic}: expected `{usage}`")]
     Operands {
         /// The instruction.
         mnemonic: String,
-        /// Its canonical operand syntax.
+        /// Its canonical syntax (mnemonic and operands).
         usage: String,
     },
     /// A register of the wrong kind for its slot.

@@ -400,12 +400,10 @@ impl Cursor<'_> {
                     None => return self.err("a destination register after `->`"),
                 }
             }
-            Some(Tok::Ident(name))
-                if parse_reg(name).is_some() && matches!(self.peek2(), None | Some(Tok::Comma)) =>
-            {
-                let (r, _, _) = self.reg().expect("checked");
-                OpKind::Reg(r)
-            }
+            Some(Tok::Ident(name)) if parse_reg(name).is_some() => match self.reg() {
+                Some((r, _, _)) => OpKind::Reg(r),
+                None => return self.err("a register"),
+            },
             _ => OpKind::Expr(self.expr()?),
         };
         let text = self.text(col, self.prev_end());
