@@ -994,3 +994,137 @@ fn other_instructions() {
         Inst::Endloop(EndLoop { body: Target(5) })
     );
 }
+
+mod directives {
+    use lanejit_interp::asm::assemble;
+    use lanejit_interp::program::*;
+
+    fn asm(src: &str) -> Program {
+        assemble(src, "t.s").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn mem_map_is_settled_later_overrides_earlier() {
+        let p = asm("
+.mem 0x1001, 10, rw        ; rounds out to one page
+.mem 0x3000, 0x3000, rw
+.mem 0x4000, 0x1000, r     ; splits the rw run
+.mem 0x2000, 0x1000, rw    ; joins the first run
+");
+        let r = |start, len, perm| MemRange { start, len, perm };
+        assert_eq!(
+            p.mem_map,
+            vec![
+                r(0x1000, 0x3000, MemPerm::Rw),
+                r(0x4000, 0x1000, MemPerm::R),
+                r(0x5000, 0x1000, MemPerm::Rw)
+            ]
+        );
+    }
+
+    #[test]
+    fn tile_protections_are_settled() {
+        let p = asm("
+.tilesize 1024
+.tileprotect 0, 512, r
+.tileprotect 128, 64, rw
+.tileprotect 192, 64, none
+.tileprotect 256, 64, r
+");
+        assert_eq!(p.tile_size, 1024);
+        let r = |start, len, perm| TileRange { start, len, perm };
+        assert_eq!(
+            p.tile_protect,
+            vec![
+                r(0, 128, TilePerm::R),
+                r(192, 64, TilePerm::None),
+                r(256, 256, TilePerm::R)
+            ]
+        );
+    }
+
+    #[test]
+    fn data_values_layout_and_overlap() {
+        let p = asm("
+.data 0x1000              ; data may precede its .mem
+a: .byte 1, -1, 0xff
+.align 4
+b: .half -2
+.word 0x12345678
+.space 2
+c: .dword -1
+.fill 3, 2, 0x0102
+.float 1.5, -inf, nan
+.double -0.0
+.data 0x1001
+.byte 9                   ; overwrites the -1
+.tiledata 0x40
+t: .word 7
+.mem 0x1000, 0x100, r
+.equ E, c + 1
+.text
+S.LI s1, E
+");
+        let mem: Vec<&DataSeg> = p.data.iter().filter(|d| d.space == Space::Memory).collect();
+        // .align and .space only advance: they leave gaps, so three segments.
+        assert_eq!(mem.len(), 3);
+        assert_eq!(mem[0].addr, 0x1000);
+        assert_eq!(mem[0].bytes, vec![1, 9, 0xff]);
+        assert_eq!(mem[1].addr, 0x1004);
+        assert_eq!(mem[1].bytes, vec![0xfe, 0xff, 0x78, 0x56, 0x34, 0x12]);
+        assert_eq!(mem[2].addr, 0x100c);
+        let mut want = vec![0xff; 8];
+        want.extend_from_slice(&[2, 1, 2, 1, 2, 1]);
+        want.extend_from_slice(&1.5f32.to_le_bytes());
+        want.extend_from_slice(&f32::NEG_INFINITY.to_le_bytes());
+        want.extend_from_slice(&0x7fc0_0000u32.to_le_bytes());
+        want.extend_from_slice(&(-0.0f64).to_le_bytes());
+        assert_eq!(mem[2].bytes, want);
+        let sym = |n: &str| p.symbol(n).unwrap().clone();
+        assert_eq!(sym("a").value, 0x1000);
+        assert_eq!(sym("b").value, 0x1004);
+        assert_eq!(sym("c").value, 0x100c);
+        assert_eq!(sym("c").kind, SymKind::Data);
+        assert_eq!(sym("t").kind, SymKind::Tile);
+        assert_eq!(sym("t").value, 0x40);
+        assert_eq!(p.data[3].space, Space::Tile);
+        assert_eq!(p.data[3].bytes, vec![7, 0, 0, 0]);
+        assert_eq!(p.code[1], 0x100d);
+        // .equ names are not symbols.
+        assert!(p.symbol("E").is_none());
+        // Symbols sorted by (kind, value, name).
+        let keys: Vec<_> = p
+            .symbols
+            .iter()
+            .map(|s| (s.kind, s.value, s.name.clone()))
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+    }
+
+    #[test]
+    fn adjacent_data_merges_into_one_segment() {
+        let p = asm(".mem 0, 4096, rw\n.data 8\n.byte 1\n.data 0\n.dword 0\n.data 9\n.byte 2");
+        assert_eq!(p.data.len(), 1);
+        assert_eq!(p.data[0].addr, 0);
+        assert_eq!(p.data[0].bytes, vec![0, 0, 0, 0, 0, 0, 0, 0, 1, 2]);
+    }
+
+    #[test]
+    fn code_labels_pcs_and_inst() {
+        let p = asm("a: b: S.LI s1, 1\nc: .inst 0xdeadbeef\nd: HALT\n.text\ne:");
+        let v = |n: &str| p.symbol(n).unwrap().value;
+        assert_eq!((v("a"), v("b"), v("c"), v("d"), v("e")), (0, 0, 16, 24, 32));
+        assert_eq!(p.code[2], 0xdeadbeef);
+        assert_eq!(p.code.len(), 4);
+    }
+
+    #[test]
+    fn vl_and_defaults() {
+        let p = asm("HALT");
+        assert_eq!(p.vl, None);
+        assert_eq!(p.tile_size, DEFAULT_TILE_SIZE);
+        assert_eq!(asm(".VL 16\nhalt").vl, Some(16));
+    }
+}

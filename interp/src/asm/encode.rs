@@ -82,7 +82,11 @@ pub(crate) fn resolve(laid: Laid, errors: &mut Vec<AsmError>) -> Program {
 
     for (index, e, line) in &laid.raw {
         match eval_range(syms, e, "a 64-bit word", -(1 << 63), u64::MAX as i128) {
-            Ok(v) => program.code[*index as usize] = v as u64,
+            Ok(v) => {
+                if let Some(slot) = program.code.get_mut(*index as usize) {
+                    *slot = v as u64;
+                }
+            }
             Err((col, kind)) => errors.push(AsmError::new(*line, col, kind)),
         }
     }
