@@ -54,7 +54,7 @@ fn expected() {
         e1("S.ADD s1 s2, 3"),
         (
             K::Expected {
-                expected: "`,` or the end of the statement".into(),
+                expected: "`,` or the end of the statement (write `S.ADD sd, sa, sb|imm`)".into(),
                 found: "`s2`".into()
             },
             1,
@@ -65,7 +65,7 @@ fn expected() {
         e1("V.LW [s1 + v2, ->v1"),
         (
             K::Expected {
-                expected: "`]`".into(),
+                expected: "`]` (write `V.LW [sL + (sR << shamt)], ->vD` or `V.LW [sB, lc0<<2, offset], ->vD`)".into(),
                 found: "`,`".into()
             },
             1,
@@ -76,7 +76,7 @@ fn expected() {
         e1("V.LW [s1 + (v2 << 3 , ->v1"),
         (
             K::Expected {
-                expected: "`)`".into(),
+                expected: "`)` (write `V.LW [sL + (sR << shamt)], ->vD` or `V.LW [sB, lc0<<2, offset], ->vD`)".into(),
                 found: "`,`".into()
             },
             1,
@@ -87,7 +87,7 @@ fn expected() {
         e1("S.ADD s1, s1,"),
         (
             K::Expected {
-                expected: "a number or a name".into(),
+                expected: "a number or a name (write `S.ADD sd, sa, sb|imm`)".into(),
                 found: "end of line".into()
             },
             1,
@@ -933,4 +933,31 @@ proptest! {
         let src = toks.concat();
         let _ = assemble(&src, "g.s");
     }
+}
+
+#[test]
+fn template_placeholders_show_the_canonical_forms() {
+    let (k, line, col) = e1("V.LB [base, lc0, offset]");
+    assert_eq!((line, col), (1, 7));
+    assert_eq!(
+        k.to_string(),
+        "expected a base register (sN or vN) (write `V.LB [sL + (sR << shamt)], ->vD` or `V.LB [sB, lc0, offset], ->vD`), found `base`"
+    );
+    let (k, _, _) = e1("V.SDI.local SrcD, [SrcL + (simm24 << 3)]");
+    assert!(
+        k.to_string()
+            .contains("`V.SDI.local vS, [sL + (imm << 3)]`"),
+        "{k}"
+    );
+}
+
+#[test]
+fn long_equ_chains_are_not_circular() {
+    let mut src = String::from(".equ A0, 1\n");
+    for i in 1..3000 {
+        src += &format!(".equ A{i}, A{} + 1\n", i - 1);
+    }
+    src += "S.LI s1, A2999\n";
+    let p = assemble(&src, "t.s").unwrap();
+    assert_eq!(p.code[1], 3000);
 }

@@ -89,6 +89,13 @@ impl Symbols {
             .or_else(|| self.equs.get(name).map(|e| e.line))
     }
 
+    /// Record the value of `.equ name` if it can be computed now (keeps long chains of
+    /// backward references shallow).
+    pub fn prime(&self, name: &str) {
+        let mut stack = Vec::new();
+        let _ = self.name_value(name, 0, Ctx::Layout, &mut stack);
+    }
+
     /// The value of an expression (i128, checked).
     pub fn eval(&self, e: &Expr, ctx: Ctx) -> EResult<i128> {
         let mut stack = Vec::new();
@@ -125,7 +132,7 @@ impl Symbols {
             return Ok(v);
         }
         if let Some((key, equ)) = self.equs.get_key_value(name) {
-            if stack.contains(&key.as_str()) || stack.len() > 256 {
+            if stack.contains(&key.as_str()) || stack.len() > 1000 {
                 return Err((col, AsmErrorKind::CircularEqu(name.to_string())));
             }
             stack.push(key.as_str());
@@ -211,6 +218,22 @@ fn usage(dir: &str) -> &'static str {
     }
 }
 
+/// The canonical forms of a mnemonic (as written, `.local` allowed), for syntax errors:
+/// "`V.LB [sL + (sR << shamt)], ->vD` or `V.LB [sB, lc0, offset], ->vD`"; empty if unknown.
+fn canonical_forms(name: &str) -> String {
+    let upper = name.to_ascii_uppercase();
+    let (base, local) = match upper.strip_suffix(".LOCAL") {
+        Some(b) => (b, true),
+        None => (upper.as_str(), false),
+    };
+    let forms: Vec<String> = Opcode::ALL
+        .iter()
+        .filter(|o| o.mnemonic() == base)
+        .map(|&o| format!("`{}`", super::encode::usage(o, local)))
+        .collect();
+    forms.join(" or ")
+}
+
 /// Pass 1 over all lines.
 pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
     let mut st = State {
@@ -243,6 +266,18 @@ pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
             st.define_label(name, lineno, *col);
         }
         if let Some((col, kind)) = err {
+            let kind = match (kind, &line.stmt) {
+                (AsmErrorKind::Expected { expected, found }, Some(stmt)) => {
+                    let forms = canonical_forms(&stmt.name);
+                    let expected = if forms.is_empty() {
+                        expected
+                    } else {
+                        format!("{expected} (write {forms})")
+                    };
+                    AsmErrorKind::Expected { expected, found }
+                }
+                (k, _) => k,
+            };
             st.errors.push(AsmError::new(lineno, col, kind));
         }
         if let Some(stmt) = line.stmt
@@ -632,12 +667,13 @@ impl State<'_> {
                 };
                 if self.check_name(&name, line, ops[0].col) {
                     self.laid.syms.equs.insert(
-                        name,
+                        name.clone(),
                         Equ {
                             expr: e.clone(),
                             line,
                         },
                     );
+                    self.laid.syms.prime(&name);
                 }
             }
             ".inst" => {
