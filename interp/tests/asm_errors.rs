@@ -251,6 +251,10 @@ fn undefined_symbol() {
         e1("S.LI s1, x + 4"),
         (K::UndefinedSymbol("x".into()), 1, 10)
     );
+    assert_eq!(
+        e1("NOP\n.equ E, 1 + nothing"),
+        (K::UndefinedSymbol("nothing".into()), 2, 13)
+    );
 }
 
 #[test]
@@ -265,8 +269,13 @@ fn register_name() {
 fn circular_equ() {
     assert_eq!(
         e1(".equ A, B\n.equ B, A + 1\nS.LI s1, A"),
-        (K::CircularEqu("A".into()), 3, 10)
+        (K::CircularEqu("A".into()), 1, 9)
     );
+    let e = assemble(".equ A, B\n.equ B, A + 1\nS.LI s1, A", "t.s").unwrap_err();
+    let at: Vec<(usize, usize)> = e.errors.iter().map(|x| (x.line, x.col)).collect();
+    assert_eq!(at, vec![(1, 9), (2, 9), (3, 10)]);
+    // Unused definitions are checked too.
+    assert_eq!(e1(".equ X, X"), (K::CircularEqu("X".into()), 1, 9));
 }
 
 #[test]
@@ -293,8 +302,9 @@ fn overflow() {
         src += &format!(".equ A{i}, A{} + A{}\n", i - 1, i - 1);
     }
     src += "S.LI s1, A49\n";
-    let (k, line, _) = e1(&src);
-    assert_eq!((k, line), (K::Overflow, 51));
+    // 2^64 * 2^37 is past the evaluator's range: the first failing definition is A37.
+    let (k, line, col) = e1(&src);
+    assert_eq!((k, line, col), (K::Overflow, 38, 17));
 }
 
 #[test]

@@ -96,6 +96,12 @@ impl Symbols {
         let _ = self.name_value(name, 0, Ctx::Layout, &mut stack);
     }
 
+    /// Evaluate `.equ name` fully (every name defined), for checking every definition once.
+    pub fn check_equ(&self, name: &str, col: usize) -> EResult<i128> {
+        let mut stack = Vec::new();
+        self.name_value(name, col, Ctx::Full, &mut stack)
+    }
+
     /// The value of an expression (i128, checked).
     pub fn eval(&self, e: &Expr, ctx: Ctx) -> EResult<i128> {
         let mut stack = Vec::new();
