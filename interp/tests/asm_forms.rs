@@ -532,6 +532,8 @@ V.LHI [s1 - (1 << 1)], ->v3
 V.LHI [s1 + (-1 << 1)], ->v3
 V.LW [s1, lc0<<2], ->v3
 V.LB [s1, lc0<<0, 0], ->v3
+V.LHI [s1 + -(1 << 1)], ->v3
+V.LHI [s1 - -(-1 << 1)], ->v3
 ";
     let p = assemble(src, "t.s").unwrap_or_else(|e| panic!("{e}"));
     let insts: Vec<Inst> = p
@@ -654,6 +656,8 @@ V.LB [s1, lc0<<0, 0], ->v3
             local: false
         })
     );
+    assert_eq!(insts[15], insts[11]);
+    assert_eq!(insts[16], insts[11]);
     // `V.SD v1, [s1 + (5 << 3)]` is V.SDI; `V.LW [s1], ->v3` is V.LWI 0.
     assert_eq!(
         one("V.SD v1, [s1 + (5 << 3)]"),

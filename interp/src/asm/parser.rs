@@ -311,8 +311,11 @@ impl Cursor<'_> {
     /// `reg | [-]atom`, optionally `<< shift`, optionally in parentheses.
     fn offset(&mut self, neg: bool) -> PResult<Off> {
         let col = self.col();
-        let paren = self.eat(&Tok::LParen);
         let mut neg = neg;
+        while self.eat(&Tok::Minus) {
+            neg = !neg;
+        }
+        let paren = self.eat(&Tok::LParen);
         while self.eat(&Tok::Minus) {
             neg = !neg;
         }
