@@ -1132,3 +1132,51 @@ S.LI s1, E
         assert_eq!(asm(".VL 16\nhalt").vl, Some(16));
     }
 }
+
+#[test]
+fn spacing_and_case_are_free() {
+    let p = assemble(
+        "top:S.ADD s1,s1,1\nV.LW[s1+(v2<<3)],->v3\nv.sd V4,[S1+(V2<<(3+2))]\nBNE s1,-1,top\nx: y: z:v.lw.LOCAL[s1,LC0<<2,-8],->v3",
+        "t.s",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.code.len(), 5);
+    assert_eq!(
+        Inst::decode(&p.code[1..]).unwrap(),
+        Inst::VLw(LoadRR {
+            dst: VReg(3),
+            base: S1,
+            off: V2,
+            shamt: 3,
+            local: false
+        })
+    );
+    assert_eq!(
+        Inst::decode(&p.code[2..]).unwrap(),
+        Inst::VSd(StoreRR {
+            src: Reg::V(4),
+            base: S1,
+            off: V2,
+            shamt: 2,
+            local: false
+        })
+    );
+    assert_eq!(
+        Inst::decode(&p.code[3..]).unwrap(),
+        Inst::Bne(Branch {
+            sa: SReg(1),
+            sb: SOrImm::Imm(-1),
+            target: Target(0)
+        })
+    );
+    assert_eq!(
+        Inst::decode(&p.code[4..]).unwrap(),
+        Inst::VLwC(LoadC {
+            dst: VReg(3),
+            base: SReg(1),
+            off: SOrImm::Imm(-8),
+            local: true
+        })
+    );
+    assert_eq!(p.symbol("z").unwrap().value, 32);
+}

@@ -2,14 +2,14 @@
 //!
 //! [`assemble`] works in two passes over the lines of the source:
 //!
-//! 1. **Layout** ([`layout`]): every line is lexed ([`lexer`]) and parsed ([`parser`]) into
+//! 1. **Layout** (`layout`): every line is lexed (`lexer`) and parsed (`parser`) into
 //!    labels and one statement. Labels get their values (a code label its pc, a `.data` label
 //!    its memory address, a `.tiledata` label its tile address), instructions their pc (`S.LI`
 //!    takes two words), data directives their address and size, `LOOP`/`ENDLOOP` are paired,
 //!    and the directives that shape the program (`.vl`, `.mem`, `.tilesize`, `.tileprotect`,
 //!    `.data ADDR`, `.align`, `.space`, `.fill` counts) are evaluated. Their values must be
 //!    constants known at that point: literals, earlier `.equ` names and earlier labels.
-//! 2. **Resolution** ([`encode`]): the memory map and tile protections are settled (a later
+//! 2. **Resolution** (`encode`): the memory map and tile protections are settled (a later
 //!    `.mem`/`.tileprotect` overrides an earlier one page by page / granule by granule), then
 //!    every instruction is encoded through [`crate::isa::Inst::encode`] with all labels and
 //!    `.equ` names known (forward references are fine), every data value is evaluated and its
