@@ -1180,3 +1180,12 @@ fn spacing_and_case_are_free() {
     );
     assert_eq!(p.symbol("z").unwrap().value, 32);
 }
+
+#[test]
+fn align_in_text_pads_with_nops() {
+    let p = assemble("HALT\n.align 8\nHALT\n.align 32\nend: HALT", "t.s").unwrap();
+    let nop = Opcode::Nop as u64;
+    let halt = Opcode::Halt as u64;
+    assert_eq!(p.code, vec![halt, halt, nop, nop, halt]);
+    assert_eq!(p.symbol("end").unwrap().value, 32);
+}

@@ -654,13 +654,32 @@ impl State<'_> {
                 self.advance(stmt.col, n)?;
             }
             ".align" => {
-                self.data_space(&stmt)?;
                 self.nops(&stmt, 1)?;
                 let n = self.konst(&ops[0])?;
                 if n <= 0 || n > 1 << 62 || (n as u64).count_ones() != 1 {
                     return Err((ops[0].col, AsmErrorKind::BadAlign(n)));
                 }
                 let n = n as u64;
+                if self.section == Section::Text {
+                    // Pad the code with NOPs up to a pc that is a multiple of N (pcs are
+                    // always multiples of 8, so N <= 8 changes nothing).
+                    if n > 1 << 20 {
+                        return Err((ops[0].col, AsmErrorKind::BadAlign(n as i128)));
+                    }
+                    while (self.laid.words * 8) % n != 0 {
+                        let nop = Expr {
+                            terms: vec![super::parser::Term {
+                                neg: false,
+                                atom: Atom::Num(Opcode::Nop as u8 as u128),
+                                col: stmt.col,
+                            }],
+                            col: stmt.col,
+                        };
+                        self.laid.raw.push((self.laid.words, nop, line));
+                        self.laid.words += 1;
+                    }
+                    return Ok(());
+                }
                 let loc = *self.loc();
                 let pad = (n - loc % n) % n;
                 self.advance(stmt.col, pad)?;

@@ -27,6 +27,8 @@
 //!   as the single-instruction disassembler prints them (`J 0x28`).
 //! - `.space N` and `.align N` only advance the location counter: they emit no bytes (memory
 //!   and tile start zeroed), so they neither need mapped pages nor overwrite earlier data.
+//!   In `.text`, `.align N` (N at most 2^20) pads with `NOP`s up to a pc that is a multiple of
+//!   N; `.space` there is an error.
 //! - `.vl` and `.tilesize` may each appear at most once.
 //! - Immediates in memory operands are a number or an `.equ`/label name, optionally negated;
 //!   `S.LI`, `.equ`, data lists, ALU and branch immediates take sums such as `buf + 8 - 2`.
