@@ -26,10 +26,14 @@ impl Tx<'_, '_> {
     fn edge(&mut self, target: u64, header: Option<Block>, head_pc: u64) {
         match header {
             Some(h) if target == head_pc => {
+                // The header expects every register wide.
+                let saved = self.form;
+                self.materialize_all();
                 let r = self.b.use_var(self.retired);
                 let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
                 self.b.def_var(self.retired, r);
                 self.b.ins().jump(h, &[]);
+                self.form = saved;
             }
             _ => self.exit_pc(STATUS_NEXT, target, 1),
         }
@@ -48,6 +52,40 @@ impl Tx<'_, '_> {
         self.b.switch_to_block(fb);
         self.b.seal_block(fb);
         self.edge(fall, header, head_pc);
+    }
+
+    /// In a full body copy of an `ENDLOOP` loop: when the next iteration is full as well and
+    /// the budget covers it, continue in the second full copy (mask stays all ones, packed
+    /// registers stay packed); otherwise fall through to the ordinary `ENDLOOP` logic.
+    fn fast_edge(&mut self, fl: super::FastLoop, lc: Value, trip: Value) {
+        let forms = *self.fast_forms.get_or_insert(self.form);
+        if forms != self.form {
+            return;
+        }
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
+        let left = self.b.ins().isub(trip, lc);
+        let full_next = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, self.vl as i64);
+        let r = self.b.use_var(self.retired);
+        let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
+        let room = self.b.ins().isub(self.budget, r);
+        let fits = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, fl.body_len as i64);
+        let c = self.b.ins().band(more, full_next);
+        let c = self.b.ins().band(c, fits);
+        let go = self.b.create_block();
+        let stay = self.b.create_block();
+        self.b.ins().brif(c, go, &[], stay, &[]);
+        self.b.switch_to_block(go);
+        self.b.seal_block(go);
+        self.b.def_var(self.retired, r);
+        self.b.ins().jump(fl.top, &[]);
+        self.b.switch_to_block(stay);
+        self.b.seal_block(stay);
     }
 
     /// A leading `LOOP`: zero trips leave the region, otherwise the run continues into the body.
@@ -126,6 +164,11 @@ impl Tx<'_, '_> {
                 let lc = self.b.ins().iadd_imm_s(lc, self.vl as i64);
                 self.b.def_var(self.lc0, lc);
                 let trip = self.b.use_var(self.trip);
+                if let (Some(fl), Some(_)) = (self.fast, header) {
+                    if e.body.pc() == head_pc {
+                        self.fast_edge(fl, lc, trip);
+                    }
+                }
                 let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
                 let tb = self.b.create_block();
                 let fb = self.b.create_block();

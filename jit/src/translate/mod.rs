@@ -34,6 +34,27 @@ use cranelift_frontend::{FunctionBuilder, Variable};
 use lanejit_interp::isa::{Inst, Reg, SReg, VReg, VSrc};
 use lanejit_interp::machine::{Regs, all_lanes};
 
+/// How a vector register's current value is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// In its `i64x2` chunk variables.
+    Wide,
+    /// In its packed `i8x16` variables, as `VL` elements of `1 << log2e` bytes that a full
+    /// contiguous load read, still to be extended (`ext`) to 64 bits. Lets a store of the same
+    /// width write the loaded bytes back unchanged (narrow(widen(x)) folded) and lets a loop
+    /// carry the register without widening it every iteration.
+    Packed { log2e: u8, ext: lanejit_interp::isa::Ext },
+}
+
+/// The inner loop of full iterations (see `translate`).
+#[derive(Clone, Copy)]
+pub(crate) struct FastLoop {
+    /// First block of the second full copy of the body.
+    pub(crate) top: Block,
+    /// Instructions per iteration.
+    pub(crate) body_len: u64,
+}
+
 /// Per-compile configuration.
 #[derive(Clone, Copy, Debug)]
 pub struct TxConfig {
@@ -249,6 +270,33 @@ fn reg_effects(inst: &Inst) -> (RegSet, RegSet) {
     (u, w)
 }
 
+/// Whether a loop region gets the inner loop of full iterations: it loops with `ENDLOOP`
+/// and its body never changes the mask other than through `ENDLOOP`.
+fn fast_loop_ok(r: &Region) -> bool {
+    let h = r.loop_head.unwrap_or(0);
+    matches!(r.insts.last(), Some((_, Inst::Endloop(_))))
+        && r.insts[h..]
+            .iter()
+            .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_)))
+}
+
+/// Registers a contiguous load on guest memory writes (candidates for the packed form).
+fn packable(r: &Region) -> u32 {
+    let mut set = 0;
+    for (_, i) in &r.insts {
+        if let Some(ms) = i.opcode().mem() {
+            if ms.dir == lanejit_interp::isa::Dir::Load
+                && ms.mode == lanejit_interp::isa::Mode::Contig
+                && !i.is_local()
+            {
+                let (_, w) = reg_effects(i);
+                set |= w.v;
+            }
+        }
+    }
+    set
+}
+
 /// Whether a region needs the full/general body split (it has vector work).
 fn has_vector_work(r: &Region) -> bool {
     r.insts.iter().any(|(_, i)| {
@@ -285,6 +333,14 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) sig_load: SigRef,
     pub(crate) sig_store: SigRef,
     pub(crate) sig_fma: SigRef,
+    /// Current form of every vector register.
+    pub(crate) form: [Form; 32],
+    /// Packed variables of registers that a contiguous load may leave packed.
+    pub(crate) pv: Vec<Option<Vec<Variable>>>,
+    /// The fast inner loop, while translating a full body copy of an `ENDLOOP` loop.
+    pub(crate) fast: Option<FastLoop>,
+    /// Forms carried into the second full copy (set when the first copy ends).
+    pub(crate) fast_forms: Option<[Form; 32]>,
 }
 
 /// Flags for accesses to memory that a check has proven in bounds.
@@ -350,8 +406,74 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Chunk `c` of vector register `r`.
     pub(crate) fn vget(&mut self, r: VReg, c: usize) -> Value {
+        if let Form::Packed { .. } = self.form[r.0 as usize] {
+            // Not normally reached (instructions materialise their packed operands first);
+            // widening locally is correct wherever it happens.
+            return self.widen_packed(r)[c];
+        }
         let var = self.v[r.0 as usize].as_ref().expect("register declared")[c];
         self.b.use_var(var)
+    }
+
+    /// The packed variables' values of `r`.
+    pub(crate) fn packed_vals(&mut self, r: VReg, log2e: u8) -> Vec<Value> {
+        let n = ((self.vl as usize) << log2e) / 16;
+        let vars = self.pv[r.0 as usize].clone().expect("packed vars declared");
+        vars[..n].iter().map(|&v| self.b.use_var(v)).collect()
+    }
+
+    /// Whether a contiguous load of width `log2e` into `r` can stay packed.
+    pub(crate) fn can_pack(&self, r: VReg, log2e: u8) -> bool {
+        self.pv[r.0 as usize].is_some() && ((self.vl as usize) << log2e) >= 16
+    }
+
+    /// The `i64x2` chunks of a packed register, extended (no state change).
+    pub(crate) fn widen_packed(&mut self, r: VReg) -> Vec<Value> {
+        let Form::Packed { log2e, ext } = self.form[r.0 as usize] else {
+            unreachable!("widen_packed on a wide register")
+        };
+        let sign = ext == lanejit_interp::isa::Ext::Sign;
+        let packed = self.packed_vals(r, log2e);
+        let mut out = Vec::with_capacity(self.nch);
+        for p in packed {
+            let mut level = vec![match log2e {
+                3 => self.bitcast(I64X2, p),
+                2 => self.bitcast(cranelift_codegen::ir::types::I32X4, p),
+                1 => self.bitcast(cranelift_codegen::ir::types::I16X8, p),
+                _ => p,
+            }];
+            for _ in log2e..3 {
+                level = level
+                    .into_iter()
+                    .flat_map(|v| {
+                        let (a, b) = if sign {
+                            (self.b.ins().swiden_low(v), self.b.ins().swiden_high(v))
+                        } else {
+                            (self.b.ins().uwiden_low(v), self.b.ins().uwiden_high(v))
+                        };
+                        [a, b]
+                    })
+                    .collect();
+            }
+            out.extend(level);
+        }
+        out
+    }
+
+    /// Turn a packed register wide in the current block.
+    pub(crate) fn materialize(&mut self, r: VReg) {
+        if let Form::Packed { .. } = self.form[r.0 as usize] {
+            let vals = self.widen_packed(r);
+            self.form[r.0 as usize] = Form::Wide;
+            self.vset_raw(r, &vals);
+        }
+    }
+
+    /// Materialise every packed register.
+    pub(crate) fn materialize_all(&mut self) {
+        for n in 0..32u8 {
+            self.materialize(VReg(n));
+        }
     }
 
     /// All chunks of vector register `r`.
@@ -371,6 +493,8 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Write `vals` to the active lanes of `r` (all lanes when the mask is statically full).
     pub(crate) fn vset_masked(&mut self, r: VReg, vals: &[Value]) {
+        debug_assert!(self.full || self.form[r.0 as usize] == Form::Wide);
+        self.form[r.0 as usize] = Form::Wide;
         for (c, &v) in vals.iter().enumerate() {
             let nv = if self.full {
                 v
@@ -386,6 +510,7 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Write all lanes of `r` (the value already respects the mask).
     pub(crate) fn vset_raw(&mut self, r: VReg, vals: &[Value]) {
+        self.form[r.0 as usize] = Form::Wide;
         for (c, &v) in vals.iter().enumerate() {
             let var = self.v[r.0 as usize].as_ref().expect("register declared")[c];
             self.b.def_var(var, v);
@@ -494,8 +619,15 @@ impl<'a, 'f> Tx<'a, 'f> {
         for n in 0..32u8 {
             if self.dirty.v & (1 << n) != 0 {
                 let base = (Regs::OFFSET_V + 64 * 8 * n as usize) as i32;
+                let packed = match self.form[n as usize] {
+                    Form::Packed { .. } => Some(self.widen_packed(VReg(n))),
+                    Form::Wide => None,
+                };
                 for c in 0..self.nch {
-                    let v = self.vget(VReg(n), c);
+                    let v = match &packed {
+                        Some(p) => p[c],
+                        None => self.vget(VReg(n), c),
+                    };
                     if self.vl == 1 {
                         let l0 = self.b.ins().extractlane(v, 0);
                         self.b.ins().store(fl, l0, self.regs, base);
@@ -521,6 +653,13 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Translate one non-control instruction (control instructions go to `control`).
     fn inst(&mut self, pc: u64, inst: &Inst) {
+        let (u, _) = reg_effects(inst);
+        let keep = self.packed_ok_operand(inst);
+        for n in 0..32u8 {
+            if u.v & (1 << n) != 0 && keep != Some(VReg(n)) {
+                self.materialize(VReg(n));
+            }
+        }
         if !self.mem_inst(pc, inst) && !self.alu_inst(inst) {
             unreachable!("region discovery only admits lowerable instructions: {inst}");
         }
@@ -597,6 +736,25 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
             *slot = Some(vars);
         }
     }
+    let pack = packable(r);
+    let mut pv = vec![None; 32];
+    for (n, slot) in pv.iter_mut().enumerate() {
+        if pack & (1 << n) != 0 {
+            let zero = {
+                let c = b.func.dfg.constants.insert(ConstantData::from(vec![0u8; 16]));
+                b.ins().vconst(I8X16, c)
+            };
+            *slot = Some(
+                (0..nch)
+                    .map(|_| {
+                        let var = b.declare_var(I8X16);
+                        b.def_var(var, zero);
+                        var
+                    })
+                    .collect::<Vec<_>>(),
+            );
+        }
+    }
     let mut ctl = |off: usize| {
         let var = b.declare_var(I64);
         let val = b.ins().load(I64, tf, regs, off as i32);
@@ -626,7 +784,6 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let sig_load = sig(&[I64, I64, I64, I32, I64], true);
     let sig_store = sig(&[I64, I64, I64, I32, I64], true);
     let sig_fma = sig(&[I64, I64, I64, I64, I32], false);
-    let _ = I8X16;
 
     let mut tx = Tx {
         b,
@@ -652,6 +809,10 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         sig_load,
         sig_store,
         sig_fma,
+        form: [Form::Wide; 32],
+        pv,
+        fast: None,
+        fast_forms: None,
     };
 
     let h = r.loop_head.unwrap_or(0);
@@ -679,12 +840,26 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         tx.b.seal_block(fullb);
         tx.full = true;
         tx.off = 0;
+        let fast_top = fast_loop_ok(r).then(|| tx.b.create_block());
+        tx.fast = fast_top.map(|top| FastLoop { top, body_len });
         tx.run(r, h, back);
+        tx.form = [Form::Wide; 32];
         tx.b.switch_to_block(genb);
         tx.b.seal_block(genb);
         tx.full = false;
+        tx.fast = None;
         tx.off = 0;
         tx.run(r, h, back);
+        if let Some(top) = fast_top {
+            // The second full copy: entered only from full copies' ENDLOOP with the forms
+            // they recorded, iterating on itself while iterations stay full.
+            tx.b.switch_to_block(top);
+            tx.form = tx.fast_forms.unwrap_or([Form::Wide; 32]);
+            tx.full = true;
+            tx.fast = Some(FastLoop { top, body_len });
+            tx.off = 0;
+            tx.run(r, h, back);
+        }
     } else {
         tx.full = false;
         tx.run(r, h, back);
