@@ -603,7 +603,13 @@ fn perf_copy_kernel() {
     let elems = (WORDS * REPS) as f64;
     let time = |engine: Engine| {
         let mut m = Machine::new(&p, cfg).expect("machine");
-        for (i, b) in m.mem.bytes_mut(0x100000, 0x40000).expect("src").iter_mut().enumerate() {
+        for (i, b) in m
+            .mem
+            .bytes_mut(0x100000, 0x40000)
+            .expect("src")
+            .iter_mut()
+            .enumerate()
+        {
             *b = (i * 7) as u8;
         }
         let d = Decoded::new(&p.code);
@@ -618,7 +624,9 @@ fn perf_copy_kernel() {
     let (tt, stt, st) = time(Engine::Tiered);
     assert_eq!(si, sj);
     assert_eq!(si, st);
-    let srcv: Vec<u32> = (0..WORDS as u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+    let srcv: Vec<u32> = (0..WORDS as u32)
+        .map(|i| i.wrapping_mul(0x9e37_79b9))
+        .collect();
     let mut dstv = vec![0u32; WORDS as usize];
     let t = Instant::now();
     for _ in 0..REPS {
@@ -637,7 +645,10 @@ fn perf_copy_kernel() {
         tr / tj,
         ti / tj
     );
-    println!("  tiered         : {:8.1} Melem/s {stt:?}", elems / tt / 1e6);
+    println!(
+        "  tiered         : {:8.1} Melem/s {stt:?}",
+        elems / tt / 1e6
+    );
     println!("  interp         : {:8.1} Melem/s", elems / ti / 1e6);
 
     // Compile times: every region of every seed kernel and of this kernel, VL 32.
@@ -657,7 +668,11 @@ fn perf_copy_kernel() {
         for i in 0..prog.code.len() as u64 {
             let _ = jit.compile(8 * i).expect("compiles");
         }
-        times.extend(jit.stats().compile_times_us);
+        let ts = jit.stats().compile_times_us;
+        if std::env::var("CT_VERBOSE").is_ok() {
+            println!("    {:?}", ts);
+        }
+        times.extend(ts);
     }
     times.sort_unstable();
     println!(

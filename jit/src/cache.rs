@@ -18,6 +18,8 @@ pub struct Key {
     pub vl: u32,
     /// `--strict-align`.
     pub strict_align: bool,
+    /// Whether the code checks an instruction budget.
+    pub budgeted: bool,
 }
 
 /// Signature of compiled code.
@@ -75,7 +77,8 @@ pub(crate) fn new_module() -> Result<JITModule, JitError> {
     let set = |fb: &mut settings::Builder, k: &str, v: &str| {
         fb.set(k, v).map_err(|e| JitError::Setup(e.to_string()))
     };
-    set(&mut fb, "opt_level", "speed")?;
+    let opt = std::env::var("LANEJIT_OPT").unwrap_or_else(|_| "speed".into());
+    set(&mut fb, "opt_level", &opt)?;
     set(&mut fb, "use_colocated_libcalls", "false")?;
     set(&mut fb, "is_pic", "false")?;
     set(

@@ -64,19 +64,22 @@ impl Tx<'_, '_> {
         }
         let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
         let left = self.b.ins().isub(trip, lc);
-        let full_next = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, self.vl as i64);
+        let full_next =
+            self.b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, self.vl as i64);
         let r = self.b.use_var(self.retired);
         let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
-        let room = self.b.ins().isub(self.budget, r);
-        let fits = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, fl.body_len as i64);
-        let c = self.b.ins().band(more, full_next);
-        let c = self.b.ins().band(c, fits);
+        let mut c = self.b.ins().band(more, full_next);
+        if self.budgeted {
+            let room = self.b.ins().isub(self.budget, r);
+            let fits = self.b.ins().icmp_imm_s(
+                IntCC::UnsignedGreaterThanOrEqual,
+                room,
+                fl.body_len as i64,
+            );
+            c = self.b.ins().band(c, fits);
+        }
         let go = self.b.create_block();
         let stay = self.b.create_block();
         self.b.ins().brif(c, go, &[], stay, &[]);
@@ -106,7 +109,7 @@ impl Tx<'_, '_> {
         let zero = self.iconst(0);
         self.b.def_var(self.lc0, zero);
         let m = self.lanes_below(trip);
-        self.b.def_var(self.mask, m);
+        self.set_mask(m);
         self.full = false;
         self.off += 1;
     }
@@ -155,7 +158,7 @@ impl Tx<'_, '_> {
                 let zero = self.iconst(0);
                 self.b.def_var(self.lc0, zero);
                 let m = self.lanes_below(trip);
-                self.b.def_var(self.mask, m);
+                self.set_mask(m);
                 self.full = false;
                 self.edge(next, header, head_pc);
             }
@@ -177,12 +180,12 @@ impl Tx<'_, '_> {
                 self.b.seal_block(tb);
                 let left = self.b.ins().isub(trip, lc);
                 let m = self.lanes_below(left);
-                self.b.def_var(self.mask, m);
+                self.set_mask(m);
                 self.edge(e.body.pc(), header, head_pc);
                 self.b.switch_to_block(fb);
                 self.b.seal_block(fb);
                 let all = self.iconst(self.all());
-                self.b.def_var(self.mask, all);
+                self.set_mask(all);
                 self.edge(next, header, head_pc);
             }
             _ => unreachable!("not a control instruction: {inst}"),

@@ -43,7 +43,10 @@ pub(crate) enum Form {
     /// contiguous load read, still to be extended (`ext`) to 64 bits. Lets a store of the same
     /// width write the loaded bytes back unchanged (narrow(widen(x)) folded) and lets a loop
     /// carry the register without widening it every iteration.
-    Packed { log2e: u8, ext: lanejit_interp::isa::Ext },
+    Packed {
+        log2e: u8,
+        ext: lanejit_interp::isa::Ext,
+    },
 }
 
 /// The inner loop of full iterations (see `translate`).
@@ -64,6 +67,9 @@ pub struct TxConfig {
     pub strict_align: bool,
     /// Calling convention of helpers.
     pub call_conv: CallConv,
+    /// Whether runs have an instruction limit (else budget checks are left out: the budget
+    /// is then `u64::MAX` and can never run out).
+    pub budgeted: bool,
 }
 
 /// Bytes of one scratch area (64 lanes).
@@ -312,6 +318,7 @@ pub(crate) struct Tx<'a, 'f> {
     /// `i64x2` chunks per vector register.
     pub(crate) nch: usize,
     pub(crate) strict: bool,
+    pub(crate) budgeted: bool,
     pub(crate) ctx: Value,
     pub(crate) regs: Value,
     pub(crate) mem_base: Value,
@@ -321,6 +328,12 @@ pub(crate) struct Tx<'a, 'f> {
     s: [Option<Variable>; 32],
     v: Vec<Option<Vec<Variable>>>,
     pub(crate) mask: Variable,
+    /// Per-lane form of the mask, one `i64x2` per chunk.
+    pub(crate) lmask: Vec<Variable>,
+    /// Whether `lmask` holds the current mask on every path reaching this point: set when
+    /// computed at the start of an instruction, cleared by every mask change and at every
+    /// merge point (start of a body copy).
+    lmask_valid: bool,
     pub(crate) lc0: Variable,
     pub(crate) trip: Variable,
     pub(crate) retired: Variable,
@@ -483,12 +496,24 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// The per-lane `i64x2` mask of chunk `c` (all ones in active lanes).
     pub(crate) fn lane_mask(&mut self, c: usize) -> Value {
+        debug_assert!(self.lmask_valid, "lane masks used while stale");
+        self.b.use_var(self.lmask[c])
+    }
+
+    /// Set the mask (its per-lane form becomes stale).
+    pub(crate) fn set_mask(&mut self, m: Value) {
+        self.b.def_var(self.mask, m);
+        self.lmask_valid = false;
+    }
+
+    /// Compute the per-lane mask variables from the mask, in the current block.
+    fn refresh_lane_masks(&mut self) {
         let m = self.b.use_var(self.mask);
-        let m = self.b.ins().splat(I64X2, m);
-        let bits = self.vconst2(1u64 << (2 * c), 1u64 << (2 * c + 1));
-        let t = self.b.ins().band(m, bits);
-        let z = self.vconst2(0, 0);
-        self.b.ins().icmp(IntCC::NotEqual, t, z)
+        let lm = lane_masks(self.b, m, self.nch);
+        for (c, v) in lm.into_iter().enumerate() {
+            self.b.def_var(self.lmask[c], v);
+        }
+        self.lmask_valid = true;
     }
 
     /// Write `vals` to the active lanes of `r` (all lanes when the mask is statically full).
@@ -596,6 +621,9 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Exit (cold) with `status` at `pc` when the budget cannot cover `n` more instructions.
     fn budget_check(&mut self, n: u64, pc: u64) {
+        if !self.budgeted {
+            return;
+        }
         let r = self.b.use_var(self.retired);
         let r = self.b.ins().iadd_imm_s(r, self.off as i64);
         let left = self.b.ins().isub(self.budget, r);
@@ -653,7 +681,10 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Translate one non-control instruction (control instructions go to `control`).
     fn inst(&mut self, pc: u64, inst: &Inst) {
-        let (u, _) = reg_effects(inst);
+        let (u, w) = reg_effects(inst);
+        if !self.full && !self.lmask_valid && (w.v != 0 || matches!(inst, Inst::VRedsum(_))) {
+            self.refresh_lane_masks();
+        }
         let keep = self.packed_ok_operand(inst);
         for n in 0..32u8 {
             if u.v & (1 << n) != 0 && keep != Some(VReg(n)) {
@@ -668,6 +699,7 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Translate `r.insts[from..]` in the current block (one body version).
     fn run(&mut self, r: &Region, from: usize, header: Option<Block>) {
+        self.lmask_valid = false;
         let head_pc = r.insts[r.loop_head.unwrap_or(0)].0;
         for (i, (pc, inst)) in r.insts.iter().enumerate().skip(from) {
             if i == 0 && matches!(inst, Inst::Loop(_)) {
@@ -686,6 +718,28 @@ impl<'a, 'f> Tx<'a, 'f> {
             RunEnd::MaxLen => self.exit_pc(STATUS_NEXT, r.end_pc, 0),
         }
     }
+}
+
+/// The per-lane `i64x2` masks of mask value `m`.
+fn lane_masks(b: &mut FunctionBuilder<'_>, m: Value, nch: usize) -> Vec<Value> {
+    let sm = b.ins().splat(I64X2, m);
+    let zc = b
+        .func
+        .dfg
+        .constants
+        .insert(ConstantData::from(vec![0u8; 16]));
+    let z = b.ins().vconst(I64X2, zc);
+    (0..nch)
+        .map(|c| {
+            let mut bytes = Vec::with_capacity(16);
+            bytes.extend_from_slice(&(1u64 << (2 * c)).to_le_bytes());
+            bytes.extend_from_slice(&(1u64 << (2 * c + 1)).to_le_bytes());
+            let k = b.func.dfg.constants.insert(ConstantData::from(bytes));
+            let bits = b.ins().vconst(I64X2, k);
+            let t = b.ins().band(sm, bits);
+            b.ins().icmp(IntCC::NotEqual, t, z)
+        })
+        .collect()
 }
 
 /// Build the body of `func` for region `r`.
@@ -741,7 +795,11 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     for (n, slot) in pv.iter_mut().enumerate() {
         if pack & (1 << n) != 0 {
             let zero = {
-                let c = b.func.dfg.constants.insert(ConstantData::from(vec![0u8; 16]));
+                let c = b
+                    .func
+                    .dfg
+                    .constants
+                    .insert(ConstantData::from(vec![0u8; 16]));
                 b.ins().vconst(I8X16, c)
             };
             *slot = Some(
@@ -764,6 +822,21 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let mask = ctl(Regs::OFFSET_MASK);
     let lc0 = ctl(Regs::OFFSET_LC0BASE);
     let trip = ctl(Regs::OFFSET_TRIP);
+    let lmask: Vec<Variable> = {
+        let zc = b
+            .func
+            .dfg
+            .constants
+            .insert(ConstantData::from(vec![0u8; 16]));
+        let z = b.ins().vconst(I64X2, zc);
+        (0..nch)
+            .map(|_| {
+                let var = b.declare_var(I64X2);
+                b.def_var(var, z);
+                var
+            })
+            .collect()
+    };
     let retired = b.declare_var(I64);
     let zero = b.ins().iconst(I64, 0);
     b.def_var(retired, zero);
@@ -790,6 +863,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         vl: cfg.vl,
         nch,
         strict: cfg.strict_align,
+        budgeted: cfg.budgeted,
         ctx,
         regs,
         mem_base,
@@ -799,6 +873,8 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         s,
         v,
         mask,
+        lmask,
+        lmask_valid: false,
         lc0,
         trip,
         retired,
