@@ -334,6 +334,10 @@ pub(crate) struct Tx<'a, 'f> {
     /// computed at the start of an instruction, cleared by every mask change and at every
     /// merge point (start of a body copy).
     lmask_valid: bool,
+    exit_block: Block,
+    xpc: Variable,
+    xret: Variable,
+    xstatus: Variable,
     pub(crate) lc0: Variable,
     pub(crate) trip: Variable,
     pub(crate) retired: Variable,
@@ -583,19 +587,32 @@ impl<'a, 'f> Tx<'a, 'f> {
     /// Emit, in the current block, the exit sequence: write back state, report `next_pc`
     /// and `off + extra` retired instructions, return `status`.
     pub(crate) fn exit_with(&mut self, status: u64, next_pc: Value, extra: u64) {
-        self.writeback();
+        // Every exit goes through one shared block that writes the state back; the values
+        // reach it as block parameters (the variables' SSA phis).
+        let saved = self.form;
+        self.materialize_all();
         let r = self.b.use_var(self.retired);
         let r = self.b.ins().iadd_imm_s(r, (self.off + extra) as i64);
-        self.b
-            .ins()
-            .store(MemFlagsData::trusted(), r, self.ctx, abi::off::RETIRED);
-        self.b.ins().store(
-            MemFlagsData::trusted(),
-            next_pc,
-            self.ctx,
-            abi::off::NEXT_PC,
-        );
+        self.b.def_var(self.xret, r);
+        self.b.def_var(self.xpc, next_pc);
         let st = self.iconst(status);
+        self.b.def_var(self.xstatus, st);
+        self.b.ins().jump(self.exit_block, &[]);
+        self.form = saved;
+    }
+
+    /// Emit the shared exit block (after everything else).
+    fn finish_exit_block(&mut self) {
+        self.b.switch_to_block(self.exit_block);
+        self.b.seal_block(self.exit_block);
+        self.form = [Form::Wide; 32];
+        self.writeback();
+        let r = self.b.use_var(self.xret);
+        let pc = self.b.use_var(self.xpc);
+        let st = self.b.use_var(self.xstatus);
+        let f = MemFlagsData::trusted();
+        self.b.ins().store(f, r, self.ctx, abi::off::RETIRED);
+        self.b.ins().store(f, pc, self.ctx, abi::off::NEXT_PC);
         self.b.ins().return_(&[st]);
     }
 
@@ -837,6 +854,14 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
             })
             .collect()
     };
+    let exit_block = b.create_block();
+    b.set_cold_block(exit_block);
+    let [xpc, xret, xstatus] = [(); 3].map(|_| {
+        let v = b.declare_var(I64);
+        let z = b.ins().iconst(I64, 0);
+        b.def_var(v, z);
+        v
+    });
     let retired = b.declare_var(I64);
     let zero = b.ins().iconst(I64, 0);
     b.def_var(retired, zero);
@@ -875,6 +900,10 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         mask,
         lmask,
         lmask_valid: false,
+        exit_block,
+        xpc,
+        xret,
+        xstatus,
         lc0,
         trip,
         retired,
@@ -940,6 +969,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         tx.full = false;
         tx.run(r, h, back);
     }
+    tx.finish_exit_block();
     tx.b.seal_all_blocks();
 }
 
