@@ -77,8 +77,7 @@ pub(crate) fn new_module() -> Result<JITModule, JitError> {
     let set = |fb: &mut settings::Builder, k: &str, v: &str| {
         fb.set(k, v).map_err(|e| JitError::Setup(e.to_string()))
     };
-    let opt = std::env::var("LANEJIT_OPT").unwrap_or_else(|_| "speed".into());
-    set(&mut fb, "opt_level", &opt)?;
+    set(&mut fb, "opt_level", "speed")?;
     set(&mut fb, "use_colocated_libcalls", "false")?;
     set(&mut fb, "is_pic", "false")?;
     set(

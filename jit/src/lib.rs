@@ -176,19 +176,6 @@ impl Jit {
             translate::translate(&mut b, &region, cfg);
             b.finalize(fcfg);
         }
-        let t1 = Instant::now();
-        if std::env::var("LANEJIT_DEBUG").is_ok() {
-            eprintln!(
-                "region pc {pc:#x}: {} insts {} blocks {} values, translate {:?}",
-                self.ctx.func.dfg.num_insts(),
-                self.ctx.func.dfg.num_blocks(),
-                self.ctx.func.dfg.num_values(),
-                t1 - t0
-            );
-            if std::env::var("LANEJIT_DEBUG").as_deref() == Ok("ir") {
-                eprintln!("{}", self.ctx.func.display());
-            }
-        }
         module
             .define_function(id, &mut self.ctx)
             .map_err(|e| err(&format!("{e:?}")))?;

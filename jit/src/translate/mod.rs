@@ -942,7 +942,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         let is_full = tx.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64);
         tx.b.ins().brif(is_full, fullb, &[], genb, &[]);
         tx.b.switch_to_block(fullb);
-        tx.b.seal_block(fullb);
+        // Not sealed yet: the second full copy may jump back here (see below).
         tx.full = true;
         tx.off = 0;
         let fast_top = fast_loop_ok(r).then(|| tx.b.create_block());
@@ -957,13 +957,19 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         tx.run(r, h, back);
         if let Some(top) = fast_top {
             // The second full copy: entered only from full copies' ENDLOOP with the forms
-            // they recorded, iterating on itself while iterations stay full.
+            // they recorded, iterating on itself while iterations stay full. When nothing is
+            // carried packed, the first full copy serves as the inner loop itself.
             tx.b.switch_to_block(top);
-            tx.form = tx.fast_forms.unwrap_or([Form::Wide; 32]);
-            tx.full = true;
-            tx.fast = Some(FastLoop { top, body_len });
-            tx.off = 0;
-            tx.run(r, h, back);
+            let forms = tx.fast_forms.unwrap_or([Form::Wide; 32]);
+            if forms == [Form::Wide; 32] {
+                tx.b.ins().jump(fullb, &[]);
+            } else {
+                tx.form = forms;
+                tx.full = true;
+                tx.fast = Some(FastLoop { top, body_len });
+                tx.off = 0;
+                tx.run(r, h, back);
+            }
         }
     } else {
         tx.full = false;
