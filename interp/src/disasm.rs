@@ -80,7 +80,7 @@ fn data_space(out: &mut String, p: &Program, space: Space, kind: SymKind, dir: &
         // A segment starts here: print its bytes, stopping at labels inside it.
         let seg = segs[seg_i];
         seg_i += 1;
-        let end = seg.addr + seg.bytes.len() as u64;
+        let end = seg.addr.saturating_add(seg.bytes.len() as u64);
         let mut pos = seg.addr;
         while pos < end {
             let stop = label_iter

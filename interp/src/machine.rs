@@ -1,7 +1,7 @@
 //! Machine state: register file, mask, LC0BASE, pc, retired count, memory and tile, plus the
 //! run configuration and the trap/exit types every engine reports with.
 //!
-//! [`Regs`] is `#[repr(C)]` because compiled code addresses it by offset ([`Regs::OFFSET_*`]).
+//! [`Regs`] is `#[repr(C)]` because compiled code addresses it by offset (the `Regs::OFFSET_*` constants).
 //! Vector registers always hold 64 lanes; lanes at and above VL are never read or written.
 
 use crate::memory::{Access, AccessFault, Memory, MemoryError, Tile, load_data};

@@ -274,7 +274,9 @@ impl Tile {
     /// Tile space for `program` (zeroed; protections applied).
     pub fn new(program: &Program) -> Tile {
         let size = program.tile_size;
-        let mut perms = vec![PERM_R | PERM_W; (size / TILE_GRANULE) as usize];
+        // Round up: a size that is not a multiple of 64 (malformed input) must not make
+        // `check` index past the table.
+        let mut perms = vec![PERM_R | PERM_W; size.div_ceil(TILE_GRANULE) as usize];
         for r in &program.tile_protect {
             let p = match r.perm {
                 TilePerm::None => 0,

@@ -177,7 +177,7 @@ fn container_round_trip_sample() {
     assert_eq!(p.symbol("start").unwrap().kind, SymKind::Code);
     assert_eq!(p.data.len(), 2);
     assert_eq!(p.data[1].space, Space::Tile);
-    assert_eq!(container::read(&bytes[..bytes.len() - 1]).is_err(), true);
+    assert!(container::read(&bytes[..bytes.len() - 1]).is_err());
     let mut extra = bytes.clone();
     extra.push(0);
     assert_eq!(

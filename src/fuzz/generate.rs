@@ -186,8 +186,15 @@ impl GenProgram {
 }
 
 /// Registers with roles: bases are set up by the prologue and rarely overwritten.
+/// `s1..s4` hold memory addresses, `s5..s6` tile addresses, `s7..s8` wild values (near 2^64,
+/// region ends, random); `v1..v3` hold lane indices (offsets), `v4..v6` lane addresses.
+const SMEM: [u8; 4] = [1, 2, 3, 4];
+const STILE: [u8; 2] = [5, 6];
+const SWILD: [u8; 2] = [7, 8];
 const SBASE: [u8; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
 const SWORK: [u8; 8] = [0, 9, 10, 11, 12, 13, 14, 15];
+const VIDX: [u8; 3] = [1, 2, 3];
+const VADDR: [u8; 3] = [4, 5, 6];
 const VBASE: [u8; 6] = [1, 2, 3, 4, 5, 6];
 const VWORK: [u8; 10] = [7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
 
@@ -213,21 +220,32 @@ fn vreg(u: &mut Unstructured, base_bias: bool) -> Result<VReg> {
     Ok(VReg(pick(u, pool)?))
 }
 
-/// An address-ish SrcL: mostly scalar bases, sometimes vector bases.
-fn base_reg(u: &mut Unstructured) -> Result<Reg> {
-    Ok(if u.ratio(2, 3)? {
-        Reg::S(sreg(u, true)?.0)
-    } else {
-        Reg::V(vreg(u, true)?.0)
+/// A scalar base for the given space: mostly well-placed, sometimes wild.
+fn scalar_base(u: &mut Unstructured, local: bool) -> Result<SReg> {
+    Ok(SReg(match u.int_in_range(0..=39)? {
+        0..=37 if local => pick(u, &STILE)?,
+        0..=37 => pick(u, &SMEM)?,
+        38 => pick(u, &SWILD)?,
+        _ => pick(u, &SBASE)?,
+    }))
+}
+
+/// SrcL: mostly a scalar base of the right space, sometimes a vector of lane addresses.
+fn base_reg(u: &mut Unstructured, local: bool) -> Result<Reg> {
+    Ok(match u.int_in_range(0..=9)? {
+        0 | 1 if !local => Reg::V(pick(u, &VADDR)?),
+        0 if local => Reg::V(pick(u, &VIDX)?),
+        _ => Reg::S(scalar_base(u, local)?.0),
     })
 }
 
-/// An offset register: scalar, vector (lane indices) or lc0.
+/// An offset register: lc0, a work scalar, lane indices, rarely lane addresses.
 fn off_reg(u: &mut Unstructured) -> Result<Reg> {
-    Ok(match u.int_in_range(0..=5)? {
-        0 | 1 => Reg::Lc0,
-        2 => Reg::S(sreg(u, false)?.0),
-        _ => Reg::V(vreg(u, true)?.0),
+    Ok(match u.int_in_range(0..=9)? {
+        0..=2 => Reg::Lc0,
+        3 | 4 => Reg::S(pick(u, &SWORK)?),
+        5..=8 => Reg::V(pick(u, &VIDX)?),
+        _ => Reg::V(pick(u, &VADDR)?),
     })
 }
 
@@ -240,19 +258,19 @@ fn data_reg(u: &mut Unstructured) -> Result<Reg> {
 }
 
 fn small_simm24(u: &mut Unstructured) -> Result<i32> {
-    Ok(match u.int_in_range(0..=9)? {
+    Ok(match u.int_in_range(0..=39)? {
         0 => SIMM24_MIN as i32,
         1 => SIMM24_MAX as i32,
-        2 => u.int_in_range(-4096..=4096)?,
+        2 | 3 => u.int_in_range(-4096..=4096)?,
         _ => u.int_in_range(-64..=64)?,
     })
 }
 
 fn shamt(u: &mut Unstructured) -> Result<u8> {
-    Ok(match u.int_in_range(0..=7)? {
+    Ok(match u.int_in_range(0..=31)? {
         0 => 31,
         1 => u.int_in_range(0..=31)?,
-        n => (n - 2).min(3) as u8,
+        n => (n % 4) as u8,
     })
 }
 
@@ -279,7 +297,7 @@ fn mem_inst(u: &mut Unstructured) -> Result<Inst> {
     let operand_bits = match f {
         FormatKind::LoadRR => LoadRR {
             dst,
-            base: base_reg(u)?,
+            base: base_reg(u, local)?,
             off: off_reg(u)?,
             shamt: shamt(u)?,
             local,
@@ -287,21 +305,21 @@ fn mem_inst(u: &mut Unstructured) -> Result<Inst> {
         .encode_fields(),
         FormatKind::LoadImm => LoadImm {
             dst,
-            base: base_reg(u)?,
+            base: base_reg(u, local)?,
             imm: small_simm24(u)?,
             local,
         }
         .encode_fields(),
         FormatKind::LoadC => LoadC {
             dst,
-            base: sreg(u, true)?,
+            base: scalar_base(u, local)?,
             off: coff(u)?,
             local,
         }
         .encode_fields(),
         FormatKind::StoreRR => StoreRR {
             src: data_reg(u)?,
-            base: base_reg(u)?,
+            base: base_reg(u, local)?,
             off: off_reg(u)?,
             shamt: shamt(u)?,
             local,
@@ -309,14 +327,14 @@ fn mem_inst(u: &mut Unstructured) -> Result<Inst> {
         .encode_fields(),
         FormatKind::StoreImm => StoreImm {
             src: data_reg(u)?,
-            base: base_reg(u)?,
+            base: base_reg(u, local)?,
             imm: small_simm24(u)?,
             local,
         }
         .encode_fields(),
         FormatKind::StoreC => StoreC {
             src: data_reg(u)?,
-            base: sreg(u, true)?,
+            base: scalar_base(u, local)?,
             off: coff(u)?,
             local,
         }
@@ -446,20 +464,36 @@ fn alu_inst(u: &mut Unstructured) -> Result<Inst> {
     })
 }
 
-/// Interesting 64-bit values for base registers.
-fn base_value(u: &mut Unstructured, tile_size: u64) -> Result<u64> {
-    let region_end = DATA_BASE + DATA_PAGES * PAGE_SIZE;
-    Ok(match u.int_in_range(0..=11)? {
-        0..=3 => DATA_BASE + u.int_in_range(0..=DATA_PAGES * PAGE_SIZE - 1)?,
-        4 => {
+/// A memory address inside (mostly) or at the edges of the data region.
+fn mem_addr(u: &mut Unstructured) -> Result<u64> {
+    let region = DATA_PAGES * PAGE_SIZE;
+    Ok(match u.int_in_range(0..=9)? {
+        0..=4 => DATA_BASE + u.int_in_range(0..=region / 8 - 1)? * 8,
+        5 | 6 => DATA_BASE + u.int_in_range(0..=region - 1)?,
+        7 => {
             DATA_BASE + u.int_in_range(1..=DATA_PAGES - 1)? * PAGE_SIZE - u.int_in_range(0..=16)?
         }
-        5 => DATA_BASE + (u.int_in_range(0..=DATA_PAGES * PAGE_SIZE / 8 - 1)? * 8),
-        6 => region_end - u.int_in_range(0..=64)?,
-        7 => u.int_in_range(0..=tile_size + 64)?,
-        8 => tile_size - u.int_in_range(0..=64)?,
-        9 => u64::MAX - u.int_in_range(0..=64)?,
-        10 => DATA_BASE + u.int_in_range(0..=DATA_PAGES * PAGE_SIZE / 64 - 1)? * 64,
+        8 => DATA_BASE + u.int_in_range(0..=DATA_PAGES - 1)? * PAGE_SIZE,
+        _ => DATA_BASE + region - u.int_in_range(0..=64)?,
+    })
+}
+
+/// A tile address inside (mostly) or at the end of the tile.
+fn tile_addr(u: &mut Unstructured, tile_size: u64) -> Result<u64> {
+    Ok(match u.int_in_range(0..=5)? {
+        0..=2 => u.int_in_range(0..=tile_size / 8 - 1)? * 8,
+        3 => u.int_in_range(0..=tile_size - 1)?,
+        4 => u.int_in_range(0..=tile_size / TILE_GRANULE - 1)? * TILE_GRANULE,
+        _ => tile_size - u.int_in_range(0..=64)?,
+    })
+}
+
+/// A wild value: near the top of the address space, past the tile, or anything.
+fn wild_value(u: &mut Unstructured) -> Result<u64> {
+    Ok(match u.int_in_range(0..=3)? {
+        0 => u64::MAX - u.int_in_range(0..=64)?,
+        1 => (1u64 << 63) + u.int_in_range(0..=64)?,
+        2 => mem_addr(u)?.wrapping_sub(1 << 32),
         _ => u.arbitrary()?,
     })
 }
@@ -470,8 +504,9 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
     let strict_align = u.ratio(1, 4)?;
     // Memory: DATA_PAGES pages, each rw, r or a hole.
     let mut mem_map: Vec<MemRange> = Vec::new();
+    let calm = u.ratio(1, 2)?;
     for p in 0..DATA_PAGES {
-        let perm = match u.int_in_range(0..=9)? {
+        let perm = match if calm { 0 } else { u.int_in_range(0..=9)? } {
             0..=5 => Some(MemPerm::Rw),
             6 | 7 => Some(MemPerm::R),
             _ => None,
@@ -544,36 +579,50 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
 
     let mut items = Vec::new();
     // Prologue: base scalars and vectors.
-    for &r in &SBASE {
+    for &r in &SMEM {
         items.push(Item::Inst(Inst::SLi(SLi {
             sd: SReg(r),
-            imm: base_value(u, tile_size)?,
+            imm: mem_addr(u)?,
         })));
     }
-    for &r in &VBASE {
+    for &r in &STILE {
+        items.push(Item::Inst(Inst::SLi(SLi {
+            sd: SReg(r),
+            imm: tile_addr(u, tile_size)?,
+        })));
+    }
+    for &r in &SWILD {
+        items.push(Item::Inst(Inst::SLi(SLi {
+            sd: SReg(r),
+            imm: wild_value(u)?,
+        })));
+    }
+    for &r in VIDX.iter().chain(&VADDR) {
         let vd = VReg(r);
         items.push(Item::Inst(Inst::VLaneid(VUnary { vd })));
-        match u.int_in_range(0..=3)? {
-            0 => {}
-            1 => items.push(Item::Inst(Inst::VMul(VAlu {
+        let scale = pick(u, &[1, 2, 4, 8, 8, 3, -4])?;
+        items.push(Item::Inst(Inst::VMul(VAlu {
+            vd,
+            va: vd,
+            vb: VSrc::Imm(scale),
+        })));
+        if VADDR.contains(&r) {
+            let base = SReg(pick(u, &SMEM)?);
+            items.push(Item::Inst(Inst::VAdd(VAlu {
                 vd,
                 va: vd,
-                vb: VSrc::Imm(pick(u, &[1, 2, 4, 8, -4, 3])?),
-            }))),
-            2 => items.push(Item::Inst(Inst::VAdd(VAlu {
-                vd,
-                va: vd,
-                vb: VSrc::S(SReg(pick(u, &SBASE)?)),
-            }))),
-            _ => items.push(Item::Inst(Inst::VXor(VAlu {
+                vb: VSrc::S(base),
+            })));
+        } else if u.ratio(1, 4)? {
+            items.push(Item::Inst(Inst::VXor(VAlu {
                 vd,
                 va: vd,
                 vb: VSrc::Imm(alu_imm(u)?),
-            }))),
+            })));
         }
     }
     // Body.
-    let n = u.int_in_range(1..=40)?;
+    let n = u.int_in_range(1..=30)?;
     let mut labels = 0usize;
     let mut pending: Vec<(usize, usize)> = Vec::new(); // (label, items remaining until defined)
     let mut in_loop: Option<usize> = None; // items left in the current loop body
@@ -591,7 +640,7 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
                     3 => vl as u64,
                     4 => vl as u64 + 1,
                     5 => u.int_in_range(0..=300)?,
-                    _ => u.int_in_range(0..=5000)?,
+                    _ => u.int_in_range(0..=600)?,
                 };
                 items.push(Item::Inst(Inst::SLi(SLi {
                     sd: trip_reg,

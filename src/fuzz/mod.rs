@@ -250,3 +250,54 @@ pub fn parse_reproducer_config(src: &str) -> (bool, Option<u64>) {
     }
     (strict, fuel)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lanejit_interp::machine::TrapKind;
+    use lanejit_interp::result::Status;
+    use std::collections::HashMap;
+
+    /// The generator reaches every outcome the fuzzer must cover: halts, limits, and every
+    /// kind of trap, including faults inside hardware loops.
+    #[test]
+    fn generated_cases_cover_every_outcome() {
+        let mut status: HashMap<&str, u32> = HashMap::new();
+        let mut traps: HashMap<&str, u32> = HashMap::new();
+        let mut in_loop_faults = 0;
+        for i in 0..1500 {
+            let g = case(7, i);
+            let p = g.build();
+            let snap = run_snapshot(&p, g.config(), Engine::Interp).expect("machine builds");
+            *status.entry(snap.result.status.name()).or_default() += 1;
+            if let Some(t) = snap.result.trap {
+                *traps.entry(t.kind.name()).or_default() += 1;
+                if snap.result.status == Status::Trapped && snap.result.lc0 > 0 {
+                    in_loop_faults += 1;
+                }
+            }
+        }
+        for s in ["halted", "trapped", "limit"] {
+            assert!(status.get(s).copied().unwrap_or(0) >= 15, "{s}: {status:?}");
+        }
+        for k in [
+            TrapKind::PageFault,
+            TrapKind::PermissionFault,
+            TrapKind::TileOutOfBounds,
+            TrapKind::TileUnauthorized,
+            TrapKind::Misaligned,
+            TrapKind::IllegalInstruction,
+            TrapKind::CodeOutOfBounds,
+        ] {
+            assert!(
+                traps.get(k.name()).copied().unwrap_or(0) >= 3,
+                "{}: {traps:?}",
+                k.name()
+            );
+        }
+        assert!(
+            in_loop_faults >= 10,
+            "faults after loop iterations: {in_loop_faults}"
+        );
+    }
+}

@@ -80,9 +80,21 @@ pub(crate) fn resolve(laid: Laid, errors: &mut Vec<AsmError>) -> Program {
     };
     let syms = &laid.syms;
 
+    // Every .equ must evaluate, used or not.
+    let mut equs: Vec<(&String, &super::layout::Equ)> = syms.equs.iter().collect();
+    equs.sort_by_key(|(_, e)| e.line);
+    for (name, equ) in equs {
+        if let Err((col, kind)) = syms.check_equ(name, equ.expr.col) {
+            errors.push(AsmError::new(equ.line, col, kind));
+        }
+    }
     for (index, e, line) in &laid.raw {
         match eval_range(syms, e, "a 64-bit word", -(1 << 63), u64::MAX as i128) {
-            Ok(v) => program.code[*index as usize] = v as u64,
+            Ok(v) => {
+                if let Some(slot) = program.code.get_mut(*index as usize) {
+                    *slot = v as u64;
+                }
+            }
             Err((col, kind)) => errors.push(AsmError::new(*line, col, kind)),
         }
     }

@@ -8,6 +8,7 @@ use crate::program::{
     DEFAULT_TILE_SIZE, MAX_MEM_LIMIT, MAX_TILE_SIZE, MemPerm, PAGE_SIZE, Space, SymKind,
     TILE_GRANULE, TilePerm,
 };
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// A section of the source.
@@ -66,6 +67,9 @@ pub(crate) struct Equ {
 pub(crate) struct Symbols {
     pub labels: HashMap<String, (SymKind, u64, usize)>,
     pub equs: HashMap<String, Equ>,
+    /// Values of `.equ` names already evaluated (a value, once known, never changes), so that
+    /// chains like `.equ B, A + A` evaluate in linear time.
+    pub memo: RefCell<HashMap<String, i128>>,
 }
 
 /// Evaluation context: during layout only what is already defined counts.
@@ -83,6 +87,19 @@ impl Symbols {
             .get(name)
             .map(|l| l.2)
             .or_else(|| self.equs.get(name).map(|e| e.line))
+    }
+
+    /// Record the value of `.equ name` if it can be computed now (keeps long chains of
+    /// backward references shallow).
+    pub fn prime(&self, name: &str) {
+        let mut stack = Vec::new();
+        let _ = self.name_value(name, 0, Ctx::Layout, &mut stack);
+    }
+
+    /// Evaluate `.equ name` fully (every name defined), for checking every definition once.
+    pub fn check_equ(&self, name: &str, col: usize) -> EResult<i128> {
+        let mut stack = Vec::new();
+        self.name_value(name, col, Ctx::Full, &mut stack)
     }
 
     /// The value of an expression (i128, checked).
@@ -117,8 +134,11 @@ impl Symbols {
         if let Some(&(_, v, _)) = self.labels.get(name) {
             return Ok(v as i128);
         }
+        if let Some(&v) = self.memo.borrow().get(name) {
+            return Ok(v);
+        }
         if let Some((key, equ)) = self.equs.get_key_value(name) {
-            if stack.contains(&key.as_str()) || stack.len() > 256 {
+            if stack.contains(&key.as_str()) || stack.len() > 1000 {
                 return Err((col, AsmErrorKind::CircularEqu(name.to_string())));
             }
             stack.push(key.as_str());
@@ -134,6 +154,9 @@ impl Symbols {
                     other => (c, other),
                 });
             stack.pop();
+            if let Ok(v) = r {
+                self.memo.borrow_mut().insert(key.clone(), v);
+            }
             return r;
         }
         Err((
@@ -201,6 +224,22 @@ fn usage(dir: &str) -> &'static str {
     }
 }
 
+/// The canonical forms of a mnemonic (as written, `.local` allowed), for syntax errors:
+/// "`V.LB [sL + (sR << shamt)], ->vD` or `V.LB [sB, lc0, offset], ->vD`"; empty if unknown.
+fn canonical_forms(name: &str) -> String {
+    let upper = name.to_ascii_uppercase();
+    let (base, local) = match upper.strip_suffix(".LOCAL") {
+        Some(b) => (b, true),
+        None => (upper.as_str(), false),
+    };
+    let forms: Vec<String> = Opcode::ALL
+        .iter()
+        .filter(|o| o.mnemonic() == base)
+        .map(|&o| format!("`{}`", super::encode::usage(o, local)))
+        .collect();
+    forms.join(" or ")
+}
+
 /// Pass 1 over all lines.
 pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
     let mut st = State {
@@ -233,6 +272,18 @@ pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
             st.define_label(name, lineno, *col);
         }
         if let Some((col, kind)) = err {
+            let kind = match (kind, &line.stmt) {
+                (AsmErrorKind::Expected { expected, found }, Some(stmt)) => {
+                    let forms = canonical_forms(&stmt.name);
+                    let expected = if forms.is_empty() {
+                        expected
+                    } else {
+                        format!("{expected} (write {forms})")
+                    };
+                    AsmErrorKind::Expected { expected, found }
+                }
+                (k, _) => k,
+            };
             st.errors.push(AsmError::new(lineno, col, kind));
         }
         if let Some(stmt) = line.stmt
@@ -395,6 +446,10 @@ impl State<'_> {
             self.laid.words += words;
         }
         if ops.is_empty() {
+            if stmt.broken {
+                // The line's syntax error is already reported.
+                return Ok(());
+            }
             return Err((stmt.col, AsmErrorKind::UnknownMnemonic(stmt.name.clone())));
         }
         if !in_text {
@@ -457,7 +512,9 @@ impl State<'_> {
                 stmt.col,
                 AsmErrorKind::Operands {
                     mnemonic: stmt.name.clone(),
-                    usage: usage(&stmt.name.to_ascii_lowercase()).to_string(),
+                    usage: format!("{} {}", stmt.name, usage(&stmt.name.to_ascii_lowercase()))
+                        .trim_end()
+                        .to_string(),
                 },
             ));
         }
@@ -597,13 +654,32 @@ impl State<'_> {
                 self.advance(stmt.col, n)?;
             }
             ".align" => {
-                self.data_space(&stmt)?;
                 self.nops(&stmt, 1)?;
                 let n = self.konst(&ops[0])?;
                 if n <= 0 || n > 1 << 62 || (n as u64).count_ones() != 1 {
                     return Err((ops[0].col, AsmErrorKind::BadAlign(n)));
                 }
                 let n = n as u64;
+                if self.section == Section::Text {
+                    // Pad the code with NOPs up to a pc that is a multiple of N (pcs are
+                    // always multiples of 8, so N <= 8 changes nothing).
+                    if n > 1 << 20 {
+                        return Err((ops[0].col, AsmErrorKind::BadAlign(n as i128)));
+                    }
+                    while (self.laid.words * 8) % n != 0 {
+                        let nop = Expr {
+                            terms: vec![super::parser::Term {
+                                neg: false,
+                                atom: Atom::Num(Opcode::Nop as u8 as u128),
+                                col: stmt.col,
+                            }],
+                            col: stmt.col,
+                        };
+                        self.laid.raw.push((self.laid.words, nop, line));
+                        self.laid.words += 1;
+                    }
+                    return Ok(());
+                }
                 let loc = *self.loc();
                 let pad = (n - loc % n) % n;
                 self.advance(stmt.col, pad)?;
@@ -616,12 +692,13 @@ impl State<'_> {
                 };
                 if self.check_name(&name, line, ops[0].col) {
                     self.laid.syms.equs.insert(
-                        name,
+                        name.clone(),
                         Equ {
                             expr: e.clone(),
                             line,
                         },
                     );
+                    self.laid.syms.prime(&name);
                 }
             }
             ".inst" => {
@@ -697,7 +774,7 @@ fn parse_floats(stmt: &Stmt, single: bool) -> EResult<Vec<u8>> {
             stmt.col,
             AsmErrorKind::Operands {
                 mnemonic: stmt.name.clone(),
-                usage: "VALUE, ...".into(),
+                usage: format!("{} VALUE, ...", stmt.name),
             },
         ));
     }

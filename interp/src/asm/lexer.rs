@@ -162,9 +162,9 @@ mod tests {
     fn tokens_without_spaces() {
         let chars: Vec<char> = "V.LW[s1+(v2<<3)],->v3".chars().collect();
         let toks: Vec<Tok> = lex(&chars).unwrap().into_iter().map(|t| t.tok).collect();
-        assert_eq!(toks.len(), 12);
+        assert_eq!(toks.len(), 13);
         assert_eq!(toks[0], Tok::Ident("V.LW".into()));
         assert_eq!(toks[6], Tok::Shl);
-        assert_eq!(toks[10], Tok::Arrow);
+        assert_eq!(toks[11], Tok::Arrow);
     }
 }

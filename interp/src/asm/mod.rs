@@ -2,14 +2,14 @@
 //!
 //! [`assemble`] works in two passes over the lines of the source:
 //!
-//! 1. **Layout** ([`layout`]): every line is lexed ([`lexer`]) and parsed ([`parser`]) into
+//! 1. **Layout** (`layout`): every line is lexed (`lexer`) and parsed (`parser`) into
 //!    labels and one statement. Labels get their values (a code label its pc, a `.data` label
 //!    its memory address, a `.tiledata` label its tile address), instructions their pc (`S.LI`
 //!    takes two words), data directives their address and size, `LOOP`/`ENDLOOP` are paired,
 //!    and the directives that shape the program (`.vl`, `.mem`, `.tilesize`, `.tileprotect`,
 //!    `.data ADDR`, `.align`, `.space`, `.fill` counts) are evaluated. Their values must be
 //!    constants known at that point: literals, earlier `.equ` names and earlier labels.
-//! 2. **Resolution** ([`encode`]): the memory map and tile protections are settled (a later
+//! 2. **Resolution** (`encode`): the memory map and tile protections are settled (a later
 //!    `.mem`/`.tileprotect` overrides an earlier one page by page / granule by granule), then
 //!    every instruction is encoded through [`crate::isa::Inst::encode`] with all labels and
 //!    `.equ` names known (forward references are fine), every data value is evaluated and its
@@ -27,6 +27,8 @@
 //!   as the single-instruction disassembler prints them (`J 0x28`).
 //! - `.space N` and `.align N` only advance the location counter: they emit no bytes (memory
 //!   and tile start zeroed), so they neither need mapped pages nor overwrite earlier data.
+//!   In `.text`, `.align N` (N at most 2^20) pads with `NOP`s up to a pc that is a multiple of
+//!   N; `.space` there is an error.
 //! - `.vl` and `.tilesize` may each appear at most once.
 //! - Immediates in memory operands are a number or an `.equ`/label name, optionally negated;
 //!   `S.LI`, `.equ`, data lists, ALU and branch immediates take sums such as `buf + 8 - 2`.
@@ -106,11 +108,11 @@ pub enum AsmErrorKind {
     #[error("`{0}` is not a load or store and takes no .local suffix")]
     LocalNotMemory(String),
     /// Operands that do not match the instruction's form.
-    #[error("`{mnemonic}` takes operands `{usage}`")]
+    #[error("wrong operands for {mnemonic}: expected `{usage}`")]
     Operands {
         /// The instruction.
         mnemonic: String,
-        /// Its canonical operand syntax.
+        /// Its canonical syntax (mnemonic and operands).
         usage: String,
     },
     /// A register of the wrong kind for its slot.

@@ -311,8 +311,11 @@ impl Cursor<'_> {
     /// `reg | [-]atom`, optionally `<< shift`, optionally in parentheses.
     fn offset(&mut self, neg: bool) -> PResult<Off> {
         let col = self.col();
-        let paren = self.eat(&Tok::LParen);
         let mut neg = neg;
+        while self.eat(&Tok::Minus) {
+            neg = !neg;
+        }
+        let paren = self.eat(&Tok::LParen);
         while self.eat(&Tok::Minus) {
             neg = !neg;
         }
@@ -400,12 +403,10 @@ impl Cursor<'_> {
                     None => return self.err("a destination register after `->`"),
                 }
             }
-            Some(Tok::Ident(name))
-                if parse_reg(name).is_some() && matches!(self.peek2(), None | Some(Tok::Comma)) =>
-            {
-                let (r, _, _) = self.reg().expect("checked");
-                OpKind::Reg(r)
-            }
+            Some(Tok::Ident(name)) if parse_reg(name).is_some() => match self.reg() {
+                Some((r, _, _)) => OpKind::Reg(r),
+                None => return self.err("a register"),
+            },
             _ => OpKind::Expr(self.expr()?),
         };
         let text = self.text(col, self.prev_end());

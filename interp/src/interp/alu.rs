@@ -6,7 +6,7 @@
 //! sources first, then written to the active lanes of the destination only.
 
 use super::decoded::Op;
-use super::{ExecFn, Flow};
+use super::{ExecFn, Fault};
 use crate::isa::{AluOp, FpOp, FpWidth};
 use crate::machine::{Machine, Regs, all_lanes};
 
@@ -25,7 +25,7 @@ fn s_operand(r: &Regs, op: &Op) -> u64 {
 
 /// Compute `f(regs, lane)` for every lane, then write it to the active lanes of `vd`.
 #[inline(always)]
-fn lanewise(m: &mut Machine, vd: u8, f: impl Fn(&Regs, usize) -> u64) -> Flow {
+fn lanewise(m: &mut Machine, vd: u8, f: impl Fn(&Regs, usize) -> u64) {
     let vl = m.vl().min(64);
     let full = all_lanes(vl as u32);
     let r = &mut *m.regs;
@@ -44,7 +44,6 @@ fn lanewise(m: &mut Machine, vd: u8, f: impl Fn(&Regs, usize) -> u64) -> Flow {
             }
         }
     }
-    Flow::Next
 }
 
 const ALU_OPS: [AluOp; 9] = [
@@ -73,22 +72,24 @@ const fn alu_index(op: AluOp) -> usize {
     }
 }
 
-fn salu<const OP: usize>(m: &mut Machine, op: &Op) -> Flow {
+fn salu<const OP: usize>(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let r = &mut *m.regs;
     let a = r.s[op.b as usize & 31];
     let b = s_operand(r, op);
     set_s(r, op.a, ALU_OPS[OP].apply(a, b));
-    Flow::Next
+    op.next
 }
 
-fn valu<const OP: usize, const VB: bool>(m: &mut Machine, op: &Op) -> Flow {
+fn valu<const OP: usize, const VB: bool>(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let (va, vb) = (op.b as usize & 31, op.c as usize & 31);
     let alu = ALU_OPS[OP];
     if VB {
-        lanewise(m, op.a, |r, i| alu.apply(r.v[va][i], r.v[vb][i]))
+        lanewise(m, op.a, |r, i| alu.apply(r.v[va][i], r.v[vb][i]));
+        op.next
     } else {
         let b = s_operand(&m.regs, op);
-        lanewise(m, op.a, |r, i| alu.apply(r.v[va][i], b))
+        lanewise(m, op.a, |r, i| alu.apply(r.v[va][i], b));
+        op.next
     }
 }
 
@@ -126,90 +127,100 @@ pub(crate) fn valu_handler(op: AluOp, vector: bool) -> ExecFn {
 }
 
 /// `S.LI`.
-pub(crate) fn sli(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn sli(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     set_s(&mut m.regs, op.a, op.imm);
-    Flow::Next
+    op.next
 }
 
 /// `S.MOV`.
-pub(crate) fn smov(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn smov(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let v = m.regs.s[op.b as usize & 31];
     set_s(&mut m.regs, op.a, v);
-    Flow::Next
+    op.next
 }
 
 /// `S.LC0`.
-pub(crate) fn s_lc0(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn s_lc0(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let v = m.regs.lc0base;
     set_s(&mut m.regs, op.a, v);
-    Flow::Next
+    op.next
 }
 
 /// `S.VL`.
-pub(crate) fn s_vl(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn s_vl(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let v = m.config.vl as u64;
     set_s(&mut m.regs, op.a, v);
-    Flow::Next
+    op.next
 }
 
 /// `S.GID` (a single group: 0).
-pub(crate) fn s_gid(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn s_gid(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     set_s(&mut m.regs, op.a, 0);
-    Flow::Next
+    op.next
 }
 
 /// `S.MASK`.
-pub(crate) fn s_mask(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn s_mask(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let v = m.regs.mask;
     set_s(&mut m.regs, op.a, v);
-    Flow::Next
+    op.next
 }
 
 /// `S.GETLANE sd, va, lane` (lane mod VL).
-pub(crate) fn s_getlane(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn s_getlane(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let vl = m.vl().clamp(1, 64) as u64;
     let lane = (op.imm & (vl - 1)) as usize & 63;
     let v = m.regs.v[op.b as usize & 31][lane];
     set_s(&mut m.regs, op.a, v);
-    Flow::Next
+    op.next
 }
 
 /// `V.MOV vd, va`.
-pub(crate) fn vmov_v(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn vmov_v(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let va = op.c as usize & 31;
-    lanewise(m, op.a, |r, i| r.v[va][i])
+    lanewise(m, op.a, |r, i| r.v[va][i]);
+    op.next
 }
 
 /// `V.MOV vd, sb|imm`.
-pub(crate) fn vmov_s(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn vmov_s(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let b = s_operand(&m.regs, op);
-    lanewise(m, op.a, |_, _| b)
+    lanewise(m, op.a, |_, _| b);
+    op.next
 }
 
 /// `V.LANEID`.
-pub(crate) fn v_laneid(m: &mut Machine, op: &Op) -> Flow {
-    lanewise(m, op.a, |_, i| i as u64)
+pub(crate) fn v_laneid(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
+    lanewise(m, op.a, |_, i| i as u64);
+    op.next
 }
 
 /// `V.LC0`.
-pub(crate) fn v_lc0(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn v_lc0(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let base = m.regs.lc0base;
-    lanewise(m, op.a, |_, i| base.wrapping_add(i as u64))
+    lanewise(m, op.a, |_, i| base.wrapping_add(i as u64));
+    op.next
 }
 
 const FP_OPS: [FpOp; 4] = [FpOp::Add, FpOp::Sub, FpOp::Mul, FpOp::Fma];
 
-fn vfp<const OP: usize, const DOUBLE: bool, const VB: bool>(m: &mut Machine, op: &Op) -> Flow {
+fn vfp<const OP: usize, const DOUBLE: bool, const VB: bool>(
+    m: &mut Machine,
+    op: &Op,
+    _: &mut Fault,
+) -> u32 {
     let w = if DOUBLE { FpWidth::D } else { FpWidth::S };
     let fp = FP_OPS[OP];
     let (vd, va, vb) = (op.a as usize & 31, op.b as usize & 31, op.c as usize & 31);
     if VB {
         lanewise(m, op.a, |r, i| {
             fp.apply(w, r.v[va][i], r.v[vb][i], r.v[vd][i])
-        })
+        });
+        op.next
     } else {
         let b = s_operand(&m.regs, op);
-        lanewise(m, op.a, |r, i| fp.apply(w, r.v[va][i], b, r.v[vd][i]))
+        lanewise(m, op.a, |r, i| fp.apply(w, r.v[va][i], b, r.v[vd][i]));
+        op.next
     }
 }
 
@@ -239,7 +250,7 @@ pub(crate) fn vfp_handler(op: FpOp, w: FpWidth, vector: bool) -> ExecFn {
 }
 
 /// `V.REDSUM sd, va`: wrapping sum of the active lanes.
-pub(crate) fn v_redsum(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn v_redsum(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let vl = m.vl().min(64);
     let mask = m.regs.mask & all_lanes(vl as u32);
     let va = &m.regs.v[op.b as usize & 31];
@@ -250,12 +261,12 @@ pub(crate) fn v_redsum(m: &mut Machine, op: &Op) -> Flow {
         }
     }
     set_s(&mut m.regs, op.a, sum);
-    Flow::Next
+    op.next
 }
 
 /// `V.SETMASK sa`: mask = low VL bits of sa.
-pub(crate) fn v_setmask(m: &mut Machine, op: &Op) -> Flow {
+pub(crate) fn v_setmask(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let full = all_lanes(m.config.vl.min(64));
     m.regs.mask = m.regs.s[op.a as usize & 31] & full;
-    Flow::Next
+    op.next
 }

@@ -14,13 +14,15 @@
 //!    active) or a masked copy. If the group check fails (or strict alignment would trap),
 //!    the general path finds the precise lowest faulting lane.
 //! 2. **uniform** (scalar SrcL and SrcR): one EA for every lane, one check.
-//! 3. **general**: compute all EAs (reading every source before anything is written), check
+//! 3. **general**: compute all EAs (reading every source before anything is written); if the
+//!    active lanes' accesses all fit one span of at most 4 KiB that passes one check (and are
+//!    aligned under strict alignment), that check stands for all of them; otherwise check
 //!    every active lane in ascending order (misaligned, then out of range, then permission;
-//!    the first faulting lane traps and nothing is written), then perform the accesses in
+//!    the first faulting lane traps and nothing is written). Then perform the accesses in
 //!    ascending lane order (so a higher lane's store bytes win on overlap).
 
 use super::decoded::{F_CONTIG, F_STRICT, Op};
-use super::{ExecFn, Fault, Flow};
+use super::{ExecFn, FAULT, Fault};
 use crate::isa::{Dir, Ext, MemSem};
 use crate::machine::{Machine, MemFault, Regs, TrapKind, all_lanes};
 use crate::memory::{Access, AccessFault};
@@ -42,12 +44,81 @@ pub(crate) trait Elem {
     /// # Safety
     /// `[p, p + E)` must be writable host memory.
     unsafe fn store(p: *mut u8, v: u64);
-    /// Extend every element of `src` (`dst.len()` elements) into `dst`.
-    fn load_run(src: &[u8], dst: &mut [u64]);
-    /// As [`Elem::load_run`], for the lanes set in `mask` only.
-    fn load_run_masked(src: &[u8], dst: &mut [u64], mask: u64);
+    /// Extend every element of `src` (`dst.len()` elements) into `dst` (portable code;
+    /// inlined into the dispatching [`load_run`] and its AVX2 twin).
+    fn load_run_portable(src: &[u8], dst: &mut [u64]);
+    /// As `load_run_portable`, for the lanes set in `mask` only.
+    fn load_run_masked_portable(src: &[u8], dst: &mut [u64], mask: u64);
     /// Write the low E bytes of every element of `src` to consecutive elements of `dst`.
-    fn store_run(src: &[u64], dst: &mut [u8]);
+    fn store_run_portable(src: &[u64], dst: &mut [u8]);
+}
+
+// The contiguous copy kernels, compiled twice: portable (the build's baseline) and with AVX2,
+// chosen at run time. They move integers only, so the result is identical either way; AVX2
+// just widens the extension/truncation (e.g. `vpmovsxdq`) from 2 to 4 lanes per instruction.
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn load_run_avx2<E: Elem>(src: &[u8], dst: &mut [u64]) {
+    E::load_run_portable(src, dst)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn load_run_masked_avx2<E: Elem>(src: &[u8], dst: &mut [u64], mask: u64) {
+    E::load_run_masked_portable(src, dst, mask)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn store_run_avx2<E: Elem>(src: &[u64], dst: &mut [u8]) {
+    E::store_run_portable(src, dst)
+}
+
+/// Whether the AVX2 kernels may run (cached by the standard library after the first call).
+#[inline(always)]
+fn avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// `dst[i] = extend(src element i)` for every lane of `dst`.
+#[inline(always)]
+fn load_run<E: Elem>(src: &[u8], dst: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { load_run_avx2::<E>(src, dst) };
+    }
+    E::load_run_portable(src, dst)
+}
+
+/// As [`load_run`], for the lanes in `mask`.
+#[inline(always)]
+fn load_run_masked<E: Elem>(src: &[u8], dst: &mut [u64], mask: u64) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { load_run_masked_avx2::<E>(src, dst, mask) };
+    }
+    E::load_run_masked_portable(src, dst, mask)
+}
+
+/// Low E bytes of every element of `src`, consecutively into `dst`.
+#[inline(always)]
+fn store_run<E: Elem>(src: &[u64], dst: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { store_run_avx2::<E>(src, dst) };
+    }
+    E::store_run_portable(src, dst)
 }
 
 macro_rules! elem {
@@ -67,14 +138,14 @@ macro_rules! elem {
                 unsafe { std::ptr::write_unaligned(p as *mut [u8; $n], (v as $raw).to_le_bytes()) }
             }
             #[inline(always)]
-            fn load_run(src: &[u8], dst: &mut [u64]) {
+            fn load_run_portable(src: &[u8], dst: &mut [u64]) {
                 for (d, c) in dst.iter_mut().zip(src.chunks_exact($n)) {
                     let b: [u8; $n] = c.try_into().unwrap_or([0; $n]);
                     *d = <$raw>::from_le_bytes(b) as $ext as u64;
                 }
             }
             #[inline(always)]
-            fn load_run_masked(src: &[u8], dst: &mut [u64], mask: u64) {
+            fn load_run_masked_portable(src: &[u8], dst: &mut [u64], mask: u64) {
                 for (i, (d, c)) in dst.iter_mut().zip(src.chunks_exact($n)).enumerate() {
                     let b: [u8; $n] = c.try_into().unwrap_or([0; $n]);
                     let v = <$raw>::from_le_bytes(b) as $ext as u64;
@@ -84,7 +155,7 @@ macro_rules! elem {
                 }
             }
             #[inline(always)]
-            fn store_run(src: &[u64], dst: &mut [u8]) {
+            fn store_run_portable(src: &[u64], dst: &mut [u8]) {
                 for (c, v) in dst.chunks_exact_mut($n).zip(src) {
                     c.copy_from_slice(&(*v as $raw).to_le_bytes());
                 }
@@ -293,10 +364,38 @@ fn check_lanes<E: Elem, S: SpaceT>(
     Ok(())
 }
 
+/// Whether one range check can stand in for the per-lane checks: every active lane's access
+/// lies in `[lo, hi + E)` with `hi - lo + E <= 4096` (so `check` accepts it), that range passes,
+/// and (under strict alignment) every active EA is aligned. `false` sends the caller to the
+/// precise per-lane loop, which finds the lowest faulting lane.
+#[inline(always)]
+fn span_ok<E: Elem, S: SpaceT>(
+    m: &Machine,
+    eas: &[u64; 64],
+    vl: usize,
+    mask: u64,
+    access: Access,
+    strict: bool,
+) -> bool {
+    let (mut lo, mut hi, mut any) = (u64::MAX, 0u64, 0u64);
+    for (i, &ea) in eas[..vl].iter().enumerate() {
+        let active = mask >> i & 1 != 0;
+        lo = lo.min(if active { ea } else { u64::MAX });
+        hi = hi.max(if active { ea } else { 0 });
+        any |= if active { ea } else { 0 };
+    }
+    if mask == 0 || (strict && any & (E::E as u64 - 1) != 0) {
+        return mask == 0;
+    }
+    let span = hi - lo; // hi >= lo: some lane is active
+    span <= 4096 - E::E as u64 && S::check(m, lo, span + E::E as u64, access).is_ok()
+}
+
 /// The state every memory handler starts from: `(vl, all-lanes mask, active mask, strict)`.
 #[inline(always)]
 fn lanes(m: &Machine, op: &Op) -> (usize, u64, u64, bool) {
-    let vl = m.vl().min(64);
+    // `Machine::new` only accepts VL 1..=64; clamping keeps every range check non-empty anyway.
+    let vl = m.vl().clamp(1, 64);
     let full = all_lanes(vl as u32);
     let strict = op.flags & F_STRICT != 0 && m.config.strict_align;
     (vl, full, m.regs.mask & full, strict)
@@ -315,111 +414,149 @@ fn contig_ok<E: Elem, S: SpaceT>(
         && S::check(m, ea0, (vl << E::LOG2E) as u64, access).is_ok()
 }
 
+/// The EA of a uniform access (scalar SrcL and SrcR: every lane's EA is the same).
+#[inline(always)]
+fn uniform_ea(r: &Regs, op: &Op) -> u64 {
+    r.s[op.b as usize & 31]
+        .wrapping_add(r.s[op.c as usize & 31].wrapping_shl(op.sh as u32))
+        .wrapping_add(konst(r, op))
+}
+
 /// Every load form: `Dst[i] = extend(space[EA(i) .. EA(i) + E])` for active lanes.
-pub(crate) fn load<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op) -> Flow {
-    let (vl, full, mask, strict) = lanes(m, op);
+///
+/// This is the contiguous all-lanes-active fast path only, kept small so it stays cheap to
+/// enter; everything else goes to [`load_general`].
+pub(crate) fn load<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    if op.flags & F_CONTIG != 0 {
+        let (vl, full, mask, strict) = lanes(m, op);
+        if mask == full {
+            let ea0 = contig_ea0(&m.regs, op);
+            if contig_ok::<E, S>(m, ea0, vl, Access::Read, strict) {
+                // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check, so it lies inside the
+                // host backing of that space, which never aliases the register file.
+                let src = unsafe { std::slice::from_raw_parts(S::ptr(m, ea0), vl << E::LOG2E) };
+                load_run::<E>(src, &mut m.regs.v[op.a as usize & 31][..vl]);
+                return op.next;
+            }
+        }
+    }
+    load_general::<E, S>(m, op, out)
+}
+
+/// The masked contiguous, uniform and general per-lane load paths.
+#[inline(never)]
+fn load_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    let (vl, _, mask, strict) = lanes(m, op);
     let dst = op.a as usize & 31;
     if op.flags & F_CONTIG != 0 {
+        // Contiguous with some lanes inactive: the group check still covers every lane.
         let ea0 = contig_ea0(&m.regs, op);
         if contig_ok::<E, S>(m, ea0, vl, Access::Read, strict) {
-            let len = vl << E::LOG2E;
-            // SAFETY: `[ea0, ea0 + len)` passed the space's check, so it lies inside the host
-            // backing of that space; guest memory/tile never alias the register file.
-            let src = unsafe { std::slice::from_raw_parts(S::ptr(m, ea0), len) };
-            let d = &mut m.regs.v[dst][..vl];
-            if mask == full {
-                E::load_run(src, d);
-            } else {
-                E::load_run_masked(src, d, mask);
-            }
-            return Flow::Next;
+            // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check (see `load`).
+            let src = unsafe { std::slice::from_raw_parts(S::ptr(m, ea0), vl << E::LOG2E) };
+            load_run_masked::<E>(src, &mut m.regs.v[dst][..vl], mask);
+            return op.next;
         }
-    } else if op.b < 32 && op.c < 32 {
-        // Uniform: every lane has the same EA.
+    }
+    if op.b < 32 && op.c < 32 {
+        // Uniform: every lane has the same EA; the lowest active lane reports a fault.
         if mask == 0 {
-            return Flow::Next;
+            return op.next;
         }
-        let mut one = [0u64; 64];
-        compute_eas(&m.regs, op, 1, &mut one);
-        let ea = one[0];
-        if let Err(f) =
-            check_lane::<E, S>(m, mask.trailing_zeros() as usize, ea, Access::Read, strict)
-        {
-            return Flow::Fault(f);
+        let ea = uniform_ea(&m.regs, op);
+        let lane = mask.trailing_zeros() as usize;
+        if let Err(f) = check_lane::<E, S>(m, lane, ea, Access::Read, strict) {
+            *out = f;
+            return FAULT;
         }
         // SAFETY: `[ea, ea + E)` passed the space's check just above.
         let v = unsafe { E::load(S::ptr(m, ea)) };
-        let d = &mut m.regs.v[dst][..vl];
-        for (i, x) in d.iter_mut().enumerate() {
+        for (i, x) in m.regs.v[dst][..vl].iter_mut().enumerate() {
             if mask >> i & 1 != 0 {
                 *x = v;
             }
         }
-        return Flow::Next;
+        return op.next;
     }
     let mut eas = [0u64; 64];
     compute_eas(&m.regs, op, vl, &mut eas);
-    if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Read, strict) {
-        return Flow::Fault(f);
+    if !span_ok::<E, S>(m, &eas, vl, mask, Access::Read, strict) {
+        if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Read, strict) {
+            *out = f;
+            return FAULT;
+        }
     }
-    let mut vals = [0u64; 64];
+    // Every source (a vector SrcL/SrcR may be Dst itself) was read into `eas` above.
     let mut bits = mask;
     while bits != 0 {
         let i = bits.trailing_zeros() as usize & 63;
         bits &= bits - 1;
-        // SAFETY: lane i's `[ea, ea + E)` passed the space's check in `check_lanes`.
-        vals[i] = unsafe { E::load(S::ptr(m, eas[i])) };
+        // SAFETY: lane i's `[ea, ea + E)` passed the space's check: its own in
+        // `check_lanes`, or the span covering every active lane in `span_ok`.
+        m.regs.v[dst][i] = unsafe { E::load(S::ptr(m, eas[i])) };
     }
-    let d = &mut m.regs.v[dst];
-    for i in 0..vl {
-        if mask >> i & 1 != 0 {
-            d[i] = vals[i];
-        }
-    }
-    Flow::Next
+    op.next
 }
 
 /// Every store form: `space[EA(i) .. EA(i) + E] = low E bytes of SrcD(i)` for active lanes,
-/// in ascending lane order.
-pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op) -> Flow {
-    let (vl, full, mask, strict) = lanes(m, op);
+/// in ascending lane order. Contiguous all-lanes-active fast path here, the rest in
+/// [`store_general`].
+pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    if op.flags & F_CONTIG != 0 && op.a >= 32 {
+        let (vl, full, mask, strict) = lanes(m, op);
+        if mask == full {
+            let ea0 = contig_ea0(&m.regs, op);
+            if contig_ok::<E, S>(m, ea0, vl, Access::Write, strict) {
+                let len = vl << E::LOG2E;
+                // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing), so it
+                // lies inside the host backing of that space, which never aliases the
+                // register file.
+                let dst = unsafe { std::slice::from_raw_parts_mut(S::ptr_mut(m, ea0), len) };
+                store_run::<E>(&m.regs.v[op.a as usize & 31][..vl], dst);
+                return op.next;
+            }
+        }
+    }
+    store_general::<E, S>(m, op, out)
+}
+
+/// The masked or scalar-data contiguous, uniform and general per-lane store paths.
+#[inline(never)]
+fn store_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    let (vl, _, mask, strict) = lanes(m, op);
     let src = op.a as usize;
     let scalar_data = src < 32;
     if op.flags & F_CONTIG != 0 {
+        // Contiguous, masked or with scalar data: the group check still covers every lane.
         let ea0 = contig_ea0(&m.regs, op);
         if contig_ok::<E, S>(m, ea0, vl, Access::Write, strict) {
             let len = vl << E::LOG2E;
-            // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing), so it lies
-            // inside the host backing of that space, which never aliases the register file.
+            // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing), see `store`.
             let dst = unsafe { std::slice::from_raw_parts_mut(S::ptr_mut(m, ea0), len) };
-            let data: &[u64] = if scalar_data {
-                &[m.regs.s[src & 31]; 64][..vl]
-            } else {
-                &m.regs.v[src & 31][..vl]
-            };
-            if mask == full {
-                E::store_run(data, dst);
-            } else {
-                for (i, (c, v)) in dst.chunks_exact_mut(E::E).zip(data).enumerate() {
-                    if mask >> i & 1 != 0 {
-                        c.copy_from_slice(&v.to_le_bytes()[..E::E]);
-                    }
+            let r = &m.regs;
+            for (i, c) in dst.chunks_exact_mut(E::E).enumerate() {
+                if mask >> i & 1 != 0 {
+                    let v = if scalar_data {
+                        r.s[src & 31]
+                    } else {
+                        r.v[src & 31][i]
+                    };
+                    c.copy_from_slice(&v.to_le_bytes()[..E::E]);
                 }
             }
-            return Flow::Next;
+            return op.next;
         }
-    } else if op.b < 32 && op.c < 32 {
+    }
+    if op.b < 32 && op.c < 32 {
         // Uniform: every lane writes the same bytes; the highest active lane's data wins.
         if mask == 0 {
-            return Flow::Next;
+            return op.next;
         }
-        let mut one = [0u64; 64];
-        compute_eas(&m.regs, op, 1, &mut one);
-        let ea = one[0];
-        if let Err(f) =
-            check_lane::<E, S>(m, mask.trailing_zeros() as usize, ea, Access::Write, strict)
-        {
-            return Flow::Fault(f);
+        let ea = uniform_ea(&m.regs, op);
+        let lane = mask.trailing_zeros() as usize;
+        if let Err(f) = check_lane::<E, S>(m, lane, ea, Access::Write, strict) {
+            *out = f;
+            return FAULT;
         }
         let last = 63 - mask.leading_zeros() as usize;
         let v = if scalar_data {
@@ -429,12 +566,15 @@ pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op) -> Flow {
         };
         // SAFETY: `[ea, ea + E)` passed the space's check (for writing) just above.
         unsafe { E::store(S::ptr_mut(m, ea), v) };
-        return Flow::Next;
+        return op.next;
     }
     let mut eas = [0u64; 64];
     compute_eas(&m.regs, op, vl, &mut eas);
-    if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Write, strict) {
-        return Flow::Fault(f);
+    if !span_ok::<E, S>(m, &eas, vl, mask, Access::Write, strict) {
+        if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Write, strict) {
+            *out = f;
+            return FAULT;
+        }
     }
     let mut bits = mask;
     while bits != 0 {
@@ -445,8 +585,9 @@ pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op) -> Flow {
         } else {
             m.regs.v[src & 31][i]
         };
-        // SAFETY: lane i's `[ea, ea + E)` passed the space's check (for writing).
+        // SAFETY: lane i's `[ea, ea + E)` passed the space's check (for writing): its own
+        // in `check_lanes`, or the span covering every active lane in `span_ok`.
         unsafe { E::store(S::ptr_mut(m, eas[i]), v) };
     }
-    Flow::Next
+    op.next
 }

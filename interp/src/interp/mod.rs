@@ -1,15 +1,16 @@
 //! The reference interpreter: contract sections 1, 3, 4 and 5, bit exact.
 //!
-//! A program is decoded once into a [`Decoded`] table of [`Op`](decoded::Op)s, each holding a
-//! monomorphised handler pointer and its operand bytes. The run loop dispatches once per guest
-//! instruction (never per lane) through that pointer: budget check, fetch, execute, retire,
-//! advance. Handlers return a small [`Flow`]; a trap is built only on the cold path.
+//! A program is decoded once into a [`Decoded`] table of ops, each holding a monomorphised
+//! handler pointer and its operand bytes. The run loop dispatches once per guest instruction
+//! (never per lane) through that pointer: budget check, fetch, execute, retire, advance.
+//! Handlers return the next instruction index in a register; a trap's details are written
+//! through an out-parameter on the cold path only.
 //!
-//! - [`mem_ops`]: the one per-lane load/store executor every memory form shares, with its
+//! - `mem_ops`: the one per-lane load/store executor every memory form shares, with its
 //!   contiguous and uniform fast paths.
-//! - [`alu`]: scalar, vector and floating-point computation.
-//! - [`control`]: branches, the hardware loop, HALT, illegal words.
-//! - [`trace`]: [`TraceEvent`]s for [`run_traced`]; compiled out of [`run`].
+//! - `alu`: scalar, vector and floating-point computation.
+//! - `control`: branches, the hardware loop, HALT, illegal words.
+//! - `trace`: [`TraceEvent`]s for [`run_traced`]; compiled out of [`run`].
 //!
 //! Exit conventions (shared with every engine): on `Halted`, `m.pc` is the HALT's pc; on
 //! `Trapped`, the trapping instruction's pc (for `code_out_of_bounds`, the bad pc), and the
@@ -29,26 +30,21 @@ use crate::machine::{Exit, Machine, MemFault, Trap, TrapKind};
 use decoded::{F_CTL, Op};
 use trace::{Hook, NoTrace, Sink, Snap};
 
-/// A handler: executes one instruction on the machine.
-pub(crate) type ExecFn = fn(&mut Machine, &Op) -> Flow;
+/// A handler: executes one instruction on the machine and returns the index of the next
+/// instruction (it retired), [`HALT`] (a HALT retired) or [`FAULT`] (it trapped, did not
+/// retire, and wrote the details into the `Fault`).
+pub(crate) type ExecFn = fn(&mut Machine, &Op, &mut Fault) -> u32;
+
+/// Handler result: a HALT retired.
+pub(crate) const HALT: u32 = u32::MAX;
+/// Handler result: the instruction trapped.
+pub(crate) const FAULT: u32 = u32::MAX - 1;
 
 /// A trap without its pc (the run loop adds it).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Fault {
     pub kind: TrapKind,
     pub mem: Option<MemFault>,
-}
-
-/// What an instruction did to control flow.
-pub(crate) enum Flow {
-    /// Retired; continue with the next instruction.
-    Next,
-    /// Retired; continue at this instruction index.
-    Jump(u32),
-    /// A HALT retired.
-    Halt,
-    /// Trapped: did not retire.
-    Fault(Fault),
 }
 
 #[cold]
@@ -89,6 +85,10 @@ fn run_loop<H: Hook, const ONE: bool, const BLOCK: bool>(
     }
     let ops = d.ops.as_slice();
     let mut idx = m.pc / 8;
+    let mut fault = Fault {
+        kind: TrapKind::IllegalInstruction,
+        mem: None,
+    };
     let exit = loop {
         if retired >= limit {
             break Some(Exit::Limit);
@@ -101,23 +101,26 @@ fn run_loop<H: Hook, const ONE: bool, const BLOCK: bool>(
         } else {
             None
         };
-        let flow = (op.exec)(m, op);
-        let next = match flow {
-            Flow::Next => op.next as u64,
-            Flow::Jump(t) => t as u64,
-            Flow::Halt => idx,
-            Flow::Fault(f) => break Some(trapped(f, idx * 8)),
-        };
+        let next = (op.exec)(m, op, &mut fault);
+        if next >= FAULT {
+            if next == FAULT {
+                break Some(trapped(fault, idx * 8));
+            }
+            retired += 1;
+            if H::ON {
+                if let Some(ev) = snap.and_then(|s| s.event(m, d, idx as usize)) {
+                    hook.retired(&ev);
+                }
+            }
+            break Some(Exit::Halted);
+        }
         retired += 1;
         if H::ON {
             if let Some(ev) = snap.and_then(|s| s.event(m, d, idx as usize)) {
                 hook.retired(&ev);
             }
         }
-        if matches!(flow, Flow::Halt) {
-            break Some(Exit::Halted);
-        }
-        idx = next;
+        idx = next as u64;
         if ONE || (BLOCK && op.flags & F_CTL != 0) {
             break None;
         }

@@ -1,10 +1,10 @@
 //! The instruction set, written once.
 //!
-//! [`for_each_op!`] is the single table of every lanejit instruction: its opcode byte, its
+//! [`for_each_op!`](crate::for_each_op) is the single table of every lanejit instruction: its opcode byte, its
 //! mnemonic, its operand format (a struct in [`operands`]) and its semantic class ([`Sem`]).
 //! The instruction enum [`Inst`], the [`Opcode`] enum, the encoder, the decoder, the
 //! single-instruction disassembler (`Display for Inst`) and the [`InstVisitor`] trait are all
-//! generated from that table by [`define_isa!`], so they cannot drift apart. The bit layout of
+//! generated from that table by the private `define_isa!` macro, so they cannot drift apart. The bit layout of
 //! every format is in `operands` and in `seeds/ISA.md`.
 
 pub mod operands;
@@ -539,7 +539,7 @@ macro_rules! for_each_op {
 }
 
 /// Generates [`Opcode`], [`Inst`], encoding, decoding, `Display` and [`InstVisitor`] from the
-/// table passed in by [`for_each_op!`].
+/// table passed in by [`for_each_op!`](crate::for_each_op).
 macro_rules! define_isa {
     ($(
         $(#[doc = $doc:literal])*
@@ -698,7 +698,7 @@ pub struct Encoded {
 
 impl Encoded {
     /// The words in order.
-    pub fn words(&self) -> impl Iterator<Item = u64> {
+    pub fn words(self) -> impl Iterator<Item = u64> {
         std::iter::once(self.first).chain(self.second)
     }
 }

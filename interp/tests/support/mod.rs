@@ -335,19 +335,24 @@ impl Setup {
     pub fn decoded(&self) -> Decoded {
         Decoded::new(&self.prog.code)
     }
-    /// Run to the end.
+    /// Run to the end on the test crate's engine (`crate::run_setup`: the interpreter here;
+    /// every engine, compared, in the root crate's engine harness).
     pub fn run(&self) -> (Machine, Exit) {
-        let mut m = self.machine();
-        let e = interp::run(&mut m, &self.decoded());
-        (m, e)
+        self.run_with(|_| {})
     }
-    /// Run with a prepared machine hook (set registers before running).
-    pub fn run_with(&self, prep: impl FnOnce(&mut Machine)) -> (Machine, Exit) {
-        let mut m = self.machine();
-        prep(&mut m);
-        let e = interp::run(&mut m, &self.decoded());
-        (m, e)
+    /// Run with a prepared machine hook (set registers before running). The hook may be
+    /// called once per engine.
+    pub fn run_with(&self, prep: impl Fn(&mut Machine)) -> (Machine, Exit) {
+        crate::run_setup(&self.prog, self.cfg, &prep)
     }
+}
+
+/// The reference run: build the machine, apply `prep`, interpret to the end.
+pub fn run_interp(prog: &Program, cfg: Config, prep: &dyn Fn(&mut Machine)) -> (Machine, Exit) {
+    let mut m = Machine::new(prog, cfg).expect("machine");
+    prep(&mut m);
+    let e = interp::run(&mut m, &Decoded::new(&prog.code));
+    (m, e)
 }
 
 /// Bytes of little-endian u64s.

@@ -1,0 +1,294 @@
+//! The `lanejit` command line: exit codes, JSON shape, dumps in flag order, `--load`/`--save`,
+//! `--trace`, `asm`/`disasm` round trips, and bad input (exit 2, message on stderr, nothing on
+//! stdout).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn lanejit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lanejit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn write(name: &str, text: &str) -> PathBuf {
+    let p = tmp(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn kernel(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("seeds/kernels")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+const SMALL: &str = "
+        .mem 0x1000, 0x1000, rw
+        .data 0x1000
+buf:    .dword 0x1122334455667788
+        .text
+        S.LI s1, buf
+        S.ADD s2, s1, 8
+        V.LD [s1, lc0<<3], ->v1
+        V.SD v1, [s2, lc0<<3]
+        HALT
+";
+
+fn assert_bad_input(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "stdout must be empty: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!out.stderr.is_empty());
+}
+
+#[test]
+fn json_result_has_the_contract_shape() {
+    let src = write("small.s", SMALL);
+    let out = lanejit(&[
+        "run",
+        src.to_str().unwrap(),
+        "--engine",
+        "interp",
+        "--json",
+        "--vl",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&out);
+    assert_eq!(v["status"], "halted");
+    assert_eq!(v["pc"], "0x28");
+    assert_eq!(v["instructions"], 5);
+    assert_eq!(v["trap"], serde_json::Value::Null);
+    assert_eq!(v["mask"], "0x3");
+    assert_eq!(v["lc0"], "0x0");
+    assert_eq!(v["scalars"].as_array().unwrap().len(), 32);
+    assert_eq!(v["scalars"][1], "0x1000");
+    assert_eq!(v["scalars"][2], "0x1008");
+    let vectors = v["vectors"].as_array().unwrap();
+    assert_eq!(vectors.len(), 32);
+    assert_eq!(vectors[1], serde_json::json!(["0x1122334455667788", "0x0"]));
+    assert_eq!(v["dumps"], serde_json::json!([]));
+    assert_eq!(v["engine_stats"]["jit_retired"], 0);
+}
+
+#[test]
+fn dumps_follow_flag_order_and_empty_dumps_are_empty() {
+    let src = write("dumps.s", SMALL);
+    let out = lanejit(&[
+        "run",
+        src.to_str().unwrap(),
+        "--json",
+        "--engine",
+        "interp",
+        "--dump-tile",
+        "0x10:2",
+        "--dump-mem",
+        "0x1008:8",
+        "--dump-mem",
+        "4096:0",
+        "--dump-tile",
+        "0:1",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let d = &json(&out)["dumps"];
+    assert_eq!(
+        *d,
+        serde_json::json!([
+            {"space": "tile", "addr": "0x10", "hex": "0000"},
+            {"space": "memory", "addr": "0x1008", "hex": "8877665544332211"},
+            {"space": "memory", "addr": "0x1000", "hex": ""},
+            {"space": "tile", "addr": "0x0", "hex": "00"},
+        ])
+    );
+}
+
+#[test]
+fn trap_and_limit_exit_codes() {
+    let trap = write(
+        "trap.s",
+        "   .mem 0x1000, 0x1000, r\n   S.LI s1, 0x1ff8\n   V.SD v0, [s1, lc0<<3]\n   HALT\n",
+    );
+    let out = lanejit(&[
+        "run",
+        trap.to_str().unwrap(),
+        "--json",
+        "--engine",
+        "interp",
+        "--vl",
+        "4",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    assert_eq!(v["status"], "trapped");
+    assert_eq!(v["pc"], "0x10");
+    assert_eq!(
+        v["trap"],
+        serde_json::json!({"kind": "permission_fault", "pc": "0x10", "lane": 0,
+                           "ea": "0x1ff8", "space": "memory", "access": "write"})
+    );
+    let src = write("limit.s", SMALL);
+    let out = lanejit(&[
+        "run",
+        src.to_str().unwrap(),
+        "--json",
+        "--max-instructions",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    let v = json(&out);
+    assert_eq!(v["status"], "limit");
+    assert_eq!(v["instructions"], 2);
+    assert_eq!(v["pc"], "0x18");
+}
+
+#[test]
+fn bad_input_exits_2_with_nothing_on_stdout() {
+    let src = write("ok.s", SMALL);
+    let s = src.to_str().unwrap();
+    assert_bad_input(&lanejit(&["run", "/nonexistent/file.s"]));
+    assert_bad_input(&lanejit(&["run", s, "--vl", "3"]));
+    assert_bad_input(&lanejit(&["run", s, "--vl", "128"]));
+    assert_bad_input(&lanejit(&["run", s, "--engine", "gpu"]));
+    assert_bad_input(&lanejit(&["run", s, "--mem-limit", "4097"]));
+    assert_bad_input(&lanejit(&["run", s, "--mem-limit", "0x1000"]));
+    assert_bad_input(&lanejit(&["run", s, "--dump-mem", "0x3000:4"]));
+    assert_bad_input(&lanejit(&["run", s, "--dump-mem", "0x1ffe:4"]));
+    assert_bad_input(&lanejit(&["run", s, "--dump-tile", "0xfffe:4"]));
+    assert_bad_input(&lanejit(&["run", s, "--dump-mem", "zz"]));
+    assert_bad_input(&lanejit(&["run", s, "--max-instructions", "-1"]));
+    assert_bad_input(&lanejit(&["run", s, "--bogus"]));
+    assert_bad_input(&lanejit(&["run", s, "--load", "0x1000:/nonexistent"]));
+    let bad = write("bad.s", "  V.LWI [s1 + 5], ->v3\n  S.ADD s1, s1\n");
+    let out = lanejit(&["run", bad.to_str().unwrap()]);
+    assert_bad_input(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.s:1:"), "{err}");
+    assert!(err.contains("bad.s:2:"), "every error is reported: {err}");
+    let binary = tmp("garbage.bin");
+    std::fs::write(&binary, [0xffu8, 0xfe, 0x00, 0x80]).unwrap();
+    assert_bad_input(&lanejit(&["run", binary.to_str().unwrap()]));
+    let truncated = tmp("truncated.bin");
+    let good = tmp("good.bin");
+    assert_eq!(
+        lanejit(&["asm", s, "-o", good.to_str().unwrap()])
+            .status
+            .code(),
+        Some(0)
+    );
+    let bytes = std::fs::read(&good).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() - 3]).unwrap();
+    assert_bad_input(&lanejit(&["run", truncated.to_str().unwrap()]));
+}
+
+#[test]
+fn asm_container_runs_and_disassembles_to_an_identical_container() {
+    for k in ["gather.s", "transpose_tile.s", "stencil.s", "saxpy.s"] {
+        let bin = tmp(&format!("{k}.bin"));
+        let out = lanejit(&["asm", &kernel(k), "-o", bin.to_str().unwrap()]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let from_src = lanejit(&["run", &kernel(k), "--json", "--engine", "interp"]);
+        let from_bin = lanejit(&["run", bin.to_str().unwrap(), "--json", "--engine", "interp"]);
+        assert_eq!(
+            json(&from_src)["scalars"],
+            json(&from_bin)["scalars"],
+            "{k}"
+        );
+        let dis = lanejit(&["disasm", bin.to_str().unwrap()]);
+        assert_eq!(dis.status.code(), Some(0));
+        let again_src = write(
+            &format!("{k}.dis.s"),
+            &String::from_utf8(dis.stdout).unwrap(),
+        );
+        let again = tmp(&format!("{k}.again.bin"));
+        let out = lanejit(&[
+            "asm",
+            again_src.to_str().unwrap(),
+            "-o",
+            again.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read(&bin).unwrap(),
+            std::fs::read(&again).unwrap(),
+            "{k}"
+        );
+    }
+}
+
+#[test]
+fn load_save_and_trace() {
+    let src = write("ls.s", SMALL);
+    let input = tmp("in.bin");
+    std::fs::write(&input, 0xdead_beef_0bad_f00du64.to_le_bytes()).unwrap();
+    let saved = tmp("out.bin");
+    let out = lanejit(&[
+        "run",
+        src.to_str().unwrap(),
+        "--engine",
+        "interp",
+        "--load",
+        &format!("0x1000:{}", input.display()),
+        "--save",
+        &format!("0x1008:8:{}", saved.display()),
+        "--trace",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read(&saved).unwrap(),
+        0xdead_beef_0bad_f00du64.to_le_bytes()
+    );
+    let trace = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = trace.lines().collect();
+    assert_eq!(lines.len(), 5, "one line per retired instruction:\n{trace}");
+    assert!(
+        lines[0].contains("0x0") && lines[0].contains("S.LI"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("s1"),
+        "changed register shown: {}",
+        lines[0]
+    );
+    assert!(lines[4].contains("HALT"));
+    // summary mode names the status
+    let out = lanejit(&["run", src.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("halted"));
+}
