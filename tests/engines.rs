@@ -578,7 +578,7 @@ fn seed_kernels_agree_on_all_engines() {
 fn perf_copy_kernel() {
     use std::time::Instant;
     const WORDS: u64 = 65536; // 256 KiB
-    const REPS: u64 = 200;
+    const REPS: u64 = 1000;
     let src = format!(
         "
         .mem 0x100000, 0x40000, rw
