@@ -645,6 +645,13 @@ fn perf_copy_kernel() {
         tr / tj,
         ti / tj
     );
+    let tjx = tj - stj.compile_us as f64 * 1e-6;
+    println!(
+        "  jit w/o compile: {:8.1} Melem/s ({:.2}x rust, {:.1}x interp)",
+        elems / tjx / 1e6,
+        tr / tjx,
+        ti / tjx
+    );
     println!(
         "  tiered         : {:8.1} Melem/s {stt:?}",
         elems / tt / 1e6
