@@ -457,7 +457,10 @@ impl Tx<'_, '_> {
         let amask = self.align_mask(ms);
         // Native fast paths on guest memory.
         if !local {
-            if let Addr::Contig { base, off } = addr {
+            if let (Addr::Contig { .. }, true) = (addr, self.known_partial) {
+                // The mask is known not to be all ones: only the general path can apply.
+                self.b.ins().jump(slow, &[]);
+            } else if let Addr::Contig { base, off } = addr {
                 let chk = self.b.create_block();
                 let fast = self.b.create_block();
                 self.require_full(chk, slow);

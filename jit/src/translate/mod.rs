@@ -334,6 +334,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// computed at the start of an instruction, cleared by every mask change and at every
     /// merge point (start of a body copy).
     lmask_valid: bool,
+    /// Whether the mask is known not to be all ones here (the general body copy of a loop,
+    /// entered only when the mask is partial, until the mask changes).
+    pub(crate) known_partial: bool,
     exit_block: Block,
     xpc: Variable,
     xret: Variable,
@@ -508,6 +511,7 @@ impl<'a, 'f> Tx<'a, 'f> {
     pub(crate) fn set_mask(&mut self, m: Value) {
         self.b.def_var(self.mask, m);
         self.lmask_valid = false;
+        self.known_partial = false;
     }
 
     /// Compute the per-lane mask variables from the mask, in the current block.
@@ -900,6 +904,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         mask,
         lmask,
         lmask_valid: false,
+        known_partial: false,
         exit_block,
         xpc,
         xret,
@@ -954,7 +959,9 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         tx.full = false;
         tx.fast = None;
         tx.off = 0;
+        tx.known_partial = true;
         tx.run(r, h, back);
+        tx.known_partial = false;
         if let Some(top) = fast_top {
             // The second full copy: entered only from full copies' ENDLOOP with the forms
             // they recorded, iterating on itself while iterations stay full. When nothing is
