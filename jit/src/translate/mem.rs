@@ -532,7 +532,14 @@ impl Tx<'_, '_> {
         let k = self.b.ins().iconst(I32, kw);
         match ms.dir {
             Dir::Load => {
-                let pout = self.scratch_addr(1);
+                let Reg::V(d) = data else { unreachable!() };
+                // With vectors in the register file the helper writes the active lanes of the
+                // destination in place (it writes nothing when a lane faults).
+                let pout = if self.vmem {
+                    self.vreg_addr(VReg(d))
+                } else {
+                    self.scratch_addr(1)
+                };
                 let f = self.iconst(abi::lj_load as *const () as usize as u64);
                 let call =
                     self.b
@@ -540,13 +547,20 @@ impl Tx<'_, '_> {
                         .call_indirect(self.sig_load, f, &[self.ctx, pa, m, k, pout]);
                 let ok = self.b.inst_results(call)[0];
                 self.guard(ok, pc);
-                let vals = self.unspill(pout);
-                let Reg::V(d) = data else { unreachable!() };
-                self.vset_masked(VReg(d), &vals);
+                if !self.vmem {
+                    let vals = self.unspill(pout);
+                    self.vset_masked(VReg(d), &vals);
+                }
             }
             Dir::Store => {
-                let vals = self.data_chunks(data);
-                let pd = self.spill(1, &vals);
+                let pd = match data {
+                    // The helper reads the data lanes from the register file directly.
+                    Reg::V(n) if self.vmem => self.vreg_addr(VReg(n)),
+                    _ => {
+                        let vals = self.data_chunks(data);
+                        self.spill(1, &vals)
+                    }
+                };
                 let f = self.iconst(abi::lj_store as *const () as usize as u64);
                 let call = self
                     .b

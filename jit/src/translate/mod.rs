@@ -335,7 +335,7 @@ pub(crate) struct Tx<'a, 'f> {
     /// passed (so exits need not write vectors back). Used for straight-line regions, which
     /// run once per entry and compile several times faster without the vector variables
     /// (no SSA phis at the shared exit, short live ranges).
-    vmem: bool,
+    pub(crate) vmem: bool,
     pub(crate) mask: Variable,
     /// Per-lane form of the mask, one `i64x2` per chunk.
     pub(crate) lmask: Vec<Variable>,
@@ -436,6 +436,11 @@ impl<'a, 'f> Tx<'a, 'f> {
     /// Byte offset of chunk `c` of vector register `r` in the register file.
     fn voff(r: VReg, c: usize) -> i32 {
         (Regs::OFFSET_V + 64 * 8 * r.0 as usize + 16 * c) as i32
+    }
+
+    /// Address of vector register `r` (64 lanes) in the register file.
+    pub(crate) fn vreg_addr(&mut self, r: VReg) -> Value {
+        self.b.ins().iadd_imm_s(self.regs, Self::voff(r, 0) as i64)
     }
 
     /// Store chunk `c` of `r` to the register file (only lane 0 at VL 1, as the writeback).
