@@ -128,19 +128,25 @@ fn operands(inst: &Inst, ms: MemSem) -> Option<(Reg, Addr, bool)> {
 }
 
 impl Tx<'_, '_> {
-    /// Chunk `c` of a register used as an address operand (`lc0` reads LC0BASE + lane).
-    fn addr_reg(&mut self, r: Reg, c: usize) -> Value {
+    /// The chunks of a register used as an address operand (`lc0` reads LC0BASE + lane); a
+    /// broadcast is built once.
+    fn addr_reg(&mut self, r: Reg) -> Vec<Value> {
         match r {
             Reg::S(n) => {
                 let s = self.sget(SReg(n));
-                self.b.ins().splat(I64X2, s)
+                let v = self.b.ins().splat(I64X2, s);
+                vec![v; self.nch]
             }
-            Reg::V(n) => self.vget(VReg(n), c),
+            Reg::V(n) => self.vget_all(VReg(n)),
             Reg::Lc0 => {
                 let l = self.b.use_var(self.lc0);
                 let s = self.b.ins().splat(I64X2, l);
-                let ids = self.lane_ids(c);
-                self.b.ins().iadd(s, ids)
+                (0..self.nch)
+                    .map(|c| {
+                        let ids = self.lane_ids(c);
+                        self.b.ins().iadd(s, ids)
+                    })
+                    .collect()
             }
         }
     }
@@ -195,22 +201,23 @@ impl Tx<'_, '_> {
                     })
                     .collect()
             }
-            Addr::RegOff { base, off, shift } => (0..self.nch)
-                .map(|c| {
-                    let b = self.addr_reg(base, c);
-                    let o = self.addr_reg(off, c);
-                    let sh = self.iconst(shift as u64);
-                    let o = self.b.ins().ishl(o, sh);
-                    self.b.ins().iadd(b, o)
-                })
-                .collect(),
-            Addr::Imm { base, off } => (0..self.nch)
-                .map(|c| {
-                    let b = self.addr_reg(base, c);
-                    let k = self.vconst2(off, off);
-                    self.b.ins().iadd(b, k)
-                })
-                .collect(),
+            Addr::RegOff { base, off, shift } => {
+                let bs = self.addr_reg(base);
+                let os = self.addr_reg(off);
+                let sh = self.iconst(shift as u64);
+                bs.into_iter()
+                    .zip(os)
+                    .map(|(b, o)| {
+                        let o = self.b.ins().ishl(o, sh);
+                        self.b.ins().iadd(b, o)
+                    })
+                    .collect()
+            }
+            Addr::Imm { base, off } => {
+                let bs = self.addr_reg(base);
+                let k = self.vconst2(off, off);
+                bs.into_iter().map(|b| self.b.ins().iadd(b, k)).collect()
+            }
         }
     }
 
