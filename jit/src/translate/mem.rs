@@ -9,7 +9,9 @@
 //!   highest lane's data, which is what ascending lane order leaves in memory).
 //! * Everything else (vector bases or offsets, partial masks, tile space, a failed fast check):
 //!   lane EAs are computed with SIMD adds and shifts into a scratch area and a helper checks all
-//!   active lanes first and then performs the accesses (`abi::lj_load` / `abi::lj_store`).
+//!   active lanes first and then performs the accesses (`abi::lj_load` / `abi::lj_store`;
+//!   a contiguous access passes only lane 0's EA to `abi::lj_load_contig` /
+//!   `abi::lj_store_contig`).
 //!   When it reports a fault, compiled code exits before the instruction and the interpreter
 //!   raises the precise trap.
 //!
@@ -532,8 +534,14 @@ impl Tx<'_, '_> {
         // General path: per-lane EAs, the helper checks every active lane, then accesses.
         self.b.switch_to_block(slow);
         self.b.seal_block(slow);
-        let eas = self.ea_chunks(addr, ms.log2e);
-        let pa = self.spill(0, &eas);
+        // A contiguous access passes lane 0's EA; the helper derives the others.
+        let (pa, contig) = match addr {
+            Addr::Contig { base, off } => (self.contig_ea0(base, off, ms.log2e), true),
+            _ => {
+                let eas = self.ea_chunks(addr, ms.log2e);
+                (self.spill(0, &eas), false)
+            }
+        };
         let m = self.mask_value();
         let kw = self.kind_word(ms, local) as i64;
         let k = self.b.ins().iconst(I32, kw);
@@ -547,7 +555,12 @@ impl Tx<'_, '_> {
                 } else {
                     self.scratch_addr(1)
                 };
-                let f = self.iconst(abi::lj_load as *const () as usize as u64);
+                let h = if contig {
+                    abi::lj_load_contig as *const ()
+                } else {
+                    abi::lj_load as *const ()
+                };
+                let f = self.iconst(h as usize as u64);
                 let call =
                     self.b
                         .ins()
@@ -568,7 +581,12 @@ impl Tx<'_, '_> {
                         self.spill(1, &vals)
                     }
                 };
-                let f = self.iconst(abi::lj_store as *const () as usize as u64);
+                let h = if contig {
+                    abi::lj_store_contig as *const ()
+                } else {
+                    abi::lj_store as *const ()
+                };
+                let f = self.iconst(h as usize as u64);
                 let call = self
                     .b
                     .ins()
