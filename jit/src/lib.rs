@@ -12,10 +12,11 @@ mod translate;
 
 use abi::{JitCtx, STATUS_INTERP};
 use cache::{CacheLimits, CacheStats, CodeCache, Entry, Key, RegionFn};
+use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{AbiParam, UserFuncName};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_module::{Linkage, Module};
+use cranelift_module::{Linkage, Module, ModuleReloc};
 use lanejit_interp::machine::Machine;
 use region::Code;
 use std::time::Instant;
@@ -67,6 +68,7 @@ pub struct Jit {
     code: Code,
     vl: u32,
     strict_align: bool,
+    budgeted: bool,
     cache: CodeCache,
     ctx: cranelift_codegen::Context,
     fctx: FunctionBuilderContext,
@@ -85,7 +87,7 @@ impl std::fmt::Debug for Jit {
 }
 
 impl Jit {
-    /// A JIT for `words` under the VL and alignment mode of `m`.
+    /// A JIT for `words` under the VL, alignment mode and limit mode of `m`.
     pub fn new(words: &[u64], m: &Machine) -> Result<Jit, JitError> {
         Self::with_limits(words, m, CacheLimits::default())
     }
@@ -98,6 +100,7 @@ impl Jit {
             code: Code::new(words),
             vl: m.config.vl,
             strict_align: m.config.strict_align,
+            budgeted: m.config.max_instructions.is_some(),
             cache,
             ctx,
             fctx: FunctionBuilderContext::new(),
@@ -111,6 +114,7 @@ impl Jit {
             pc,
             vl: self.vl,
             strict_align: self.strict_align,
+            budgeted: self.budgeted,
         }
     }
 
@@ -165,6 +169,7 @@ impl Jit {
             vl: self.vl,
             strict_align: self.strict_align,
             call_conv: module.isa().default_call_conv(),
+            budgeted: self.budgeted,
         };
         let fcfg = module.target_config();
         {
@@ -172,14 +177,37 @@ impl Jit {
             translate::translate(&mut b, &region, cfg);
             b.finalize(fcfg);
         }
-        module
-            .define_function(id, &mut self.ctx)
-            .map_err(|e| err(&format!("{e:?}")))?;
-        let size = self
-            .ctx
-            .compiled_code()
-            .map(|c| c.code_buffer().len())
-            .unwrap_or(0);
+        let size = if region.loop_head.is_some() {
+            module
+                .define_function(id, &mut self.ctx)
+                .map_err(|e| err(&format!("{e:?}")))?;
+            self.ctx
+                .compiled_code()
+                .map(|c| c.code_buffer().len())
+                .unwrap_or(0)
+        } else {
+            // Straight-line code runs once per entry: compile it with the quick settings and
+            // place the bytes in the module.
+            let isa = &*self.cache.quick_isa;
+            self.ctx
+                .compile(isa, &mut ControlPlane::default())
+                .map_err(|e| err(&format!("{:?}", e.inner)))?;
+            let code = self.ctx.compiled_code().expect("just compiled");
+            let relocs: Vec<ModuleReloc> = code
+                .buffer
+                .relocs()
+                .iter()
+                .map(|r| ModuleReloc::from_mach_reloc(r, &self.ctx.func, id))
+                .collect();
+            let align = u64::from(code.buffer.alignment);
+            let bytes = code.code_buffer();
+            let module = self.cache.module.as_mut().expect("module");
+            module
+                .define_function_bytes(id, align, bytes, &relocs)
+                .map_err(|e| err(&format!("{e:?}")))?;
+            bytes.len()
+        };
+        let module = self.cache.module.as_mut().expect("module");
         module.clear_context(&mut self.ctx);
         module.finalize_definitions().map_err(|e| err(&e))?;
         let ptr = module.get_finalized_function(id);
@@ -198,7 +226,16 @@ impl Jit {
 
     /// Run compiled region `c` on `m`, whose pc must be the region's start. Updates `m.pc`,
     /// `m.retired` and the machine state.
+    ///
+    /// # Panics
+    /// If `m`'s VL, alignment mode or limit mode differ from the machine the JIT was made for.
     pub fn run(&self, c: Compiled, m: &mut Machine) -> RegionExit {
+        assert!(
+            m.config.vl == self.vl
+                && m.config.strict_align == self.strict_align
+                && m.config.max_instructions.is_some() == self.budgeted,
+            "compiled code used with another configuration"
+        );
         let mut ctx = JitCtx {
             regs: &mut *m.regs,
             mem: m.mem.view(),

@@ -9,7 +9,9 @@
 //!   highest lane's data, which is what ascending lane order leaves in memory).
 //! * Everything else (vector bases or offsets, partial masks, tile space, a failed fast check):
 //!   lane EAs are computed with SIMD adds and shifts into a scratch area and a helper checks all
-//!   active lanes first and then performs the accesses (`abi::lj_load` / `abi::lj_store`).
+//!   active lanes first and then performs the accesses (`abi::lj_load` / `abi::lj_store`;
+//!   a contiguous access passes only lane 0's EA to `abi::lj_load_contig` /
+//!   `abi::lj_store_contig`).
 //!   When it reports a fault, compiled code exits before the instruction and the interpreter
 //!   raises the precise trap.
 //!
@@ -128,19 +130,25 @@ fn operands(inst: &Inst, ms: MemSem) -> Option<(Reg, Addr, bool)> {
 }
 
 impl Tx<'_, '_> {
-    /// Chunk `c` of a register used as an address operand (`lc0` reads LC0BASE + lane).
-    fn addr_reg(&mut self, r: Reg, c: usize) -> Value {
+    /// The chunks of a register used as an address operand (`lc0` reads LC0BASE + lane); a
+    /// broadcast is built once.
+    fn addr_reg(&mut self, r: Reg) -> Vec<Value> {
         match r {
             Reg::S(n) => {
                 let s = self.sget(SReg(n));
-                self.b.ins().splat(I64X2, s)
+                let v = self.b.ins().splat(I64X2, s);
+                vec![v; self.nch]
             }
-            Reg::V(n) => self.vget(VReg(n), c),
+            Reg::V(n) => self.vget_all(VReg(n)),
             Reg::Lc0 => {
                 let l = self.b.use_var(self.lc0);
                 let s = self.b.ins().splat(I64X2, l);
-                let ids = self.lane_ids(c);
-                self.b.ins().iadd(s, ids)
+                (0..self.nch)
+                    .map(|c| {
+                        let ids = self.lane_ids(c);
+                        self.b.ins().iadd(s, ids)
+                    })
+                    .collect()
             }
         }
     }
@@ -195,22 +203,23 @@ impl Tx<'_, '_> {
                     })
                     .collect()
             }
-            Addr::RegOff { base, off, shift } => (0..self.nch)
-                .map(|c| {
-                    let b = self.addr_reg(base, c);
-                    let o = self.addr_reg(off, c);
-                    let sh = self.iconst(shift as u64);
-                    let o = self.b.ins().ishl(o, sh);
-                    self.b.ins().iadd(b, o)
-                })
-                .collect(),
-            Addr::Imm { base, off } => (0..self.nch)
-                .map(|c| {
-                    let b = self.addr_reg(base, c);
-                    let k = self.vconst2(off, off);
-                    self.b.ins().iadd(b, k)
-                })
-                .collect(),
+            Addr::RegOff { base, off, shift } => {
+                let bs = self.addr_reg(base);
+                let os = self.addr_reg(off);
+                let sh = self.iconst(shift as u64);
+                bs.into_iter()
+                    .zip(os)
+                    .map(|(b, o)| {
+                        let o = self.b.ins().ishl(o, sh);
+                        self.b.ins().iadd(b, o)
+                    })
+                    .collect()
+            }
+            Addr::Imm { base, off } => {
+                let bs = self.addr_reg(base);
+                let k = self.vconst2(off, off);
+                bs.into_iter().map(|b| self.b.ins().iadd(b, k)).collect()
+            }
         }
     }
 
@@ -439,6 +448,12 @@ impl Tx<'_, '_> {
         };
         let (data, addr, local) = operands(inst, ms).expect("memory format");
         let len = (self.vl as u64) << ms.log2e;
+        if self.full && !local {
+            if let Addr::Contig { base, off } = addr {
+                self.contig_full(pc, ms, data, base, off);
+                return true;
+            }
+        }
         let join = self.b.create_block();
         let slow = self.b.create_block();
         if self.full {
@@ -451,7 +466,10 @@ impl Tx<'_, '_> {
         let amask = self.align_mask(ms);
         // Native fast paths on guest memory.
         if !local {
-            if let Addr::Contig { base, off } = addr {
+            if let (Addr::Contig { .. }, true) = (addr, self.known_partial) {
+                // The mask is known not to be all ones: only the general path can apply.
+                self.b.ins().jump(slow, &[]);
+            } else if let Addr::Contig { base, off } = addr {
                 let chk = self.b.create_block();
                 let fast = self.b.create_block();
                 self.require_full(chk, slow);
@@ -516,29 +534,59 @@ impl Tx<'_, '_> {
         // General path: per-lane EAs, the helper checks every active lane, then accesses.
         self.b.switch_to_block(slow);
         self.b.seal_block(slow);
-        let eas = self.ea_chunks(addr, ms.log2e);
-        let pa = self.spill(0, &eas);
+        // A contiguous access passes lane 0's EA; the helper derives the others.
+        let (pa, contig) = match addr {
+            Addr::Contig { base, off } => (self.contig_ea0(base, off, ms.log2e), true),
+            _ => {
+                let eas = self.ea_chunks(addr, ms.log2e);
+                (self.spill(0, &eas), false)
+            }
+        };
         let m = self.mask_value();
         let kw = self.kind_word(ms, local) as i64;
         let k = self.b.ins().iconst(I32, kw);
         match ms.dir {
             Dir::Load => {
-                let pout = self.scratch_addr(1);
-                let f = self.iconst(abi::lj_load as *const () as usize as u64);
+                let Reg::V(d) = data else { unreachable!() };
+                // With vectors in the register file the helper writes the active lanes of the
+                // destination in place (it writes nothing when a lane faults).
+                let pout = if self.vmem {
+                    self.vreg_addr(VReg(d))
+                } else {
+                    self.scratch_addr(1)
+                };
+                let h = if contig {
+                    abi::lj_load_contig as *const ()
+                } else {
+                    abi::lj_load as *const ()
+                };
+                let f = self.iconst(h as usize as u64);
                 let call =
                     self.b
                         .ins()
                         .call_indirect(self.sig_load, f, &[self.ctx, pa, m, k, pout]);
                 let ok = self.b.inst_results(call)[0];
                 self.guard(ok, pc);
-                let vals = self.unspill(pout);
-                let Reg::V(d) = data else { unreachable!() };
-                self.vset_masked(VReg(d), &vals);
+                if !self.vmem {
+                    let vals = self.unspill(pout);
+                    self.vset_masked(VReg(d), &vals);
+                }
             }
             Dir::Store => {
-                let vals = self.data_chunks(data);
-                let pd = self.spill(1, &vals);
-                let f = self.iconst(abi::lj_store as *const () as usize as u64);
+                let pd = match data {
+                    // The helper reads the data lanes from the register file directly.
+                    Reg::V(n) if self.vmem => self.vreg_addr(VReg(n)),
+                    _ => {
+                        let vals = self.data_chunks(data);
+                        self.spill(1, &vals)
+                    }
+                };
+                let h = if contig {
+                    abi::lj_store_contig as *const ()
+                } else {
+                    abi::lj_store as *const ()
+                };
+                let f = self.iconst(h as usize as u64);
                 let call = self
                     .b
                     .ins()
@@ -552,6 +600,87 @@ impl Tx<'_, '_> {
         self.b.seal_block(join);
         let _ = (I8, I16, Mode::Contig);
         true
+    }
+
+    /// The operand of a contiguous access that may stay packed across `inst` (the data of a
+    /// same-width store, the destination of a load), when the mask is statically full.
+    pub(crate) fn packed_ok_operand(&self, inst: &Inst) -> Option<VReg> {
+        let ms = inst.opcode().mem()?;
+        if !self.full {
+            return None;
+        }
+        let (data, addr, local) = operands(inst, ms)?;
+        let (Addr::Contig { .. }, false, Reg::V(n)) = (addr, local, data) else {
+            return None;
+        };
+        match (ms.dir, self.form[n as usize]) {
+            (Dir::Load, _) => Some(VReg(n)),
+            (Dir::Store, super::Form::Packed { log2e, .. }) if log2e == ms.log2e => Some(VReg(n)),
+            _ => None,
+        }
+    }
+
+    /// A contiguous access on guest memory under a statically full mask: one check whose
+    /// failure means some lane faults (the range is contiguous), so it exits to the
+    /// interpreter directly; then the native access in line.
+    fn contig_full(&mut self, pc: u64, ms: MemSem, data: Reg, base: SReg, off: SOrImm) {
+        let len = (self.vl as u64) << ms.log2e;
+        let need = match ms.dir {
+            Dir::Load => PERM_R,
+            Dir::Store => PERM_W,
+        };
+        let amask = self.align_mask(ms);
+        let fast = self.b.create_block();
+        let fail = self.b.create_block();
+        self.b.set_cold_block(fail);
+        let ea0 = self.contig_ea0(base, off, ms.log2e);
+        self.check_mem(ea0, len, need, amask, fast, fail);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        self.exit_pc(crate::abi::STATUS_INTERP, pc, 0);
+        self.b.switch_to_block(fast);
+        self.b.seal_block(fast);
+        let host = self.b.ins().iadd(self.mem_base, ea0);
+        let f = flags();
+        match (ms.dir, data) {
+            (Dir::Load, Reg::V(d)) if self.can_pack(VReg(d), ms.log2e) => {
+                let n = (len / 16) as usize;
+                let vars = self.pv[d as usize].clone().expect("packed vars");
+                for (j, var) in vars.iter().enumerate().take(n) {
+                    let v = self.b.ins().load(I8X16, f, host, (16 * j) as i32);
+                    self.b.def_var(*var, v);
+                }
+                self.form[d as usize] = super::Form::Packed {
+                    log2e: ms.log2e,
+                    ext: ms.ext,
+                };
+            }
+            (Dir::Load, Reg::V(d)) => {
+                let vals = self.load_contig(host, ms.log2e, ms.ext);
+                self.vset_raw(VReg(d), &vals);
+            }
+            (Dir::Store, Reg::V(n))
+                if self.form[n as usize]
+                    == (super::Form::Packed {
+                        log2e: ms.log2e,
+                        ext: match self.form[n as usize] {
+                            super::Form::Packed { ext, .. } => ext,
+                            super::Form::Wide => Ext::None,
+                        },
+                    }) =>
+            {
+                // narrow(widen(x)) folded: write the loaded bytes back as they are.
+                let vals = self.packed_vals(VReg(n), ms.log2e);
+                for (j, v) in vals.into_iter().enumerate() {
+                    self.b.ins().store(f, v, host, (16 * j) as i32);
+                }
+            }
+            (Dir::Store, _) => {
+                let vals = self.data_chunks(data);
+                self.store_contig(host, ms.log2e, &vals);
+            }
+            (Dir::Load, _) => unreachable!("loads write vector registers"),
+        }
     }
 
     /// Store data as chunks (`sN` broadcast).
