@@ -115,6 +115,10 @@ fn dumps_follow_flag_order_and_empty_dumps_are_empty() {
         "4096:0",
         "--dump-tile",
         "0:1",
+        "--dump-mem",
+        "0x50000000:0",
+        "--dump-tile",
+        "0xffffffffffffffff:0",
     ]);
     assert_eq!(out.status.code(), Some(0));
     let d = &json(&out)["dumps"];
@@ -125,6 +129,8 @@ fn dumps_follow_flag_order_and_empty_dumps_are_empty() {
             {"space": "memory", "addr": "0x1008", "hex": "8877665544332211"},
             {"space": "memory", "addr": "0x1000", "hex": ""},
             {"space": "tile", "addr": "0x0", "hex": "00"},
+            {"space": "memory", "addr": "0x50000000", "hex": ""},
+            {"space": "tile", "addr": "0xffffffffffffffff", "hex": ""},
         ])
     );
 }

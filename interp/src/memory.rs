@@ -219,6 +219,9 @@ impl Memory {
 
     /// The bytes `[addr, addr + len)` if they all lie in mapped pages (any permission).
     pub fn bytes(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        if len == 0 {
+            return Some(&[]);
+        }
         if !self.range_mapped(addr, len) {
             return None;
         }
@@ -228,6 +231,9 @@ impl Memory {
     /// The bytes `[addr, addr + len)` for writing from the host side (loader, `--load`),
     /// if they all lie in mapped pages (any permission: the host may fill read-only pages).
     pub fn bytes_mut(&mut self, addr: u64, len: u64) -> Option<&mut [u8]> {
+        if len == 0 {
+            return Some(&mut []);
+        }
         if !self.range_mapped(addr, len) {
             return None;
         }
