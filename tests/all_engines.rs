@@ -5,6 +5,9 @@
 //! count, exit/trap, every mapped page and the tile — and hands the interpreter's result back
 //! to the test's own assertions.
 
+// Both included files declare `mod support;`: each gets its own copy of the helpers, on purpose.
+#![allow(clippy::duplicate_mod)]
+
 #[path = "../interp/tests/semantics.rs"]
 mod semantics;
 #[path = "../interp/tests/traps.rs"]

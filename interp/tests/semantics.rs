@@ -1490,6 +1490,7 @@ fn copy_kernel_throughput() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1)
         .max(1);
+    copy_kernel_at(1 << 20, (12 / scale).max(1)); // 1M elements (4 MiB), issue 2's figure
     copy_kernel_at(64 * 1024, (200 / scale).max(1)); // 256 KiB of words
     copy_kernel_at(4 * 1024, (3200 / scale).max(1)); // 16 KiB, cache resident
 }

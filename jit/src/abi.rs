@@ -47,7 +47,7 @@ pub mod off {
     /// `regs`.
     pub const REGS: i32 = offset_of!(JitCtx, regs) as i32;
     /// `mem.base`.
-    pub const MEM_BASE: i32 = (offset_of!(JitCtx, mem) + 0) as i32;
+    pub const MEM_BASE: i32 = offset_of!(JitCtx, mem) as i32;
     /// `mem.extent`.
     pub const MEM_EXTENT: i32 = (offset_of!(JitCtx, mem) + 8) as i32;
     /// `mem.perms`.
