@@ -82,6 +82,9 @@ fn permutation_is_a_permutation() {
 fn engines_match_native_at_small_sizes() {
     for k in Kernel::ALL {
         for (size, vl) in [(4096, 32), (4012, 8), (4012, 32), (4096, 1), (16384, 64)] {
+            if k == Kernel::TileStage && k.param(size, vl).is_err() {
+                continue; // fewer than VL rows (4012 bytes at VL 32)
+            }
             let mut w = Workload::new(k, size, vl).unwrap_or_else(|e| panic!("{e}"));
             w.verify().unwrap_or_else(|e| panic!("{e}"));
             // Timed runs (no restore between them) keep halting on every engine.

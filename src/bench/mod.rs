@@ -8,14 +8,14 @@
 //! and retired count (the kernels initialise every vector register they read), so a timed run
 //! does no allocation or data generation. Engines:
 //!
-//! * [`Which::Interp`]: `vm::run(Engine::Interp)`.
-//! * [`Which::Jit`]: steady state of the JIT: one [`JitRunner`] (one [`Jit`], the same dispatch
+//! * [`Which::Interp`] runs `vm::run(Engine::Interp)`.
+//! * [`Which::Jit`] measures the steady state of the JIT: one [`JitRunner`] (one [`Jit`], the same dispatch
 //!   loop as `vm::run`) kept across runs, so after the first run every region is compiled and
 //!   cached; **compile time is excluded** (it is reported separately from the first run).
-//! * [`Which::Tiered`]: `vm::run(Engine::Tiered)` with the default threshold, cold every run
+//! * [`Which::Tiered`] runs `vm::run(Engine::Tiered)` with the default threshold, cold every run
 //!   (a new JIT, interpretation until regions are hot, their compilation): **compile time is
 //!   included**, as in one `lanejit run`.
-//! * [`Which::Native`] / [`Which::Memcpy`]: the reference loop on host vectors holding the same
+//! * [`Which::Native`] and [`Which::Memcpy`] run the reference loop on host vectors holding the same
 //!   data (`Memcpy` only for copy32: `copy_from_slice`).
 //!
 //! [`Workload::verify`] runs every engine once from restored inputs and checks that its output
@@ -378,7 +378,7 @@ pub fn native_strided32(src: &[u32], dst: &mut [u32]) {
 #[inline(never)]
 pub fn native_saxpy32(a: f32, x: &[f32], y: &mut [f32]) {
     for (y, &x) in y.iter_mut().zip(x) {
-        *y = a * x + *y;
+        *y += a * x;
     }
 }
 
@@ -528,6 +528,13 @@ impl Native {
     fn restore(&mut self, m: &mut Machine) {
         if let Native::Saxpy { y, y0, .. } = self {
             y.copy_from_slice(y0);
+        }
+        self.restore_guest(m);
+    }
+
+    /// Restore the guest's copy of the inputs a run modifies.
+    fn restore_guest(&self, m: &mut Machine) {
+        if let Native::Saxpy { y0, .. } = self {
             put_f32(m, DST, y0);
         }
     }
@@ -819,14 +826,14 @@ impl Workload {
         self.native.run(false);
         for which in [Which::Interp, Which::Jit, Which::Tiered] {
             // Stale output from the previous engine must not pass for this one's.
-            if let Some(b) = self
-                .machine
-                .mem
-                .bytes_mut(DST, out_len(self.kernel, self.n))
-            {
-                b.fill(0);
+            // (A zero-length `bytes_mut` past the mapped extent panics in `Memory`.)
+            let len = out_len(self.kernel, self.n);
+            if len > 0 {
+                if let Some(b) = self.machine.mem.bytes_mut(DST, len) {
+                    b.fill(0);
+                }
             }
-            self.native.restore(&mut self.machine);
+            self.native.restore_guest(&mut self.machine);
             *self.machine.regs = *Regs::reset(self.vl);
             self.run(which)?;
             if which == Which::Jit && self.compile_times_us.is_empty() {

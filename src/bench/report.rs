@@ -414,11 +414,11 @@ mod tests {
     #[test]
     fn readme_markers_are_replaced() {
         let r = report();
-        let old = "# x\n<!-- bench-table:begin -->\nold\n<!-- bench-table:end -->\ntail\n";
+        let old = "# x\n<!-- bench-table:begin -->\nSTALE TABLE\n<!-- bench-table:end -->\ntail\n";
         let new = r.update_readme(old);
         assert!(new.starts_with("# x\n<!-- bench-table:begin -->\nMeasured 2026-12-01"));
         assert!(new.ends_with("<!-- bench-table:end -->\ntail\n"));
-        assert!(!new.contains("old"));
+        assert!(!new.contains("STALE TABLE"));
         assert_eq!(r.update_readme(&new), new);
     }
 
