@@ -36,6 +36,10 @@ pub struct BenchArgs {
     /// Rewrite the table section of this README (between the bench-table markers).
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
+    /// Measure only these engines (interp, jit, tiered, native; comma-separated), e.g. to
+    /// profile one under callgrind. Every engine is still verified once.
+    #[arg(long = "engine", value_name = "E", value_delimiter = ',')]
+    pub engines: Vec<String>,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -81,6 +85,8 @@ pub struct SuiteOptions {
     pub target: Duration,
     /// The command line, for the report.
     pub command: String,
+    /// Engines measured (the others' columns stay empty).
+    pub engines: Vec<Which>,
 }
 
 impl SuiteOptions {
@@ -101,6 +107,19 @@ impl SuiteOptions {
         } else {
             SIZES.to_vec()
         };
+        let engines = if args.engines.is_empty() {
+            Which::ENGINES.to_vec()
+        } else {
+            args.engines
+                .iter()
+                .map(|e| {
+                    Which::ENGINES
+                        .into_iter()
+                        .find(|w| w.name() == e.trim())
+                        .ok_or_else(|| BenchError::UnknownEngine(e.clone()))
+                })
+                .collect::<Result<_, _>>()?
+        };
         let command = std::iter::once("lanejit".to_string())
             .chain(std::env::args().skip(1))
             .collect::<Vec<_>>()
@@ -112,6 +131,7 @@ impl SuiteOptions {
             reps: args.reps.unwrap_or(if args.quick { 3 } else { 7 }).max(1),
             target: Duration::from_millis(if args.quick { 2 } else { 25 }),
             command,
+            engines,
         })
     }
 }
@@ -129,11 +149,19 @@ pub fn run_suite(opts: &SuiteOptions, tick: &mut dyn FnMut(&str)) -> Result<Repo
             if kernel == Kernel::Copy32 {
                 engines.push(Which::Memcpy);
             }
+            let measured = |e: Which| {
+                opts.engines.contains(&e)
+                    || (e == Which::Memcpy && opts.engines.contains(&Which::Native))
+            };
             let mut iters = Vec::new();
             for &e in &engines {
                 // Warm-up run (page faults, caches, the JIT's cache), then calibration.
-                w.run(e)?;
-                iters.push(w.calibrate(e, opts.target)?);
+                if measured(e) {
+                    w.run(e)?;
+                    iters.push(w.calibrate(e, opts.target)?);
+                } else {
+                    iters.push(0);
+                }
             }
             let mut samples = vec![Vec::with_capacity(opts.reps); engines.len()];
             for rep in 0..opts.reps {
@@ -145,11 +173,16 @@ pub fn run_suite(opts: &SuiteOptions, tick: &mut dyn FnMut(&str)) -> Result<Repo
                     opts.reps
                 ));
                 for (i, &e) in engines.iter().enumerate() {
-                    samples[i].push(w.time_once(e, iters[i])?);
+                    if measured(e) {
+                        samples[i].push(w.time_once(e, iters[i])?);
+                    }
                 }
             }
             let elements = w.elements();
-            let melem = |i: usize| Some(elements as f64 * 1e3 / median(&samples[i]).max(1e-3));
+            let melem = |i: usize| {
+                (!samples[i].is_empty())
+                    .then(|| elements as f64 * 1e3 / median(&samples[i]).max(1e-3))
+            };
             let compiles: Vec<f64> = w.compile_times_us.iter().map(|&u| u as f64).collect();
             all_compiles.extend_from_slice(&w.compile_times_us);
             rows.push(Row {

@@ -34,10 +34,15 @@ use std::time::{Duration, Instant};
 
 /// Guest address of the source buffer (src, table, x, the matrix).
 pub const SRC: u64 = 0x1000_0000;
+/// Offsets within a 4 KiB page of the source, index and destination buffers, in guest
+/// memory and for the native loops alike. Buffers whose distance is a multiple of 4 KiB hit
+/// 4K-aliasing stalls (on this host's AMD EPYC a 16 KiB `memcpy` between such buffers runs
+/// 20x slower), so the placement is fixed rather than left to the allocator.
+pub const PAGE_OFFSETS: [usize; 3] = [0, 0x440, 0x880];
 /// Guest address of the index buffer (gather32, scatter32).
-pub const IDX: u64 = 0x2000_0000;
+pub const IDX: u64 = 0x2000_0440;
 /// Guest address of the destination buffer (dst, y, the transposed matrix).
-pub const DST: u64 = 0x3000_0000;
+pub const DST: u64 = 0x3000_0880;
 /// Largest source size: each guest buffer maps 64 MiB.
 pub const MAX_SIZE: u64 = 64 << 20;
 /// The sizes of the full suite: 16 KiB, 256 KiB and 64 MiB of source data.
@@ -65,6 +70,9 @@ pub enum BenchError {
         "unknown kernel `{0}` (known: copy32 widensum8 gather32 scatter32 strided32 saxpy32 tile_stage)"
     )]
     UnknownKernel(String),
+    /// An unknown engine name.
+    #[error("unknown engine `{0}` (known: interp jit tiered native)")]
+    UnknownEngine(String),
     /// A kernel did not assemble (a bug in a bench kernel).
     #[error("{kernel}: assembly failed:\n{msg}")]
     Asm {
@@ -402,38 +410,74 @@ pub fn native_tile_stage(m: &[u32], t: &mut [u32], tile: &mut [u32], n: usize, v
     }
 }
 
+/// A host buffer whose first element sits at a chosen offset within a 4 KiB page
+/// ([`PAGE_OFFSETS`]).
+struct Placed<T> {
+    v: Vec<T>,
+    at: usize,
+    len: usize,
+}
+
+impl<T: Copy + Default> Placed<T> {
+    fn new(data: &[T], page_off: usize) -> Placed<T> {
+        let sz = std::mem::size_of::<T>();
+        let mut v = vec![T::default(); data.len() + 4096 / sz];
+        let addr = v.as_ptr() as usize;
+        let at = (page_off + 4096 - addr % 4096) % 4096 / sz;
+        v[at..at + data.len()].copy_from_slice(data);
+        Placed {
+            v,
+            at,
+            len: data.len(),
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Placed<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.v[self.at..self.at + self.len]
+    }
+}
+
+impl<T> std::ops::DerefMut for Placed<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.v[self.at..self.at + self.len]
+    }
+}
+
 /// The host-side data of one workload and the native output buffers.
 enum Native {
     Copy {
-        src: Vec<u32>,
-        dst: Vec<u32>,
+        src: Placed<u32>,
+        dst: Placed<u32>,
     },
     Widen {
-        src: Vec<i8>,
+        src: Placed<i8>,
         sum: i64,
     },
     Gather {
-        table: Vec<u32>,
-        idx: Vec<u32>,
-        dst: Vec<u32>,
+        table: Placed<u32>,
+        idx: Placed<u32>,
+        dst: Placed<u32>,
     },
     Scatter {
-        src: Vec<u32>,
-        idx: Vec<u32>,
-        dst: Vec<u32>,
+        src: Placed<u32>,
+        idx: Placed<u32>,
+        dst: Placed<u32>,
     },
     Strided {
-        src: Vec<u32>,
-        dst: Vec<u32>,
+        src: Placed<u32>,
+        dst: Placed<u32>,
     },
     Saxpy {
-        x: Vec<f32>,
-        y: Vec<f32>,
+        x: Placed<f32>,
+        y: Placed<f32>,
         y0: Vec<f32>,
     },
     Tile {
-        m: Vec<u32>,
-        t: Vec<u32>,
+        m: Placed<u32>,
+        t: Placed<u32>,
         tile: Vec<u32>,
         vl: usize,
     },
@@ -453,43 +497,49 @@ fn floats(rng: &mut SplitMix, n: u64) -> Vec<f32> {
 impl Native {
     fn new(kernel: Kernel, n: u64, vl: u32) -> Native {
         let mut rng = SplitMix::new(0x6c61_6e65_6a69_7400 ^ kernel as u64);
-        let z = |len: u64| vec![0u32; len as usize];
+        let [o_src, o_idx, o_dst] = PAGE_OFFSETS;
+        let src = |v: Vec<u32>| Placed::new(&v, o_src);
+        let idx = |v: Vec<u32>| Placed::new(&v, o_idx);
+        let zdst = |len: u64| Placed::new(&vec![0u32; len as usize], o_dst);
         match kernel {
             Kernel::Copy32 => Native::Copy {
-                src: words(&mut rng, n),
-                dst: z(n),
+                src: src(words(&mut rng, n)),
+                dst: zdst(n),
             },
-            Kernel::Widensum8 => Native::Widen {
-                src: (0..n).map(|_| rng.next_u64() as i8).collect(),
-                sum: 0,
-            },
+            Kernel::Widensum8 => {
+                let b: Vec<i8> = (0..n).map(|_| rng.next_u64() as i8).collect();
+                Native::Widen {
+                    src: Placed::new(&b, o_src),
+                    sum: 0,
+                }
+            }
             Kernel::Gather32 => Native::Gather {
-                table: words(&mut rng, n),
-                idx: permutation(n),
-                dst: z(n),
+                table: src(words(&mut rng, n)),
+                idx: idx(permutation(n)),
+                dst: zdst(n),
             },
             Kernel::Scatter32 => Native::Scatter {
-                src: words(&mut rng, n),
-                idx: permutation(n),
-                dst: z(n),
+                src: src(words(&mut rng, n)),
+                idx: idx(permutation(n)),
+                dst: zdst(n),
             },
             Kernel::Strided32 => Native::Strided {
-                src: words(&mut rng, 16 * n),
-                dst: z(n),
+                src: src(words(&mut rng, 16 * n)),
+                dst: zdst(n),
             },
             Kernel::Saxpy32 => {
                 let x = floats(&mut rng, n);
                 let y0 = floats(&mut rng, n);
                 Native::Saxpy {
-                    x,
-                    y: y0.clone(),
+                    x: Placed::new(&x, o_src),
+                    y: Placed::new(&y0, o_dst),
                     y0,
                 }
             }
             Kernel::TileStage => Native::Tile {
-                m: words(&mut rng, n * n),
-                t: z(n * n),
-                tile: z(u64::from(vl) * n),
+                m: src(words(&mut rng, n * n)),
+                t: zdst(n * n),
+                tile: vec![0u32; (u64::from(vl) * n) as usize],
                 vl: vl as usize,
             },
         }
@@ -504,7 +554,7 @@ impl Native {
                     .mem
                     .bytes_mut(SRC, src.len() as u64)
                     .expect("bench buffer mapped");
-                for (d, &s) in dst.iter_mut().zip(src) {
+                for (d, &s) in dst.iter_mut().zip(src.iter()) {
                     *d = s as u8;
                 }
             }
