@@ -40,6 +40,10 @@ pub struct BenchArgs {
     /// profile one under callgrind. Every engine is still verified once.
     #[arg(long = "engine", value_name = "E", value_delimiter = ',')]
     pub engines: Vec<String>,
+    /// Fixed runs per repetition instead of calibrating to a duration (for instruction
+    /// counts under callgrind).
+    #[arg(long, value_name = "N")]
+    pub iters: Option<u64>,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -87,6 +91,8 @@ pub struct SuiteOptions {
     pub command: String,
     /// Engines measured (the others' columns stay empty).
     pub engines: Vec<Which>,
+    /// Fixed runs per repetition (no calibration).
+    pub iters: Option<u64>,
 }
 
 impl SuiteOptions {
@@ -132,6 +138,7 @@ impl SuiteOptions {
             target: Duration::from_millis(if args.quick { 2 } else { 25 }),
             command,
             engines,
+            iters: args.iters.map(|n| n.max(1)),
         })
     }
 }
@@ -158,7 +165,10 @@ pub fn run_suite(opts: &SuiteOptions, tick: &mut dyn FnMut(&str)) -> Result<Repo
                 // Warm-up run (page faults, caches, the JIT's cache), then calibration.
                 if measured(e) {
                     w.run(e)?;
-                    iters.push(w.calibrate(e, opts.target)?);
+                    iters.push(match opts.iters {
+                        Some(n) => n,
+                        None => w.calibrate(e, opts.target)?,
+                    });
                 } else {
                     iters.push(0);
                 }
