@@ -82,7 +82,83 @@ fn ratio(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.2}x"))
 }
 
+/// One checked target of issue 5.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    /// What is required, e.g. `jit/native >= 0.8`.
+    pub what: String,
+    /// Where (kernel and size), or `all regions`.
+    pub at: String,
+    /// The measured value.
+    pub value: f64,
+    /// Whether it is met.
+    pub met: bool,
+}
+
 impl Report {
+    /// The issue's targets that this report measures, each with its value.
+    pub fn targets(&self) -> Vec<Target> {
+        let mut t = Vec::new();
+        for r in &self.rows {
+            let at = format!("{} {}", r.kernel, size_name(r.size));
+            if ["copy32", "widensum8", "gather32", "scatter32", "saxpy32"].contains(&r.kernel) {
+                if let Some(v) = r.jit_native() {
+                    t.push(Target {
+                        what: "jit/native >= 0.8".into(),
+                        at: at.clone(),
+                        value: v,
+                        met: v >= 0.8,
+                    });
+                }
+            }
+            if ["copy32", "widensum8", "saxpy32"].contains(&r.kernel) && r.size <= 256 << 10 {
+                if let Some(v) = r.jit_interp() {
+                    t.push(Target {
+                        what: "jit/interp >= 5".into(),
+                        at: at.clone(),
+                        value: v,
+                        met: v >= 5.0,
+                    });
+                }
+            }
+            if r.kernel == "copy32" && r.size == 256 << 10 {
+                if let Some(v) = r.melem[0] {
+                    t.push(Target {
+                        what: "interp Melem/s >= 1000".into(),
+                        at,
+                        value: v,
+                        met: v >= 1000.0,
+                    });
+                }
+            }
+        }
+        if !self.compile_times_us.is_empty() {
+            let v = self.compile_median_us();
+            t.push(Target {
+                what: "median region compile us <= 100".into(),
+                at: format!("all {} regions", self.compile_times_us.len()),
+                value: v,
+                met: v <= 100.0,
+            });
+        }
+        t
+    }
+
+    fn targets_text(&self) -> String {
+        let mut out = String::new();
+        for t in self.targets() {
+            let _ = writeln!(
+                out,
+                "{} {:<32} {:<18} {:.2}",
+                if t.met { "met " } else { "MISS" },
+                t.what,
+                t.at,
+                t.value
+            );
+        }
+        out
+    }
+
     /// Median compile time over every region compiled, microseconds.
     pub fn compile_median_us(&self) -> f64 {
         let v: Vec<f64> = self.compile_times_us.iter().map(|&u| u as f64).collect();
@@ -168,6 +244,10 @@ impl Report {
         }
         let _ = writeln!(out, "{}", self.footer());
         let _ = writeln!(out, "{} | {}", self.date, self.cpu);
+        let targets = self.targets_text();
+        if !targets.is_empty() {
+            let _ = write!(out, "Targets:\n{targets}");
+        }
         out
     }
 
@@ -190,6 +270,10 @@ impl Report {
             let _ = writeln!(out, "| {} |", c.join(" | "));
         }
         let _ = writeln!(out, "\n{}", self.footer());
+        let targets = self.targets_text();
+        if !targets.is_empty() {
+            let _ = write!(out, "\nTargets of issue 5:\n\n```\n{targets}```\n");
+        }
         out
     }
 
@@ -223,6 +307,9 @@ impl Report {
             "rows": rows,
             "compile_us_median": self.compile_median_us(),
             "compile_times_us": self.compile_times_us,
+            "targets": self.targets().iter().map(|t| serde_json::json!({
+                "what": t.what, "at": t.at, "value": t.value, "met": t.met,
+            })).collect::<Vec<_>>(),
         })
     }
 
@@ -408,6 +495,12 @@ mod tests {
         assert!(t.contains("0.50x") && t.contains("20.00x"), "{t}");
         let j = r.json();
         assert_eq!(j["rows"][0]["jit_melem_s"], 2000.0);
+        let t = r.targets();
+        assert_eq!(t.len(), 3, "{t:?}");
+        assert!(!t[0].met && t[0].what.starts_with("jit/native"));
+        assert!(t[1].met && t[1].what.starts_with("jit/interp"));
+        assert!(t[2].met && t[2].what.starts_with("median region compile"));
+        assert_eq!(j["targets"][0]["met"], false);
         assert_eq!(j["compile_us_median"], 80.0);
     }
 
