@@ -570,3 +570,118 @@ fn seed_kernels_agree_on_all_engines() {
     }
     assert!(n >= 5, "expected the seed kernels, found {n}");
 }
+
+/// Throughput figures (not a timed test: it asserts only that the engines agree). Run with
+/// `cargo test --release --test engines -- --ignored --nocapture perf_copy_kernel`.
+#[test]
+#[ignore]
+fn perf_copy_kernel() {
+    use std::time::Instant;
+    const WORDS: u64 = 65536; // 256 KiB
+    const REPS: u64 = 1000;
+    let src = format!(
+        "
+        .mem 0x100000, 0x40000, rw
+        .mem 0x200000, 0x40000, rw
+        .text
+        S.LI s1, 0x100000
+        S.LI s2, 0x200000
+        S.LI s3, {WORDS}
+        S.LI s7, {REPS}
+    outer:
+        LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.SW v1, [s2, lc0<<2, 0]
+        ENDLOOP
+        S.SUB s7, s7, 1
+        BNE s7, 0, outer
+        HALT
+        "
+    );
+    let p = asm(&src);
+    let cfg = config(&p, 32, false, None);
+    let elems = (WORDS * REPS) as f64;
+    let time = |engine: Engine| {
+        let mut m = Machine::new(&p, cfg).expect("machine");
+        for (i, b) in m
+            .mem
+            .bytes_mut(0x100000, 0x40000)
+            .expect("src")
+            .iter_mut()
+            .enumerate()
+        {
+            *b = (i * 7) as u8;
+        }
+        let d = Decoded::new(&p.code);
+        let t = Instant::now();
+        let (exit, st) = vm::run(engine, &mut m, &d, &VmOptions { jit_threshold: 16 });
+        let dt = t.elapsed().as_secs_f64();
+        assert_eq!(exit, Exit::Halted);
+        (dt, st, snap(&m, exit))
+    };
+    let (ti, _, si) = time(Engine::Interp);
+    let (tj, stj, sj) = time(Engine::Jit);
+    let (tt, stt, st) = time(Engine::Tiered);
+    assert_eq!(si, sj);
+    assert_eq!(si, st);
+    let srcv: Vec<u32> = (0..WORDS as u32)
+        .map(|i| i.wrapping_mul(0x9e37_79b9))
+        .collect();
+    let mut dstv = vec![0u32; WORDS as usize];
+    let t = Instant::now();
+    for _ in 0..REPS {
+        let s = std::hint::black_box(&srcv);
+        for (d, x) in dstv.iter_mut().zip(s.iter()) {
+            *d = *x;
+        }
+        std::hint::black_box(&mut dstv);
+    }
+    let tr = t.elapsed().as_secs_f64();
+    println!("copy kernel, {WORDS} words x {REPS}, VL 32:");
+    println!("  rust copy loop : {:8.1} Melem/s", elems / tr / 1e6);
+    println!(
+        "  jit            : {:8.1} Melem/s ({:.2}x rust, {:.1}x interp) {stj:?}",
+        elems / tj / 1e6,
+        tr / tj,
+        ti / tj
+    );
+    let tjx = tj - stj.compile_us as f64 * 1e-6;
+    println!(
+        "  jit w/o compile: {:8.1} Melem/s ({:.2}x rust, {:.1}x interp)",
+        elems / tjx / 1e6,
+        tr / tjx,
+        ti / tjx
+    );
+    println!(
+        "  tiered         : {:8.1} Melem/s {stt:?}",
+        elems / tt / 1e6
+    );
+    println!("  interp         : {:8.1} Melem/s", elems / ti / 1e6);
+
+    // Compile times: every region of every seed kernel and of this kernel, VL 32.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/kernels");
+    let mut times = Vec::new();
+    let mut progs = vec![p.clone()];
+    for entry in std::fs::read_dir(dir).expect("seeds/kernels") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) == Some("s") {
+            let text = std::fs::read_to_string(&path).expect("read");
+            progs.push(assemble(&text, "k.s").expect("kernel assembles"));
+        }
+    }
+    for prog in &progs {
+        let m = Machine::new(prog, config(prog, 32, false, None)).expect("machine");
+        let mut jit = lanejit_jit::Jit::new(&prog.code, &m).expect("jit");
+        for i in 0..prog.code.len() as u64 {
+            let _ = jit.compile(8 * i).expect("compiles");
+        }
+        times.extend(jit.stats().compile_times_us);
+    }
+    times.sort_unstable();
+    println!(
+        "  region compile time: median {} us, max {} us over {} regions",
+        times[times.len() / 2],
+        times[times.len() - 1],
+        times.len()
+    );
+}

@@ -1506,7 +1506,9 @@ fn best_of(runs: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn copy_kernel_at(n: u64, reps: u64) {
-    let (src, dst) = (0x10_0000u64, 0x20_0000u64);
+    // dst follows src with a gap, so the regions never overlap at any size.
+    let src = 0x10_0000u64;
+    let dst = src + n * 4 + 0x10_0000;
     let mut c = Code::new();
     c.push(li(1, src));
     c.push(li(2, dst));

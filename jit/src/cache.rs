@@ -18,6 +18,8 @@ pub struct Key {
     pub vl: u32,
     /// `--strict-align`.
     pub strict_align: bool,
+    /// Whether the code checks an instruction budget.
+    pub budgeted: bool,
 }
 
 /// Signature of compiled code.

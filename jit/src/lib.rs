@@ -67,6 +67,7 @@ pub struct Jit {
     code: Code,
     vl: u32,
     strict_align: bool,
+    budgeted: bool,
     cache: CodeCache,
     ctx: cranelift_codegen::Context,
     fctx: FunctionBuilderContext,
@@ -85,7 +86,7 @@ impl std::fmt::Debug for Jit {
 }
 
 impl Jit {
-    /// A JIT for `words` under the VL and alignment mode of `m`.
+    /// A JIT for `words` under the VL, alignment mode and limit mode of `m`.
     pub fn new(words: &[u64], m: &Machine) -> Result<Jit, JitError> {
         Self::with_limits(words, m, CacheLimits::default())
     }
@@ -98,6 +99,7 @@ impl Jit {
             code: Code::new(words),
             vl: m.config.vl,
             strict_align: m.config.strict_align,
+            budgeted: m.config.max_instructions.is_some(),
             cache,
             ctx,
             fctx: FunctionBuilderContext::new(),
@@ -111,6 +113,7 @@ impl Jit {
             pc,
             vl: self.vl,
             strict_align: self.strict_align,
+            budgeted: self.budgeted,
         }
     }
 
@@ -165,6 +168,7 @@ impl Jit {
             vl: self.vl,
             strict_align: self.strict_align,
             call_conv: module.isa().default_call_conv(),
+            budgeted: self.budgeted,
         };
         let fcfg = module.target_config();
         {
@@ -198,7 +202,16 @@ impl Jit {
 
     /// Run compiled region `c` on `m`, whose pc must be the region's start. Updates `m.pc`,
     /// `m.retired` and the machine state.
+    ///
+    /// # Panics
+    /// If `m`'s VL, alignment mode or limit mode differ from the machine the JIT was made for.
     pub fn run(&self, c: Compiled, m: &mut Machine) -> RegionExit {
+        assert!(
+            m.config.vl == self.vl
+                && m.config.strict_align == self.strict_align
+                && m.config.max_instructions.is_some() == self.budgeted,
+            "compiled code used with another configuration"
+        );
         let mut ctx = JitCtx {
             regs: &mut *m.regs,
             mem: m.mem.view(),

@@ -1,1 +1,248 @@
+//! Unit tests of the JIT on hand-built programs (the engine comparisons are in the root
+//! crate's `tests/engines.rs`).
 
+use crate::abi::{self, JitCtx, kind};
+use crate::cache::CacheLimits;
+use crate::region::{Code, RunEnd, discover};
+use crate::{Jit, RegionExit};
+use lanejit_interp::isa::*;
+use lanejit_interp::machine::{Config, Machine};
+use lanejit_interp::program::{MemPerm, MemRange, Program};
+
+fn encode(insts: &[Inst]) -> Vec<u64> {
+    insts
+        .iter()
+        .flat_map(|i| i.encode().words().collect::<Vec<_>>())
+        .collect()
+}
+
+fn copy_loop() -> Vec<Inst> {
+    vec![
+        Inst::SLi(SLi {
+            sd: SReg(1),
+            imm: 0x10000,
+        }),
+        Inst::SLi(SLi {
+            sd: SReg(2),
+            imm: 0x11000,
+        }),
+        Inst::SLi(SLi {
+            sd: SReg(3),
+            imm: 100,
+        }),
+        // pc 0x30
+        Inst::Loop(Loop {
+            sa: SReg(3),
+            exit: Target(10),
+        }),
+        Inst::VLwC(LoadC {
+            dst: VReg(1),
+            base: SReg(1),
+            off: SOrImm::Imm(0),
+            local: false,
+        }),
+        Inst::VSwC(StoreC {
+            src: Reg::V(1),
+            base: SReg(2),
+            off: SOrImm::Imm(0),
+            local: false,
+        }),
+        Inst::Endloop(EndLoop { body: Target(7) }),
+        Inst::Halt(Nullary),
+    ]
+}
+
+fn machine(code: &[u64], vl: u32) -> Machine {
+    let p = Program {
+        code: code.to_vec(),
+        mem_map: vec![
+            MemRange {
+                start: 0x10000,
+                len: 0x1000,
+                perm: MemPerm::R,
+            },
+            MemRange {
+                start: 0x11000,
+                len: 0x1000,
+                perm: MemPerm::Rw,
+            },
+        ],
+        ..Program::default()
+    };
+    let mut m = Machine::new(
+        &p,
+        Config {
+            vl,
+            ..Config::default()
+        },
+    )
+    .expect("machine");
+    for (i, b) in m
+        .mem
+        .bytes_mut(0x10000, 0x1000)
+        .expect("mapped")
+        .iter_mut()
+        .enumerate()
+    {
+        *b = i as u8 ^ 0x5a;
+    }
+    m
+}
+
+#[test]
+fn discovery_finds_loop_regions() {
+    let code = Code::new(&encode(&copy_loop()));
+    let r = discover(&code, 0x30).expect("region at LOOP");
+    assert_eq!(r.insts.len(), 4);
+    assert_eq!(r.loop_head, Some(1));
+    assert_eq!(r.end, RunEnd::Control);
+    let r = discover(&code, 0x38).expect("region at the body");
+    assert_eq!(r.loop_head, Some(0));
+    let r = discover(&code, 0).expect("straight run");
+    // Three S.LI, then the LOOP ends the run (it is not first).
+    assert_eq!(r.insts.len(), 4);
+    assert_eq!(r.loop_head, None);
+    assert!(discover(&code, 0x50).is_none(), "HALT is declined");
+    assert!(discover(&code, 0x58).is_none(), "past the end");
+    assert!(discover(&code, 0x31).is_none(), "not a word boundary");
+}
+
+/// Drive `m` with compiled regions only; the instruction at a declined pc must be HALT.
+fn run_compiled(jit: &mut Jit, m: &mut Machine) -> u64 {
+    let mut calls = 0;
+    loop {
+        let Some(c) = jit.compile(m.pc).expect("compiles") else {
+            return calls;
+        };
+        let RegionExit { interp_next, .. } = jit.run(c, m);
+        calls += 1;
+        if interp_next {
+            return calls;
+        }
+    }
+}
+
+#[test]
+fn compiled_copy_loop_copies_and_counts() {
+    for vl in [1, 2, 4, 8, 16, 32, 64] {
+        let code = encode(&copy_loop());
+        let mut m = machine(&code, vl);
+        let mut jit = Jit::new(&code, &m).expect("jit");
+        run_compiled(&mut jit, &mut m);
+        assert_eq!(m.pc, 0x50, "stops at HALT (vl {vl})");
+        let iters = 100u64.div_ceil(vl as u64);
+        assert_eq!(m.retired, 3 + 1 + 3 * iters, "vl {vl}");
+        let src = m.mem.bytes(0x10000, 400).expect("src").to_vec();
+        let dst = m.mem.bytes(0x11000, 404).expect("dst").to_vec();
+        assert_eq!(&dst[..400], &src[..]);
+        assert_eq!(&dst[400..], &[0; 4], "the tail mask stops at word 100");
+        assert_eq!(m.regs.mask, lanejit_interp::machine::all_lanes(vl));
+        assert_eq!(m.regs.lc0base, iters * vl as u64);
+        assert_eq!(m.regs.trip, 100);
+        // v1 holds the last iteration's words, sign-extended, in its active lanes.
+        let last = (iters - 1) * vl as u64;
+        for lane in 0..vl as u64 {
+            let w = last + lane;
+            if w < 100 {
+                let b = &src[4 * w as usize..4 * w as usize + 4];
+                let x = i32::from_le_bytes(b.try_into().expect("4 bytes")) as i64 as u64;
+                assert_eq!(m.regs.v[1][lane as usize], x, "vl {vl} lane {lane}");
+            }
+        }
+    }
+}
+
+#[test]
+fn store_to_read_only_page_exits_before_the_instruction() {
+    let mut insts = copy_loop();
+    // Store into the read-only source page instead.
+    insts[1] = Inst::SLi(SLi {
+        sd: SReg(2),
+        imm: 0x10800,
+    });
+    let code = encode(&insts);
+    let mut m = machine(&code, 8);
+    let before = m.mem.bytes(0x10000, 0x1000).expect("src").to_vec();
+    let mut jit = Jit::new(&code, &m).expect("jit");
+    run_compiled(&mut jit, &mut m);
+    assert_eq!(m.pc, 0x40, "exit at the V.SW");
+    assert_eq!(m.retired, 3 + 1 + 1, "S.LI x3, LOOP, V.LW retired");
+    assert_eq!(m.mem.bytes(0x10000, 0x1000).expect("src"), &before[..]);
+}
+
+#[test]
+fn module_retirement_keeps_results_exact() {
+    let code = encode(&copy_loop());
+    let mut m = machine(&code, 4);
+    let limits = CacheLimits {
+        module_bytes: usize::MAX,
+        module_funcs: 1,
+    };
+    let mut jit = Jit::with_limits(&code, &m, limits).expect("jit");
+    let calls = run_compiled(&mut jit, &mut m);
+    assert!(calls >= 2);
+    assert!(jit.stats().cache.retired_modules >= 1, "{:?}", jit.stats());
+    assert_eq!(m.pc, 0x50);
+    assert_eq!(m.retired, 3 + 1 + 3 * 25);
+    assert_eq!(
+        m.mem.bytes(0x11000, 400).expect("dst"),
+        m.mem.bytes(0x10000, 400).expect("src")
+    );
+}
+
+#[test]
+fn helpers_reject_wrapping_and_out_of_range_lanes() {
+    let code = encode(&copy_loop());
+    let mut m = machine(&code, 4);
+    let ctx = JitCtx {
+        regs: &mut *m.regs,
+        mem: m.mem.view(),
+        tile: m.tile.view(),
+        budget: u64::MAX,
+        retired: 0,
+        next_pc: 0,
+    };
+    let mut out = [0u64; 64];
+    let data = [0u64; 64];
+    let mut eas = [0u64; 64];
+    for (ea, k) in [
+        (u64::MAX, 3),
+        (u64::MAX - 6, 3),
+        (u64::MAX - 2, 2),
+        (0x12000 - 4, 3),
+        (0x0fff, 1),
+        (0x1_0000_0000, 0),
+    ] {
+        eas[2] = ea;
+        // SAFETY: the context describes `m`'s live memory; the arrays hold 64 entries.
+        let ok = unsafe { abi::lj_load(&ctx, eas.as_ptr(), 0b100, k, out.as_mut_ptr()) };
+        assert_eq!(ok, 0, "ea {ea:#x} width {}", 1 << k);
+        // SAFETY: as above.
+        let ok = unsafe { abi::lj_store(&ctx, eas.as_ptr(), 0b100, k, data.as_ptr()) };
+        assert_eq!(ok, 0, "ea {ea:#x} width {}", 1 << k);
+    }
+    // Inactive lanes are never checked; a store to the read-only page is refused.
+    eas[0] = u64::MAX;
+    eas[1] = 0x10000;
+    // SAFETY: as above.
+    let ok = unsafe { abi::lj_load(&ctx, eas.as_ptr(), 0b10, 2 | kind::SEXT, out.as_mut_ptr()) };
+    assert_eq!(ok, 1);
+    assert_eq!(out[1], 0x5958_5b5a);
+    // SAFETY: as above.
+    let ok = unsafe { abi::lj_store(&ctx, eas.as_ptr(), 0b10, 2, data.as_ptr()) };
+    assert_eq!(ok, 0);
+    // Tile: the default tile is 64 KiB; the last 8 bytes are fine, one more is not.
+    eas[1] = 0x10000 - 8;
+    // SAFETY: as above.
+    let ok = unsafe { abi::lj_load(&ctx, eas.as_ptr(), 0b10, 3 | kind::LOCAL, out.as_mut_ptr()) };
+    assert_eq!(ok, 1);
+    eas[1] = 0x10000 - 7;
+    // SAFETY: as above.
+    let ok = unsafe { abi::lj_load(&ctx, eas.as_ptr(), 0b10, 3 | kind::LOCAL, out.as_mut_ptr()) };
+    assert_eq!(ok, 0);
+    // Strict alignment.
+    eas[1] = 0x10002;
+    // SAFETY: as above.
+    let ok = unsafe { abi::lj_load(&ctx, eas.as_ptr(), 0b10, 2 | kind::ALIGN, out.as_mut_ptr()) };
+    assert_eq!(ok, 0);
+}

@@ -296,7 +296,7 @@ impl Tx<'_, '_> {
                 let s = self.sget(o.sa);
                 let all = self.all() as i64;
                 let m = self.b.ins().band_imm_s(s, all);
-                self.b.def_var(self.mask, m);
+                self.set_mask(m);
                 self.full = false;
             }
             (Inst::Nop(_), _) => {}

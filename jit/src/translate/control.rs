@@ -26,10 +26,14 @@ impl Tx<'_, '_> {
     fn edge(&mut self, target: u64, header: Option<Block>, head_pc: u64) {
         match header {
             Some(h) if target == head_pc => {
+                // The header expects every register wide.
+                let saved = self.form;
+                self.materialize_all();
                 let r = self.b.use_var(self.retired);
                 let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
                 self.b.def_var(self.retired, r);
                 self.b.ins().jump(h, &[]);
+                self.form = saved;
             }
             _ => self.exit_pc(STATUS_NEXT, target, 1),
         }
@@ -50,6 +54,43 @@ impl Tx<'_, '_> {
         self.edge(fall, header, head_pc);
     }
 
+    /// In a full body copy of an `ENDLOOP` loop: when the next iteration is full as well and
+    /// the budget covers it, continue in the second full copy (mask stays all ones, packed
+    /// registers stay packed); otherwise fall through to the ordinary `ENDLOOP` logic.
+    fn fast_edge(&mut self, fl: super::FastLoop, lc: Value, trip: Value) {
+        let forms = *self.fast_forms.get_or_insert(self.form);
+        if forms != self.form {
+            return;
+        }
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
+        let left = self.b.ins().isub(trip, lc);
+        let full_next =
+            self.b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, self.vl as i64);
+        let r = self.b.use_var(self.retired);
+        let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
+        let mut c = self.b.ins().band(more, full_next);
+        if self.budgeted {
+            let room = self.b.ins().isub(self.budget, r);
+            let fits = self.b.ins().icmp_imm_s(
+                IntCC::UnsignedGreaterThanOrEqual,
+                room,
+                fl.body_len as i64,
+            );
+            c = self.b.ins().band(c, fits);
+        }
+        let go = self.b.create_block();
+        let stay = self.b.create_block();
+        self.b.ins().brif(c, go, &[], stay, &[]);
+        self.b.switch_to_block(go);
+        self.b.seal_block(go);
+        self.b.def_var(self.retired, r);
+        self.b.ins().jump(fl.top, &[]);
+        self.b.switch_to_block(stay);
+        self.b.seal_block(stay);
+    }
+
     /// A leading `LOOP`: zero trips leave the region, otherwise the run continues into the body.
     pub(crate) fn loop_prologue(&mut self, _pc: u64, inst: &Inst) {
         let Inst::Loop(l) = inst else {
@@ -68,7 +109,7 @@ impl Tx<'_, '_> {
         let zero = self.iconst(0);
         self.b.def_var(self.lc0, zero);
         let m = self.lanes_below(trip);
-        self.b.def_var(self.mask, m);
+        self.set_mask(m);
         self.full = false;
         self.off += 1;
     }
@@ -117,7 +158,7 @@ impl Tx<'_, '_> {
                 let zero = self.iconst(0);
                 self.b.def_var(self.lc0, zero);
                 let m = self.lanes_below(trip);
-                self.b.def_var(self.mask, m);
+                self.set_mask(m);
                 self.full = false;
                 self.edge(next, header, head_pc);
             }
@@ -126,6 +167,11 @@ impl Tx<'_, '_> {
                 let lc = self.b.ins().iadd_imm_s(lc, self.vl as i64);
                 self.b.def_var(self.lc0, lc);
                 let trip = self.b.use_var(self.trip);
+                if let (Some(fl), Some(_)) = (self.fast, header) {
+                    if e.body.pc() == head_pc {
+                        self.fast_edge(fl, lc, trip);
+                    }
+                }
                 let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
                 let tb = self.b.create_block();
                 let fb = self.b.create_block();
@@ -134,12 +180,12 @@ impl Tx<'_, '_> {
                 self.b.seal_block(tb);
                 let left = self.b.ins().isub(trip, lc);
                 let m = self.lanes_below(left);
-                self.b.def_var(self.mask, m);
+                self.set_mask(m);
                 self.edge(e.body.pc(), header, head_pc);
                 self.b.switch_to_block(fb);
                 self.b.seal_block(fb);
                 let all = self.iconst(self.all());
-                self.b.def_var(self.mask, all);
+                self.set_mask(all);
                 self.edge(next, header, head_pc);
             }
             _ => unreachable!("not a control instruction: {inst}"),

@@ -439,6 +439,12 @@ impl Tx<'_, '_> {
         };
         let (data, addr, local) = operands(inst, ms).expect("memory format");
         let len = (self.vl as u64) << ms.log2e;
+        if self.full && !local {
+            if let Addr::Contig { base, off } = addr {
+                self.contig_full(pc, ms, data, base, off);
+                return true;
+            }
+        }
         let join = self.b.create_block();
         let slow = self.b.create_block();
         if self.full {
@@ -451,7 +457,10 @@ impl Tx<'_, '_> {
         let amask = self.align_mask(ms);
         // Native fast paths on guest memory.
         if !local {
-            if let Addr::Contig { base, off } = addr {
+            if let (Addr::Contig { .. }, true) = (addr, self.known_partial) {
+                // The mask is known not to be all ones: only the general path can apply.
+                self.b.ins().jump(slow, &[]);
+            } else if let Addr::Contig { base, off } = addr {
                 let chk = self.b.create_block();
                 let fast = self.b.create_block();
                 self.require_full(chk, slow);
@@ -552,6 +561,87 @@ impl Tx<'_, '_> {
         self.b.seal_block(join);
         let _ = (I8, I16, Mode::Contig);
         true
+    }
+
+    /// The operand of a contiguous access that may stay packed across `inst` (the data of a
+    /// same-width store, the destination of a load), when the mask is statically full.
+    pub(crate) fn packed_ok_operand(&self, inst: &Inst) -> Option<VReg> {
+        let ms = inst.opcode().mem()?;
+        if !self.full {
+            return None;
+        }
+        let (data, addr, local) = operands(inst, ms)?;
+        let (Addr::Contig { .. }, false, Reg::V(n)) = (addr, local, data) else {
+            return None;
+        };
+        match (ms.dir, self.form[n as usize]) {
+            (Dir::Load, _) => Some(VReg(n)),
+            (Dir::Store, super::Form::Packed { log2e, .. }) if log2e == ms.log2e => Some(VReg(n)),
+            _ => None,
+        }
+    }
+
+    /// A contiguous access on guest memory under a statically full mask: one check whose
+    /// failure means some lane faults (the range is contiguous), so it exits to the
+    /// interpreter directly; then the native access in line.
+    fn contig_full(&mut self, pc: u64, ms: MemSem, data: Reg, base: SReg, off: SOrImm) {
+        let len = (self.vl as u64) << ms.log2e;
+        let need = match ms.dir {
+            Dir::Load => PERM_R,
+            Dir::Store => PERM_W,
+        };
+        let amask = self.align_mask(ms);
+        let fast = self.b.create_block();
+        let fail = self.b.create_block();
+        self.b.set_cold_block(fail);
+        let ea0 = self.contig_ea0(base, off, ms.log2e);
+        self.check_mem(ea0, len, need, amask, fast, fail);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        self.exit_pc(crate::abi::STATUS_INTERP, pc, 0);
+        self.b.switch_to_block(fast);
+        self.b.seal_block(fast);
+        let host = self.b.ins().iadd(self.mem_base, ea0);
+        let f = flags();
+        match (ms.dir, data) {
+            (Dir::Load, Reg::V(d)) if self.can_pack(VReg(d), ms.log2e) => {
+                let n = (len / 16) as usize;
+                let vars = self.pv[d as usize].clone().expect("packed vars");
+                for (j, var) in vars.iter().enumerate().take(n) {
+                    let v = self.b.ins().load(I8X16, f, host, (16 * j) as i32);
+                    self.b.def_var(*var, v);
+                }
+                self.form[d as usize] = super::Form::Packed {
+                    log2e: ms.log2e,
+                    ext: ms.ext,
+                };
+            }
+            (Dir::Load, Reg::V(d)) => {
+                let vals = self.load_contig(host, ms.log2e, ms.ext);
+                self.vset_raw(VReg(d), &vals);
+            }
+            (Dir::Store, Reg::V(n))
+                if self.form[n as usize]
+                    == (super::Form::Packed {
+                        log2e: ms.log2e,
+                        ext: match self.form[n as usize] {
+                            super::Form::Packed { ext, .. } => ext,
+                            super::Form::Wide => Ext::None,
+                        },
+                    }) =>
+            {
+                // narrow(widen(x)) folded: write the loaded bytes back as they are.
+                let vals = self.packed_vals(VReg(n), ms.log2e);
+                for (j, v) in vals.into_iter().enumerate() {
+                    self.b.ins().store(f, v, host, (16 * j) as i32);
+                }
+            }
+            (Dir::Store, _) => {
+                let vals = self.data_chunks(data);
+                self.store_contig(host, ms.log2e, &vals);
+            }
+            (Dir::Load, _) => unreachable!("loads write vector registers"),
+        }
     }
 
     /// Store data as chunks (`sN` broadcast).

@@ -34,6 +34,30 @@ use cranelift_frontend::{FunctionBuilder, Variable};
 use lanejit_interp::isa::{Inst, Reg, SReg, VReg, VSrc};
 use lanejit_interp::machine::{Regs, all_lanes};
 
+/// How a vector register's current value is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// In its `i64x2` chunk variables.
+    Wide,
+    /// In its packed `i8x16` variables, as `VL` elements of `1 << log2e` bytes that a full
+    /// contiguous load read, still to be extended (`ext`) to 64 bits. Lets a store of the same
+    /// width write the loaded bytes back unchanged (narrow(widen(x)) folded) and lets a loop
+    /// carry the register without widening it every iteration.
+    Packed {
+        log2e: u8,
+        ext: lanejit_interp::isa::Ext,
+    },
+}
+
+/// The inner loop of full iterations (see `translate`).
+#[derive(Clone, Copy)]
+pub(crate) struct FastLoop {
+    /// First block of the second full copy of the body.
+    pub(crate) top: Block,
+    /// Instructions per iteration.
+    pub(crate) body_len: u64,
+}
+
 /// Per-compile configuration.
 #[derive(Clone, Copy, Debug)]
 pub struct TxConfig {
@@ -43,6 +67,9 @@ pub struct TxConfig {
     pub strict_align: bool,
     /// Calling convention of helpers.
     pub call_conv: CallConv,
+    /// Whether runs have an instruction limit (else budget checks are left out: the budget
+    /// is then `u64::MAX` and can never run out).
+    pub budgeted: bool,
 }
 
 /// Bytes of one scratch area (64 lanes).
@@ -249,6 +276,33 @@ fn reg_effects(inst: &Inst) -> (RegSet, RegSet) {
     (u, w)
 }
 
+/// Whether a loop region gets the inner loop of full iterations: it loops with `ENDLOOP`
+/// and its body never changes the mask other than through `ENDLOOP`.
+fn fast_loop_ok(r: &Region) -> bool {
+    let h = r.loop_head.unwrap_or(0);
+    matches!(r.insts.last(), Some((_, Inst::Endloop(_))))
+        && r.insts[h..]
+            .iter()
+            .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_)))
+}
+
+/// Registers a contiguous load on guest memory writes (candidates for the packed form).
+fn packable(r: &Region) -> u32 {
+    let mut set = 0;
+    for (_, i) in &r.insts {
+        if let Some(ms) = i.opcode().mem() {
+            if ms.dir == lanejit_interp::isa::Dir::Load
+                && ms.mode == lanejit_interp::isa::Mode::Contig
+                && !i.is_local()
+            {
+                let (_, w) = reg_effects(i);
+                set |= w.v;
+            }
+        }
+    }
+    set
+}
+
 /// Whether a region needs the full/general body split (it has vector work).
 fn has_vector_work(r: &Region) -> bool {
     r.insts.iter().any(|(_, i)| {
@@ -264,6 +318,7 @@ pub(crate) struct Tx<'a, 'f> {
     /// `i64x2` chunks per vector register.
     pub(crate) nch: usize,
     pub(crate) strict: bool,
+    pub(crate) budgeted: bool,
     pub(crate) ctx: Value,
     pub(crate) regs: Value,
     pub(crate) mem_base: Value,
@@ -273,6 +328,19 @@ pub(crate) struct Tx<'a, 'f> {
     s: [Option<Variable>; 32],
     v: Vec<Option<Vec<Variable>>>,
     pub(crate) mask: Variable,
+    /// Per-lane form of the mask, one `i64x2` per chunk.
+    pub(crate) lmask: Vec<Variable>,
+    /// Whether `lmask` holds the current mask on every path reaching this point: set when
+    /// computed at the start of an instruction, cleared by every mask change and at every
+    /// merge point (start of a body copy).
+    lmask_valid: bool,
+    /// Whether the mask is known not to be all ones here (the general body copy of a loop,
+    /// entered only when the mask is partial, until the mask changes).
+    pub(crate) known_partial: bool,
+    exit_block: Block,
+    xpc: Variable,
+    xret: Variable,
+    xstatus: Variable,
     pub(crate) lc0: Variable,
     pub(crate) trip: Variable,
     pub(crate) retired: Variable,
@@ -285,6 +353,14 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) sig_load: SigRef,
     pub(crate) sig_store: SigRef,
     pub(crate) sig_fma: SigRef,
+    /// Current form of every vector register.
+    pub(crate) form: [Form; 32],
+    /// Packed variables of registers that a contiguous load may leave packed.
+    pub(crate) pv: Vec<Option<Vec<Variable>>>,
+    /// The fast inner loop, while translating a full body copy of an `ENDLOOP` loop.
+    pub(crate) fast: Option<FastLoop>,
+    /// Forms carried into the second full copy (set when the first copy ends).
+    pub(crate) fast_forms: Option<[Form; 32]>,
 }
 
 /// Flags for accesses to memory that a check has proven in bounds.
@@ -350,8 +426,74 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Chunk `c` of vector register `r`.
     pub(crate) fn vget(&mut self, r: VReg, c: usize) -> Value {
+        if let Form::Packed { .. } = self.form[r.0 as usize] {
+            // Not normally reached (instructions materialise their packed operands first);
+            // widening locally is correct wherever it happens.
+            return self.widen_packed(r)[c];
+        }
         let var = self.v[r.0 as usize].as_ref().expect("register declared")[c];
         self.b.use_var(var)
+    }
+
+    /// The packed variables' values of `r`.
+    pub(crate) fn packed_vals(&mut self, r: VReg, log2e: u8) -> Vec<Value> {
+        let n = ((self.vl as usize) << log2e) / 16;
+        let vars = self.pv[r.0 as usize].clone().expect("packed vars declared");
+        vars[..n].iter().map(|&v| self.b.use_var(v)).collect()
+    }
+
+    /// Whether a contiguous load of width `log2e` into `r` can stay packed.
+    pub(crate) fn can_pack(&self, r: VReg, log2e: u8) -> bool {
+        self.pv[r.0 as usize].is_some() && ((self.vl as usize) << log2e) >= 16
+    }
+
+    /// The `i64x2` chunks of a packed register, extended (no state change).
+    pub(crate) fn widen_packed(&mut self, r: VReg) -> Vec<Value> {
+        let Form::Packed { log2e, ext } = self.form[r.0 as usize] else {
+            unreachable!("widen_packed on a wide register")
+        };
+        let sign = ext == lanejit_interp::isa::Ext::Sign;
+        let packed = self.packed_vals(r, log2e);
+        let mut out = Vec::with_capacity(self.nch);
+        for p in packed {
+            let mut level = vec![match log2e {
+                3 => self.bitcast(I64X2, p),
+                2 => self.bitcast(cranelift_codegen::ir::types::I32X4, p),
+                1 => self.bitcast(cranelift_codegen::ir::types::I16X8, p),
+                _ => p,
+            }];
+            for _ in log2e..3 {
+                level = level
+                    .into_iter()
+                    .flat_map(|v| {
+                        let (a, b) = if sign {
+                            (self.b.ins().swiden_low(v), self.b.ins().swiden_high(v))
+                        } else {
+                            (self.b.ins().uwiden_low(v), self.b.ins().uwiden_high(v))
+                        };
+                        [a, b]
+                    })
+                    .collect();
+            }
+            out.extend(level);
+        }
+        out
+    }
+
+    /// Turn a packed register wide in the current block.
+    pub(crate) fn materialize(&mut self, r: VReg) {
+        if let Form::Packed { .. } = self.form[r.0 as usize] {
+            let vals = self.widen_packed(r);
+            self.form[r.0 as usize] = Form::Wide;
+            self.vset_raw(r, &vals);
+        }
+    }
+
+    /// Materialise every packed register.
+    pub(crate) fn materialize_all(&mut self) {
+        for n in 0..32u8 {
+            self.materialize(VReg(n));
+        }
     }
 
     /// All chunks of vector register `r`.
@@ -361,16 +503,31 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// The per-lane `i64x2` mask of chunk `c` (all ones in active lanes).
     pub(crate) fn lane_mask(&mut self, c: usize) -> Value {
+        debug_assert!(self.lmask_valid, "lane masks used while stale");
+        self.b.use_var(self.lmask[c])
+    }
+
+    /// Set the mask (its per-lane form becomes stale).
+    pub(crate) fn set_mask(&mut self, m: Value) {
+        self.b.def_var(self.mask, m);
+        self.lmask_valid = false;
+        self.known_partial = false;
+    }
+
+    /// Compute the per-lane mask variables from the mask, in the current block.
+    fn refresh_lane_masks(&mut self) {
         let m = self.b.use_var(self.mask);
-        let m = self.b.ins().splat(I64X2, m);
-        let bits = self.vconst2(1u64 << (2 * c), 1u64 << (2 * c + 1));
-        let t = self.b.ins().band(m, bits);
-        let z = self.vconst2(0, 0);
-        self.b.ins().icmp(IntCC::NotEqual, t, z)
+        let lm = lane_masks(self.b, m, self.nch);
+        for (c, v) in lm.into_iter().enumerate() {
+            self.b.def_var(self.lmask[c], v);
+        }
+        self.lmask_valid = true;
     }
 
     /// Write `vals` to the active lanes of `r` (all lanes when the mask is statically full).
     pub(crate) fn vset_masked(&mut self, r: VReg, vals: &[Value]) {
+        debug_assert!(self.full || self.form[r.0 as usize] == Form::Wide);
+        self.form[r.0 as usize] = Form::Wide;
         for (c, &v) in vals.iter().enumerate() {
             let nv = if self.full {
                 v
@@ -386,6 +543,7 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Write all lanes of `r` (the value already respects the mask).
     pub(crate) fn vset_raw(&mut self, r: VReg, vals: &[Value]) {
+        self.form[r.0 as usize] = Form::Wide;
         for (c, &v) in vals.iter().enumerate() {
             let var = self.v[r.0 as usize].as_ref().expect("register declared")[c];
             self.b.def_var(var, v);
@@ -433,19 +591,32 @@ impl<'a, 'f> Tx<'a, 'f> {
     /// Emit, in the current block, the exit sequence: write back state, report `next_pc`
     /// and `off + extra` retired instructions, return `status`.
     pub(crate) fn exit_with(&mut self, status: u64, next_pc: Value, extra: u64) {
-        self.writeback();
+        // Every exit goes through one shared block that writes the state back; the values
+        // reach it as block parameters (the variables' SSA phis).
+        let saved = self.form;
+        self.materialize_all();
         let r = self.b.use_var(self.retired);
         let r = self.b.ins().iadd_imm_s(r, (self.off + extra) as i64);
-        self.b
-            .ins()
-            .store(MemFlagsData::trusted(), r, self.ctx, abi::off::RETIRED);
-        self.b.ins().store(
-            MemFlagsData::trusted(),
-            next_pc,
-            self.ctx,
-            abi::off::NEXT_PC,
-        );
+        self.b.def_var(self.xret, r);
+        self.b.def_var(self.xpc, next_pc);
         let st = self.iconst(status);
+        self.b.def_var(self.xstatus, st);
+        self.b.ins().jump(self.exit_block, &[]);
+        self.form = saved;
+    }
+
+    /// Emit the shared exit block (after everything else).
+    fn finish_exit_block(&mut self) {
+        self.b.switch_to_block(self.exit_block);
+        self.b.seal_block(self.exit_block);
+        self.form = [Form::Wide; 32];
+        self.writeback();
+        let r = self.b.use_var(self.xret);
+        let pc = self.b.use_var(self.xpc);
+        let st = self.b.use_var(self.xstatus);
+        let f = MemFlagsData::trusted();
+        self.b.ins().store(f, r, self.ctx, abi::off::RETIRED);
+        self.b.ins().store(f, pc, self.ctx, abi::off::NEXT_PC);
         self.b.ins().return_(&[st]);
     }
 
@@ -471,6 +642,9 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Exit (cold) with `status` at `pc` when the budget cannot cover `n` more instructions.
     fn budget_check(&mut self, n: u64, pc: u64) {
+        if !self.budgeted {
+            return;
+        }
         let r = self.b.use_var(self.retired);
         let r = self.b.ins().iadd_imm_s(r, self.off as i64);
         let left = self.b.ins().isub(self.budget, r);
@@ -494,8 +668,15 @@ impl<'a, 'f> Tx<'a, 'f> {
         for n in 0..32u8 {
             if self.dirty.v & (1 << n) != 0 {
                 let base = (Regs::OFFSET_V + 64 * 8 * n as usize) as i32;
+                let packed = match self.form[n as usize] {
+                    Form::Packed { .. } => Some(self.widen_packed(VReg(n))),
+                    Form::Wide => None,
+                };
                 for c in 0..self.nch {
-                    let v = self.vget(VReg(n), c);
+                    let v = match &packed {
+                        Some(p) => p[c],
+                        None => self.vget(VReg(n), c),
+                    };
                     if self.vl == 1 {
                         let l0 = self.b.ins().extractlane(v, 0);
                         self.b.ins().store(fl, l0, self.regs, base);
@@ -521,6 +702,16 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Translate one non-control instruction (control instructions go to `control`).
     fn inst(&mut self, pc: u64, inst: &Inst) {
+        let (u, w) = reg_effects(inst);
+        if !self.full && !self.lmask_valid && (w.v != 0 || matches!(inst, Inst::VRedsum(_))) {
+            self.refresh_lane_masks();
+        }
+        let keep = self.packed_ok_operand(inst);
+        for n in 0..32u8 {
+            if u.v & (1 << n) != 0 && keep != Some(VReg(n)) {
+                self.materialize(VReg(n));
+            }
+        }
         if !self.mem_inst(pc, inst) && !self.alu_inst(inst) {
             unreachable!("region discovery only admits lowerable instructions: {inst}");
         }
@@ -529,6 +720,7 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Translate `r.insts[from..]` in the current block (one body version).
     fn run(&mut self, r: &Region, from: usize, header: Option<Block>) {
+        self.lmask_valid = false;
         let head_pc = r.insts[r.loop_head.unwrap_or(0)].0;
         for (i, (pc, inst)) in r.insts.iter().enumerate().skip(from) {
             if i == 0 && matches!(inst, Inst::Loop(_)) {
@@ -547,6 +739,28 @@ impl<'a, 'f> Tx<'a, 'f> {
             RunEnd::MaxLen => self.exit_pc(STATUS_NEXT, r.end_pc, 0),
         }
     }
+}
+
+/// The per-lane `i64x2` masks of mask value `m`.
+fn lane_masks(b: &mut FunctionBuilder<'_>, m: Value, nch: usize) -> Vec<Value> {
+    let sm = b.ins().splat(I64X2, m);
+    let zc = b
+        .func
+        .dfg
+        .constants
+        .insert(ConstantData::from(vec![0u8; 16]));
+    let z = b.ins().vconst(I64X2, zc);
+    (0..nch)
+        .map(|c| {
+            let mut bytes = Vec::with_capacity(16);
+            bytes.extend_from_slice(&(1u64 << (2 * c)).to_le_bytes());
+            bytes.extend_from_slice(&(1u64 << (2 * c + 1)).to_le_bytes());
+            let k = b.func.dfg.constants.insert(ConstantData::from(bytes));
+            let bits = b.ins().vconst(I64X2, k);
+            let t = b.ins().band(sm, bits);
+            b.ins().icmp(IntCC::NotEqual, t, z)
+        })
+        .collect()
 }
 
 /// Build the body of `func` for region `r`.
@@ -597,6 +811,29 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
             *slot = Some(vars);
         }
     }
+    let pack = packable(r);
+    let mut pv = vec![None; 32];
+    for (n, slot) in pv.iter_mut().enumerate() {
+        if pack & (1 << n) != 0 {
+            let zero = {
+                let c = b
+                    .func
+                    .dfg
+                    .constants
+                    .insert(ConstantData::from(vec![0u8; 16]));
+                b.ins().vconst(I8X16, c)
+            };
+            *slot = Some(
+                (0..nch)
+                    .map(|_| {
+                        let var = b.declare_var(I8X16);
+                        b.def_var(var, zero);
+                        var
+                    })
+                    .collect::<Vec<_>>(),
+            );
+        }
+    }
     let mut ctl = |off: usize| {
         let var = b.declare_var(I64);
         let val = b.ins().load(I64, tf, regs, off as i32);
@@ -606,6 +843,29 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let mask = ctl(Regs::OFFSET_MASK);
     let lc0 = ctl(Regs::OFFSET_LC0BASE);
     let trip = ctl(Regs::OFFSET_TRIP);
+    let lmask: Vec<Variable> = {
+        let zc = b
+            .func
+            .dfg
+            .constants
+            .insert(ConstantData::from(vec![0u8; 16]));
+        let z = b.ins().vconst(I64X2, zc);
+        (0..nch)
+            .map(|_| {
+                let var = b.declare_var(I64X2);
+                b.def_var(var, z);
+                var
+            })
+            .collect()
+    };
+    let exit_block = b.create_block();
+    b.set_cold_block(exit_block);
+    let [xpc, xret, xstatus] = [(); 3].map(|_| {
+        let v = b.declare_var(I64);
+        let z = b.ins().iconst(I64, 0);
+        b.def_var(v, z);
+        v
+    });
     let retired = b.declare_var(I64);
     let zero = b.ins().iconst(I64, 0);
     b.def_var(retired, zero);
@@ -626,13 +886,13 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let sig_load = sig(&[I64, I64, I64, I32, I64], true);
     let sig_store = sig(&[I64, I64, I64, I32, I64], true);
     let sig_fma = sig(&[I64, I64, I64, I64, I32], false);
-    let _ = I8X16;
 
     let mut tx = Tx {
         b,
         vl: cfg.vl,
         nch,
         strict: cfg.strict_align,
+        budgeted: cfg.budgeted,
         ctx,
         regs,
         mem_base,
@@ -642,6 +902,13 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         s,
         v,
         mask,
+        lmask,
+        lmask_valid: false,
+        known_partial: false,
+        exit_block,
+        xpc,
+        xret,
+        xstatus,
         lc0,
         trip,
         retired,
@@ -652,6 +919,10 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         sig_load,
         sig_store,
         sig_fma,
+        form: [Form::Wide; 32],
+        pv,
+        fast: None,
+        fast_forms: None,
     };
 
     let h = r.loop_head.unwrap_or(0);
@@ -676,19 +947,42 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         let is_full = tx.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64);
         tx.b.ins().brif(is_full, fullb, &[], genb, &[]);
         tx.b.switch_to_block(fullb);
-        tx.b.seal_block(fullb);
+        // Not sealed yet: the second full copy may jump back here (see below).
         tx.full = true;
         tx.off = 0;
+        let fast_top = fast_loop_ok(r).then(|| tx.b.create_block());
+        tx.fast = fast_top.map(|top| FastLoop { top, body_len });
         tx.run(r, h, back);
+        tx.form = [Form::Wide; 32];
         tx.b.switch_to_block(genb);
         tx.b.seal_block(genb);
         tx.full = false;
+        tx.fast = None;
         tx.off = 0;
+        tx.known_partial = true;
         tx.run(r, h, back);
+        tx.known_partial = false;
+        if let Some(top) = fast_top {
+            // The second full copy: entered only from full copies' ENDLOOP with the forms
+            // they recorded, iterating on itself while iterations stay full. When nothing is
+            // carried packed, the first full copy serves as the inner loop itself.
+            tx.b.switch_to_block(top);
+            let forms = tx.fast_forms.unwrap_or([Form::Wide; 32]);
+            if forms == [Form::Wide; 32] {
+                tx.b.ins().jump(fullb, &[]);
+            } else {
+                tx.form = forms;
+                tx.full = true;
+                tx.fast = Some(FastLoop { top, body_len });
+                tx.off = 0;
+                tx.run(r, h, back);
+            }
+        }
     } else {
         tx.full = false;
         tx.run(r, h, back);
     }
+    tx.finish_exit_block();
     tx.b.seal_all_blocks();
 }
 
