@@ -203,6 +203,7 @@ pub fn run_suite(opts: &SuiteOptions, tick: &mut dyn FnMut(&str)) -> Result<Repo
                 compile_us_median: (!compiles.is_empty()).then(|| median(&compiles)),
                 regions: compiles.len(),
                 tiered_compile_us: w.tiered_compile.0,
+                code_bytes: w.code_bytes,
             });
             if kernel == Kernel::Copy32 {
                 rows.push(Row {
@@ -213,6 +214,7 @@ pub fn run_suite(opts: &SuiteOptions, tick: &mut dyn FnMut(&str)) -> Result<Repo
                     compile_us_median: None,
                     regions: 0,
                     tiered_compile_us: 0,
+                    code_bytes: 0,
                 });
             }
         }

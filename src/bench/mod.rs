@@ -757,6 +757,8 @@ pub struct Workload {
     opts: VmOptions,
     /// Compile times (us) of every region the JIT compiled in its first run.
     pub compile_times_us: Vec<u64>,
+    /// Machine-code bytes of those regions.
+    pub code_bytes: usize,
     /// Tiered: compile time (us) and regions of its last run.
     pub tiered_compile: (u64, u64),
 }
@@ -794,6 +796,7 @@ impl Workload {
             native,
             opts: VmOptions::default(),
             compile_times_us: Vec::new(),
+            code_bytes: 0,
             tiered_compile: (0, 0),
         })
     }
@@ -887,7 +890,9 @@ impl Workload {
             *self.machine.regs = *Regs::reset(self.vl);
             self.run(which)?;
             if which == Which::Jit && self.compile_times_us.is_empty() {
-                self.compile_times_us = self.jit.stats().compile_times_us;
+                let st = self.jit.stats();
+                self.compile_times_us = st.compile_times_us;
+                self.code_bytes = st.cache.module_bytes;
             }
             if !self.native.matches(&self.machine) {
                 return Err(BenchError::Mismatch {

@@ -26,6 +26,8 @@ pub struct Row {
     pub regions: usize,
     /// Compile time inside one tiered run, microseconds.
     pub tiered_compile_us: u64,
+    /// Machine-code bytes of the row's compiled regions.
+    pub code_bytes: usize,
 }
 
 impl Row {
@@ -165,7 +167,7 @@ impl Report {
         median(&v)
     }
 
-    fn cells(&self) -> Vec<[String; 10]> {
+    fn cells(&self) -> Vec<[String; 11]> {
         self.rows
             .iter()
             .map(|r| {
@@ -185,12 +187,17 @@ impl Report {
                     } else {
                         r.tiered_compile_us.to_string()
                     },
+                    if r.regions == 0 {
+                        "-".into()
+                    } else {
+                        r.code_bytes.to_string()
+                    },
                 ]
             })
             .collect()
     }
 
-    const HEAD: [&'static str; 10] = [
+    const HEAD: [&'static str; 11] = [
         "kernel",
         "size",
         "interp",
@@ -201,14 +208,15 @@ impl Report {
         "jit/interp",
         "compile us",
         "tiered compile us",
+        "code bytes",
     ];
 
     fn footer(&self) -> String {
         format!(
             "Melem/s, median of {} repetitions, VL {}. jit = steady state (regions cached, compile \
              excluded); tiered = one cold `vm::run` per run (JIT setup, warm-up and compile \
-             included). compile us = median region compile time of the row; median over all {} \
-             regions compiled: {:.0} us.",
+             included). compile us = median region compile time of the row (code bytes: their \
+             machine code); median over all {} regions compiled: {:.0} us.",
             self.reps,
             self.vl,
             self.compile_times_us.len(),
@@ -295,6 +303,7 @@ impl Report {
                 o.insert("compile_us_median".into(), r.compile_us_median.into());
                 o.insert("regions".into(), r.regions.into());
                 o.insert("tiered_compile_us".into(), r.tiered_compile_us.into());
+                o.insert("code_bytes".into(), r.code_bytes.into());
                 serde_json::Value::Object(o)
             })
             .collect();
@@ -479,6 +488,7 @@ mod tests {
                 compile_us_median: Some(80.0),
                 regions: 2,
                 tiered_compile_us: 150,
+                code_bytes: 4000,
             }],
             compile_times_us: vec![70, 80, 90],
         }
