@@ -331,7 +331,8 @@ impl Report {
         let top = 40.0;
         let plot_h = 360.0;
         let label_h = 110.0;
-        let width = left + group * self.rows.len().max(1) as f64 + 20.0;
+        // At least wide enough for the title and legend.
+        let width = (left + group * self.rows.len().max(1) as f64 + 20.0).max(700.0);
         let height = top + plot_h + label_h;
         let vals = self.rows.iter().flat_map(|r| r.melem.iter().flatten());
         let max = vals.clone().fold(1.0f64, |a, &b| a.max(b));
