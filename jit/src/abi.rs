@@ -148,12 +148,40 @@ pub unsafe extern "C" fn lj_load(
             std::slice::from_raw_parts_mut(out, 64),
         )
     };
+    gather(ctx, |i| eas[i], mask, k, out)
+}
+
+/// [`lj_load`] for a contiguous access: lane `i`'s EA is `ea0 + (i << log2 E)` (wrapping).
+///
+/// # Safety
+/// As for [`lj_load`] (there is no EA array).
+pub unsafe extern "C" fn lj_load_contig(
+    ctx: *const JitCtx,
+    ea0: u64,
+    mask: u64,
+    k: u32,
+    out: *mut u64,
+) -> u32 {
+    // SAFETY: the caller passes a live context and a 64-entry output area.
+    let (ctx, out) = unsafe { (&*ctx, std::slice::from_raw_parts_mut(out, 64)) };
+    gather(
+        ctx,
+        |i| ea0.wrapping_add((i as u64) << (k & 3)),
+        mask,
+        k,
+        out,
+    )
+}
+
+/// The body of the load helpers, with lane EAs from `ea`.
+#[inline(always)]
+fn gather(ctx: &JitCtx, ea: impl Fn(usize) -> u64, mask: u64, k: u32, out: &mut [u64]) -> u32 {
     let e = 1u64 << (k & 3);
     let mut m = mask;
     while m != 0 {
         let i = m.trailing_zeros() as usize;
         m &= m - 1;
-        if !lane_ok(ctx, eas[i], e, k, PERM_R) {
+        if !lane_ok(ctx, ea(i), e, k, PERM_R) {
             return 0;
         }
     }
@@ -161,8 +189,8 @@ pub unsafe extern "C" fn lj_load(
     while m != 0 {
         let i = m.trailing_zeros() as usize;
         m &= m - 1;
-        let p = host(ctx, eas[i], k);
-        // SAFETY: [eas[i], eas[i] + e) passed lane_ok above.
+        let p = host(ctx, ea(i), k);
+        // SAFETY: [ea(i), ea(i) + e) passed lane_ok above.
         let v = unsafe {
             match k & 3 {
                 0 => {
@@ -218,12 +246,40 @@ pub unsafe extern "C" fn lj_store(
             std::slice::from_raw_parts(data, 64),
         )
     };
+    scatter(ctx, |i| eas[i], mask, k, data)
+}
+
+/// [`lj_store`] for a contiguous access: lane `i`'s EA is `ea0 + (i << log2 E)` (wrapping).
+///
+/// # Safety
+/// As for [`lj_store`] (there is no EA array).
+pub unsafe extern "C" fn lj_store_contig(
+    ctx: *const JitCtx,
+    ea0: u64,
+    mask: u64,
+    k: u32,
+    data: *const u64,
+) -> u32 {
+    // SAFETY: the caller passes a live context and a 64-entry data area.
+    let (ctx, data) = unsafe { (&*ctx, std::slice::from_raw_parts(data, 64)) };
+    scatter(
+        ctx,
+        |i| ea0.wrapping_add((i as u64) << (k & 3)),
+        mask,
+        k,
+        data,
+    )
+}
+
+/// The body of the store helpers, with lane EAs from `ea`.
+#[inline(always)]
+fn scatter(ctx: &JitCtx, ea: impl Fn(usize) -> u64, mask: u64, k: u32, data: &[u64]) -> u32 {
     let e = 1u64 << (k & 3);
     let mut m = mask;
     while m != 0 {
         let i = m.trailing_zeros() as usize;
         m &= m - 1;
-        if !lane_ok(ctx, eas[i], e, k, PERM_W) {
+        if !lane_ok(ctx, ea(i), e, k, PERM_W) {
             return 0;
         }
     }
@@ -231,9 +287,9 @@ pub unsafe extern "C" fn lj_store(
     while m != 0 {
         let i = m.trailing_zeros() as usize;
         m &= m - 1;
-        let p = host(ctx, eas[i], k);
+        let p = host(ctx, ea(i), k);
         let v = data[i];
-        // SAFETY: [eas[i], eas[i] + e) passed lane_ok above.
+        // SAFETY: [ea(i), ea(i) + e) passed lane_ok above.
         unsafe {
             match k & 3 {
                 0 => p.write(v as u8),

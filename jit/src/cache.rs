@@ -5,6 +5,7 @@
 //! dropped and its memory freed, and a fresh module takes over.
 
 use crate::JitError;
+use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use std::collections::HashMap;
@@ -66,18 +67,29 @@ pub struct CacheStats {
 /// Compiled regions and the module that holds them.
 pub struct CodeCache {
     pub(crate) module: Option<JITModule>,
+    /// The quick-compiling code generator for straight-line regions (see [`new_isa`]); its
+    /// code is placed in `module` as bytes.
+    pub(crate) quick_isa: OwnedTargetIsa,
     map: HashMap<Key, Entry>,
     limits: CacheLimits,
     pub(crate) stats: CacheStats,
 }
 
-/// A fresh JIT module for the host (features from `cranelift_native`, opt_level speed).
-pub(crate) fn new_module() -> Result<JITModule, JitError> {
+/// A code generator for the host (features from `cranelift_native`). `quick` selects the
+/// settings for straight-line regions, which run once per entry: no optimisation and the
+/// single-pass register allocator, several times cheaper to compile than the optimising
+/// settings (opt_level speed, backtracking allocator) used for loops.
+pub(crate) fn new_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {
     let mut fb = settings::builder();
     let set = |fb: &mut settings::Builder, k: &str, v: &str| {
         fb.set(k, v).map_err(|e| JitError::Setup(e.to_string()))
     };
-    set(&mut fb, "opt_level", "speed")?;
+    if quick {
+        set(&mut fb, "opt_level", "none")?;
+        set(&mut fb, "regalloc_algorithm", "single_pass")?;
+    } else {
+        set(&mut fb, "opt_level", "speed")?;
+    }
     set(&mut fb, "use_colocated_libcalls", "false")?;
     set(&mut fb, "is_pic", "false")?;
     set(
@@ -89,12 +101,16 @@ pub(crate) fn new_module() -> Result<JITModule, JitError> {
             "false"
         },
     )?;
-    let isa = cranelift_native::builder()
+    cranelift_native::builder()
         .map_err(|e| JitError::Setup(e.to_string()))?
         .finish(settings::Flags::new(fb))
-        .map_err(|e| JitError::Setup(e.to_string()))?;
+        .map_err(|e| JitError::Setup(e.to_string()))
+}
+
+/// A fresh JIT module for the host with the optimising settings of [`new_isa`].
+pub(crate) fn new_module() -> Result<JITModule, JitError> {
     Ok(JITModule::new(JITBuilder::with_isa(
-        isa,
+        new_isa(false)?,
         cranelift_module::default_libcall_names(),
     )))
 }
@@ -104,6 +120,7 @@ impl CodeCache {
     pub fn new(limits: CacheLimits) -> Result<CodeCache, JitError> {
         Ok(CodeCache {
             module: Some(new_module()?),
+            quick_isa: new_isa(true)?,
             map: HashMap::new(),
             limits,
             stats: CacheStats::default(),

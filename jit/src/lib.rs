@@ -12,10 +12,11 @@ mod translate;
 
 use abi::{JitCtx, STATUS_INTERP};
 use cache::{CacheLimits, CacheStats, CodeCache, Entry, Key, RegionFn};
+use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{AbiParam, UserFuncName};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_module::{Linkage, Module};
+use cranelift_module::{Linkage, Module, ModuleReloc};
 use lanejit_interp::machine::Machine;
 use region::Code;
 use std::time::Instant;
@@ -176,14 +177,37 @@ impl Jit {
             translate::translate(&mut b, &region, cfg);
             b.finalize(fcfg);
         }
-        module
-            .define_function(id, &mut self.ctx)
-            .map_err(|e| err(&format!("{e:?}")))?;
-        let size = self
-            .ctx
-            .compiled_code()
-            .map(|c| c.code_buffer().len())
-            .unwrap_or(0);
+        let size = if region.loop_head.is_some() {
+            module
+                .define_function(id, &mut self.ctx)
+                .map_err(|e| err(&format!("{e:?}")))?;
+            self.ctx
+                .compiled_code()
+                .map(|c| c.code_buffer().len())
+                .unwrap_or(0)
+        } else {
+            // Straight-line code runs once per entry: compile it with the quick settings and
+            // place the bytes in the module.
+            let isa = &*self.cache.quick_isa;
+            self.ctx
+                .compile(isa, &mut ControlPlane::default())
+                .map_err(|e| err(&format!("{:?}", e.inner)))?;
+            let code = self.ctx.compiled_code().expect("just compiled");
+            let relocs: Vec<ModuleReloc> = code
+                .buffer
+                .relocs()
+                .iter()
+                .map(|r| ModuleReloc::from_mach_reloc(r, &self.ctx.func, id))
+                .collect();
+            let align = u64::from(code.buffer.alignment);
+            let bytes = code.code_buffer();
+            let module = self.cache.module.as_mut().expect("module");
+            module
+                .define_function_bytes(id, align, bytes, &relocs)
+                .map_err(|e| err(&format!("{e:?}")))?;
+            bytes.len()
+        };
+        let module = self.cache.module.as_mut().expect("module");
         module.clear_context(&mut self.ctx);
         module.finalize_definitions().map_err(|e| err(&e))?;
         let ptr = module.get_finalized_function(id);

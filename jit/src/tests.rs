@@ -246,3 +246,39 @@ fn helpers_reject_wrapping_and_out_of_range_lanes() {
     let ok = unsafe { abi::lj_load(&ctx, eas.as_ptr(), 0b10, 2 | kind::ALIGN, out.as_mut_ptr()) };
     assert_eq!(ok, 0);
 }
+
+#[test]
+fn contiguous_helpers_derive_lane_eas_from_lane_0() {
+    let code = encode(&copy_loop());
+    let mut m = machine(&code, 4);
+    let ctx = JitCtx {
+        regs: &mut *m.regs,
+        mem: m.mem.view(),
+        tile: m.tile.view(),
+        budget: u64::MAX,
+        retired: 0,
+        next_pc: 0,
+    };
+    let mut out = [0u64; 64];
+    // Lanes 1 and 3 of a word access at 0x10000: EAs 0x10004 and 0x1000c.
+    // SAFETY: the context describes `m`'s live memory; the array holds 64 entries.
+    let ok = unsafe { abi::lj_load_contig(&ctx, 0x10000, 0b1010, 2, out.as_mut_ptr()) };
+    assert_eq!(ok, 1);
+    let mut eas = [0u64; 64];
+    eas[1] = 0x10004;
+    eas[3] = 0x1000c;
+    let mut want = [0u64; 64];
+    // SAFETY: as above.
+    let ok = unsafe { abi::lj_load(&ctx, eas.as_ptr(), 0b1010, 2, want.as_mut_ptr()) };
+    assert_eq!(ok, 1);
+    assert_eq!(out, want);
+    assert_eq!(out[0], 0);
+    // Lane 1 of an access whose lane 0 is at the top of the address space wraps to 0x6.
+    let data = [0u64; 64];
+    // SAFETY: as above.
+    let ok = unsafe { abi::lj_store_contig(&ctx, u64::MAX - 1, 0b10, 3, data.as_ptr()) };
+    assert_eq!(ok, 0, "EA 0x6 is unmapped");
+    // SAFETY: as above.
+    let ok = unsafe { abi::lj_store_contig(&ctx, 0x10000 - 8, 0b10, 3, data.as_ptr()) };
+    assert_eq!(ok, 0, "0x10000 is read-only");
+}

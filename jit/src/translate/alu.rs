@@ -54,6 +54,17 @@ impl Tx<'_, '_> {
         }
     }
 
+    /// All chunks of a vector source operand (a broadcast is built once).
+    pub(crate) fn vsrc_all(&mut self, src: VSrc) -> Vec<Value> {
+        match src {
+            VSrc::V(r) => self.vget_all(r),
+            VSrc::S(_) | VSrc::Imm(_) => {
+                let v = self.vsrc(src, 0);
+                vec![v; self.nch]
+            }
+        }
+    }
+
     /// Lane ids of chunk `c`.
     pub(crate) fn lane_ids(&mut self, c: usize) -> Value {
         self.vconst2(2 * c as u64, 2 * c as u64 + 1)
@@ -92,24 +103,37 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// Canonicalise NaN lanes of a float vector; returns the `i64x2` bit pattern.
-    fn fp_finish(&mut self, w: FpWidth, r: Value) -> Value {
+    /// The constants of [`Self::fp_finish`] for width `w`: the canonical NaN vector and, for
+    /// f32, the low-half mask.
+    fn fp_consts(&mut self, w: FpWidth) -> (Value, Value) {
+        match w {
+            FpWidth::S => {
+                let kc = self.b.ins().iconst(I32, CANONICAL_NAN_F32 as i64);
+                let canon = self.b.ins().splat(I32X4, kc);
+                let low = self.vconst2(0xffff_ffff, 0xffff_ffff);
+                (canon, low)
+            }
+            FpWidth::D => {
+                let canon = self.vconst2(CANONICAL_NAN_F64, CANONICAL_NAN_F64);
+                (canon, canon)
+            }
+        }
+    }
+
+    /// Canonicalise NaN lanes of a float vector; returns the `i64x2` bit pattern. `k` comes
+    /// from [`Self::fp_consts`].
+    fn fp_finish(&mut self, w: FpWidth, r: Value, k: (Value, Value)) -> Value {
         let isnan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
         match w {
             FpWidth::S => {
                 let ri = self.bitcast(I32X4, r);
-                let k = CANONICAL_NAN_F32 as i64;
-                let kc = self.b.ins().iconst(I32, k);
-                let canon = self.b.ins().splat(I32X4, kc);
-                let sel = self.b.ins().bitselect(isnan, canon, ri);
+                let sel = self.b.ins().bitselect(isnan, k.0, ri);
                 let sel = self.bitcast(I64X2, sel);
-                let low = self.vconst2(0xffff_ffff, 0xffff_ffff);
-                self.b.ins().band(sel, low)
+                self.b.ins().band(sel, k.1)
             }
             FpWidth::D => {
                 let ri = self.bitcast(I64X2, r);
-                let canon = self.vconst2(CANONICAL_NAN_F64, CANONICAL_NAN_F64);
-                self.b.ins().bitselect(isnan, canon, ri)
+                self.b.ins().bitselect(isnan, k.0, ri)
             }
         }
     }
@@ -117,7 +141,7 @@ impl Tx<'_, '_> {
     fn fp(&mut self, op: FpOp, w: FpWidth, vd: VReg, va: VReg, vb: VSrc) {
         if op == FpOp::Fma {
             let a = self.vget_all(va);
-            let bs: Vec<Value> = (0..self.nch).map(|c| self.vsrc(vb, c)).collect();
+            let bs = self.vsrc_all(vb);
             let d = self.vget_all(vd);
             let pa = self.spill(0, &a);
             let pb = self.spill(1, &bs);
@@ -137,10 +161,11 @@ impl Tx<'_, '_> {
             FpWidth::S => F32X4,
             FpWidth::D => F64X2,
         };
+        let bs = self.vsrc_all(vb);
+        let k = self.fp_consts(w);
         let mut out = Vec::with_capacity(self.nch);
-        for c in 0..self.nch {
+        for (c, &b) in bs.iter().enumerate() {
             let a = self.vget(va, c);
-            let b = self.vsrc(vb, c);
             let a = self.bitcast(fty, a);
             let b = self.bitcast(fty, b);
             let r = match op {
@@ -149,7 +174,7 @@ impl Tx<'_, '_> {
                 FpOp::Mul => self.b.ins().fmul(a, b),
                 FpOp::Fma => unreachable!(),
             };
-            out.push(self.fp_finish(w, r));
+            out.push(self.fp_finish(w, r, k));
         }
         self.vset_masked(vd, &out);
     }
@@ -247,32 +272,32 @@ impl Tx<'_, '_> {
                     VSrc::S(r) => Some(self.sget(r)),
                     VSrc::Imm(i) => Some(self.iconst(i as i64 as u64)),
                 };
+                let bs = self.vsrc_all(o.vb);
                 let mut out = Vec::with_capacity(self.nch);
-                for c in 0..self.nch {
+                for (c, &b) in bs.iter().enumerate() {
                     let a = self.vget(o.va, c);
-                    let b = self.vsrc(o.vb, c);
                     out.push(self.valu(op, a, b, b_scalar));
                 }
                 self.vset_masked(o.vd, &out);
             }
             (Inst::VMov(o), _) => {
-                let out: Vec<Value> = (0..self.nch).map(|c| self.vsrc(o.src, c)).collect();
+                let out = self.vsrc_all(o.src);
                 self.vset_masked(o.vd, &out);
             }
             (Inst::VLaneid(o) | Inst::VLc0(o), Sem::VRead(r)) => {
                 let base = match r {
                     VRead::LaneId => None,
-                    VRead::Lc0 => Some(self.b.use_var(self.lc0)),
+                    VRead::Lc0 => {
+                        let l = self.b.use_var(self.lc0);
+                        Some(self.b.ins().splat(I64X2, l))
+                    }
                 };
                 let mut out = Vec::with_capacity(self.nch);
                 for c in 0..self.nch {
                     let ids = self.lane_ids(c);
                     out.push(match base {
                         None => ids,
-                        Some(l) => {
-                            let s = self.b.ins().splat(I64X2, l);
-                            self.b.ins().iadd(s, ids)
-                        }
+                        Some(s) => self.b.ins().iadd(s, ids),
                     });
                 }
                 self.vset_masked(o.vd, &out);

@@ -9,7 +9,9 @@
 //!   highest lane's data, which is what ascending lane order leaves in memory).
 //! * Everything else (vector bases or offsets, partial masks, tile space, a failed fast check):
 //!   lane EAs are computed with SIMD adds and shifts into a scratch area and a helper checks all
-//!   active lanes first and then performs the accesses (`abi::lj_load` / `abi::lj_store`).
+//!   active lanes first and then performs the accesses (`abi::lj_load` / `abi::lj_store`;
+//!   a contiguous access passes only lane 0's EA to `abi::lj_load_contig` /
+//!   `abi::lj_store_contig`).
 //!   When it reports a fault, compiled code exits before the instruction and the interpreter
 //!   raises the precise trap.
 //!
@@ -128,19 +130,25 @@ fn operands(inst: &Inst, ms: MemSem) -> Option<(Reg, Addr, bool)> {
 }
 
 impl Tx<'_, '_> {
-    /// Chunk `c` of a register used as an address operand (`lc0` reads LC0BASE + lane).
-    fn addr_reg(&mut self, r: Reg, c: usize) -> Value {
+    /// The chunks of a register used as an address operand (`lc0` reads LC0BASE + lane); a
+    /// broadcast is built once.
+    fn addr_reg(&mut self, r: Reg) -> Vec<Value> {
         match r {
             Reg::S(n) => {
                 let s = self.sget(SReg(n));
-                self.b.ins().splat(I64X2, s)
+                let v = self.b.ins().splat(I64X2, s);
+                vec![v; self.nch]
             }
-            Reg::V(n) => self.vget(VReg(n), c),
+            Reg::V(n) => self.vget_all(VReg(n)),
             Reg::Lc0 => {
                 let l = self.b.use_var(self.lc0);
                 let s = self.b.ins().splat(I64X2, l);
-                let ids = self.lane_ids(c);
-                self.b.ins().iadd(s, ids)
+                (0..self.nch)
+                    .map(|c| {
+                        let ids = self.lane_ids(c);
+                        self.b.ins().iadd(s, ids)
+                    })
+                    .collect()
             }
         }
     }
@@ -195,22 +203,23 @@ impl Tx<'_, '_> {
                     })
                     .collect()
             }
-            Addr::RegOff { base, off, shift } => (0..self.nch)
-                .map(|c| {
-                    let b = self.addr_reg(base, c);
-                    let o = self.addr_reg(off, c);
-                    let sh = self.iconst(shift as u64);
-                    let o = self.b.ins().ishl(o, sh);
-                    self.b.ins().iadd(b, o)
-                })
-                .collect(),
-            Addr::Imm { base, off } => (0..self.nch)
-                .map(|c| {
-                    let b = self.addr_reg(base, c);
-                    let k = self.vconst2(off, off);
-                    self.b.ins().iadd(b, k)
-                })
-                .collect(),
+            Addr::RegOff { base, off, shift } => {
+                let bs = self.addr_reg(base);
+                let os = self.addr_reg(off);
+                let sh = self.iconst(shift as u64);
+                bs.into_iter()
+                    .zip(os)
+                    .map(|(b, o)| {
+                        let o = self.b.ins().ishl(o, sh);
+                        self.b.ins().iadd(b, o)
+                    })
+                    .collect()
+            }
+            Addr::Imm { base, off } => {
+                let bs = self.addr_reg(base);
+                let k = self.vconst2(off, off);
+                bs.into_iter().map(|b| self.b.ins().iadd(b, k)).collect()
+            }
         }
     }
 
@@ -525,29 +534,59 @@ impl Tx<'_, '_> {
         // General path: per-lane EAs, the helper checks every active lane, then accesses.
         self.b.switch_to_block(slow);
         self.b.seal_block(slow);
-        let eas = self.ea_chunks(addr, ms.log2e);
-        let pa = self.spill(0, &eas);
+        // A contiguous access passes lane 0's EA; the helper derives the others.
+        let (pa, contig) = match addr {
+            Addr::Contig { base, off } => (self.contig_ea0(base, off, ms.log2e), true),
+            _ => {
+                let eas = self.ea_chunks(addr, ms.log2e);
+                (self.spill(0, &eas), false)
+            }
+        };
         let m = self.mask_value();
         let kw = self.kind_word(ms, local) as i64;
         let k = self.b.ins().iconst(I32, kw);
         match ms.dir {
             Dir::Load => {
-                let pout = self.scratch_addr(1);
-                let f = self.iconst(abi::lj_load as *const () as usize as u64);
+                let Reg::V(d) = data else { unreachable!() };
+                // With vectors in the register file the helper writes the active lanes of the
+                // destination in place (it writes nothing when a lane faults).
+                let pout = if self.vmem {
+                    self.vreg_addr(VReg(d))
+                } else {
+                    self.scratch_addr(1)
+                };
+                let h = if contig {
+                    abi::lj_load_contig as *const ()
+                } else {
+                    abi::lj_load as *const ()
+                };
+                let f = self.iconst(h as usize as u64);
                 let call =
                     self.b
                         .ins()
                         .call_indirect(self.sig_load, f, &[self.ctx, pa, m, k, pout]);
                 let ok = self.b.inst_results(call)[0];
                 self.guard(ok, pc);
-                let vals = self.unspill(pout);
-                let Reg::V(d) = data else { unreachable!() };
-                self.vset_masked(VReg(d), &vals);
+                if !self.vmem {
+                    let vals = self.unspill(pout);
+                    self.vset_masked(VReg(d), &vals);
+                }
             }
             Dir::Store => {
-                let vals = self.data_chunks(data);
-                let pd = self.spill(1, &vals);
-                let f = self.iconst(abi::lj_store as *const () as usize as u64);
+                let pd = match data {
+                    // The helper reads the data lanes from the register file directly.
+                    Reg::V(n) if self.vmem => self.vreg_addr(VReg(n)),
+                    _ => {
+                        let vals = self.data_chunks(data);
+                        self.spill(1, &vals)
+                    }
+                };
+                let h = if contig {
+                    abi::lj_store_contig as *const ()
+                } else {
+                    abi::lj_store as *const ()
+                };
+                let f = self.iconst(h as usize as u64);
                 let call = self
                     .b
                     .ins()

@@ -2,8 +2,11 @@
 //!
 //! Guest registers live in Cranelift [`Variable`]s for the whole region (a vector register is
 //! `ceil(VL / 2)` `i64x2` variables); they are loaded once at entry and the registers the region
-//! can write are stored back at every exit. The mask, LC0BASE and trip count are `i64`
-//! variables too. The number of instructions retired is a variable updated once per loop
+//! can write are stored back at every exit. In a straight-line (non-loop) region vector
+//! registers stay in the register file instead: reads load their chunks and writes store them
+//! once the instruction's checks have passed, which compiles much faster. The mask, LC0BASE
+//! and trip count are `i64` variables too. The number of instructions retired is a variable
+//! updated once per loop
 //! iteration plus a static offset inside the current straight segment, so every exit stores
 //! the exact count.
 //!
@@ -327,6 +330,12 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) budget: Value,
     s: [Option<Variable>; 32],
     v: Vec<Option<Vec<Variable>>>,
+    /// Whether vector registers live in the register file instead of variables: every read
+    /// loads its chunks, every write stores them as soon as the instruction's checks have
+    /// passed (so exits need not write vectors back). Used for straight-line regions, which
+    /// run once per entry and compile several times faster without the vector variables
+    /// (no SSA phis at the shared exit, short live ranges).
+    pub(crate) vmem: bool,
     pub(crate) mask: Variable,
     /// Per-lane form of the mask, one `i64x2` per chunk.
     pub(crate) lmask: Vec<Variable>,
@@ -424,8 +433,35 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.b.def_var(var, v);
     }
 
+    /// Byte offset of chunk `c` of vector register `r` in the register file.
+    fn voff(r: VReg, c: usize) -> i32 {
+        (Regs::OFFSET_V + 64 * 8 * r.0 as usize + 16 * c) as i32
+    }
+
+    /// Address of vector register `r` (64 lanes) in the register file.
+    pub(crate) fn vreg_addr(&mut self, r: VReg) -> Value {
+        self.b.ins().iadd_imm_s(self.regs, Self::voff(r, 0) as i64)
+    }
+
+    /// Store chunk `c` of `r` to the register file (only lane 0 at VL 1, as the writeback).
+    fn vstore(&mut self, r: VReg, c: usize, v: Value) {
+        let fl = MemFlagsData::trusted();
+        if self.vl == 1 {
+            let l0 = self.b.ins().extractlane(v, 0);
+            self.b.ins().store(fl, l0, self.regs, Self::voff(r, c));
+        } else {
+            self.b.ins().store(fl, v, self.regs, Self::voff(r, c));
+        }
+    }
+
     /// Chunk `c` of vector register `r`.
     pub(crate) fn vget(&mut self, r: VReg, c: usize) -> Value {
+        if self.vmem {
+            return self
+                .b
+                .ins()
+                .load(I64X2, MemFlagsData::trusted(), self.regs, Self::voff(r, c));
+        }
         if let Form::Packed { .. } = self.form[r.0 as usize] {
             // Not normally reached (instructions materialise their packed operands first);
             // widening locally is correct wherever it happens.
@@ -536,6 +572,10 @@ impl<'a, 'f> Tx<'a, 'f> {
                 let m = self.lane_mask(c);
                 self.b.ins().bitselect(m, v, old)
             };
+            if self.vmem {
+                self.vstore(r, c, nv);
+                continue;
+            }
             let var = self.v[r.0 as usize].as_ref().expect("register declared")[c];
             self.b.def_var(var, nv);
         }
@@ -545,6 +585,10 @@ impl<'a, 'f> Tx<'a, 'f> {
     pub(crate) fn vset_raw(&mut self, r: VReg, vals: &[Value]) {
         self.form[r.0 as usize] = Form::Wide;
         for (c, &v) in vals.iter().enumerate() {
+            if self.vmem {
+                self.vstore(r, c, v);
+                continue;
+            }
             let var = self.v[r.0 as usize].as_ref().expect("register declared")[c];
             self.b.def_var(var, v);
         }
@@ -787,6 +831,12 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         dirty.v |= w.v;
     }
     let nch = (cfg.vl as usize).div_ceil(2);
+    let vmem = r.loop_head.is_none();
+    if vmem {
+        // Vector registers are stored as they are written (see `Tx::vmem`).
+        used.v = 0;
+        dirty.v = 0;
+    }
     let mut s = [None; 32];
     for (n, slot) in s.iter_mut().enumerate().skip(1) {
         if used.s & (1 << n) != 0 {
@@ -811,7 +861,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
             *slot = Some(vars);
         }
     }
-    let pack = packable(r);
+    let pack = if vmem { 0 } else { packable(r) };
     let mut pv = vec![None; 32];
     for (n, slot) in pv.iter_mut().enumerate() {
         if pack & (1 << n) != 0 {
@@ -901,6 +951,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         budget,
         s,
         v,
+        vmem,
         mask,
         lmask,
         lmask_valid: false,
