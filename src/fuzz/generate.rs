@@ -7,8 +7,10 @@
 //! [`arbitrary::Unstructured`], so the same generator serves `lanejit fuzz` (bytes from a
 //! seeded ChaCha stream) and the cargo-fuzz `diff` target (bytes from libFuzzer).
 //!
-//! Programs always terminate: branches only go forward, loops are not nested and their trip
-//! counts are bounded, and every case carries a fuel budget (`max_instructions`).
+//! Programs always terminate: branches only go forward (they may enter or leave a loop body),
+//! loops are not nested and their trip counts are bounded, so the only backward edges are
+//! `ENDLOOP`s, each of which raises LC0BASE by VL until it reaches the latched trip count; and
+//! every case carries a fuel budget (`max_instructions`) besides.
 //! Faults happen on purpose: the map has read-only pages and unmapped holes, base registers
 //! point near page edges, holes, the top of the address space and the tile's end, and the
 //! tile has `none`/`r` granules.
@@ -464,6 +466,83 @@ fn alu_inst(u: &mut Unstructured) -> Result<Inst> {
     })
 }
 
+/// A random instruction of any non-control opcode with random operand bits (any register,
+/// any immediate): reaches the registers the role-based generator never uses (`s16..s31`,
+/// `v0`, `v17..v31`) and odd operand combinations. Falls back to a NOP when a few random
+/// words in a row do not decode.
+fn wild_inst(u: &mut Unstructured) -> Result<Inst> {
+    let ops: Vec<Opcode> = Opcode::ALL
+        .iter()
+        .copied()
+        .filter(|o| {
+            !matches!(
+                o.sem(),
+                Sem::Branch(_) | Sem::Ctl(Ctl::Jump | Ctl::Loop | Ctl::EndLoop)
+            )
+        })
+        .collect();
+    for _ in 0..4 {
+        let op = pick(u, &ops)?;
+        let bits: u64 = u.arbitrary()?;
+        let word = (bits & !0xff) | op as u64;
+        let second: u64 = u.arbitrary()?;
+        if let Ok(inst) = Inst::decode(&[word, second]) {
+            return Ok(inst);
+        }
+    }
+    Ok(Inst::Nop(Nullary))
+}
+
+/// Floating-point values that engines get wrong most easily: NaNs (quiet, signalling, with
+/// payloads), infinities, signed zeros, subnormals, extremes; as f32 (low half) and f64.
+const FP_SPECIALS: [u64; 20] = [
+    0x7fc0_0000,
+    0x7f80_0001,
+    0xffc0_0001,
+    0x7f80_0000,
+    0xff80_0000,
+    0x8000_0000,
+    0x0000_0001,
+    0x807f_ffff,
+    0x7f7f_ffff,
+    0x3f80_0000,
+    0x7ff8_0000_0000_0000,
+    0x7ff0_0000_0000_0001,
+    0xfff8_0000_0000_0001,
+    0x7ff0_0000_0000_0000,
+    0xfff0_0000_0000_0000,
+    0x8000_0000_0000_0000,
+    0x0000_0000_0000_0001,
+    0x800f_ffff_ffff_ffff,
+    0x7fef_ffff_ffff_ffff,
+    0x3ff0_0000_0000_0000,
+];
+
+/// Load a special floating-point value into a work vector (`S.LI` into a work scalar, then
+/// `V.MOV`), on all active lanes.
+fn fp_special(u: &mut Unstructured, items: &mut Vec<Item>) -> Result<()> {
+    let s = SReg(pick(u, &[14u8, 15])?);
+    let imm = pick(u, &FP_SPECIALS)? | if u.ratio(1, 4)? { 1 << 40 } else { 0 };
+    items.push(Item::Inst(Inst::SLi(SLi { sd: s, imm })));
+    items.push(Item::Inst(Inst::VMov(VMov {
+        vd: vreg(u, false)?,
+        src: VSrc::S(s),
+    })));
+    Ok(())
+}
+
+/// A mask value: random bits, or none, one, the last, or every lane.
+fn mask_value(u: &mut Unstructured, vl: u32) -> Result<u64> {
+    Ok(match u.int_in_range(0..=6)? {
+        0 => 0,
+        1 => 1,
+        2 => 1 << (vl - 1),
+        3 => u64::MAX,
+        4 => u64::MAX << (vl / 2),
+        _ => u.arbitrary()?,
+    })
+}
+
 /// A memory address inside (mostly) or at the edges of the data region.
 fn mem_addr(u: &mut Unstructured) -> Result<u64> {
     let region = DATA_PAGES * PAGE_SIZE;
@@ -621,26 +700,31 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
             })));
         }
     }
-    // Body.
+    // Body. Branches only go forward, but may leave a loop body or enter one (ENDLOOP then
+    // runs with whatever trip count and LC0BASE are current, which is well defined).
     let n = u.int_in_range(1..=30)?;
     let mut labels = 0usize;
     let mut pending: Vec<(usize, usize)> = Vec::new(); // (label, items remaining until defined)
     let mut in_loop: Option<usize> = None; // items left in the current loop body
     for _ in 0..n {
-        match u.int_in_range(0..=19)? {
+        match u.int_in_range(0..=21)? {
             0..=8 => items.push(Item::Inst(mem_inst(u)?)),
-            9..=14 => items.push(Item::Inst(alu_inst(u)?)),
+            9..=13 => items.push(Item::Inst(alu_inst(u)?)),
+            14 if u.ratio(1, 2)? => fp_special(u, &mut items)?,
+            14 => items.push(Item::Inst(wild_inst(u)?)),
             15 if in_loop.is_none() => {
                 // Loop with an interesting trip count.
                 let trip_reg = SReg(pick(u, &[9u8, 10, 11])?);
-                let trip = match u.int_in_range(0..=6)? {
-                    0 => 0,
-                    1 => 1,
-                    2 => vl as u64 - 1,
-                    3 => vl as u64,
-                    4 => vl as u64 + 1,
-                    5 => u.int_in_range(0..=300)?,
-                    _ => u.int_in_range(0..=600)?,
+                let trip = match u.int_in_range(0..=13)? {
+                    0 | 1 => 0,
+                    2 | 3 => 1,
+                    4 => vl as u64 - 1,
+                    5 | 6 => vl as u64,
+                    7 => vl as u64 + 1,
+                    8 => 2 * vl as u64 + u.int_in_range(0..=1)?,
+                    9 | 10 => u.int_in_range(0..=300)?,
+                    11 | 12 => u.int_in_range(0..=600)?,
+                    _ => u.int_in_range(600..=4000)?,
                 };
                 items.push(Item::Inst(Inst::SLi(SLi {
                     sd: trip_reg,
@@ -655,12 +739,12 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
                 let r = SReg(pick(u, &[12u8, 13])?);
                 items.push(Item::Inst(Inst::SLi(SLi {
                     sd: r,
-                    imm: u.arbitrary()?,
+                    imm: mask_value(u, vl)?,
                 })));
                 items.push(Item::Inst(Inst::VSetmask(VSetMask { sa: r })));
             }
-            17 if in_loop.is_none() => {
-                // Forward branch (never out of a loop body: labels are placed outside loops).
+            17 | 18 => {
+                // Forward branch: within a loop body, out of one, into one, or past one.
                 let l = labels;
                 labels += 1;
                 let sb = if u.ratio(1, 2)? {
@@ -683,11 +767,28 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
                     _ => Inst::Bgeu(b),
                 };
                 items.push(Item::Branch(inst, l));
-                pending.push((l, u.int_in_range(1..=5)?));
-                continue;
+                pending.push((l, u.int_in_range(0..=6)?));
             }
-            18 if u.ratio(1, 8)? => items.push(Item::Raw(u.arbitrary::<u64>()? | 0xff)),
+            19 if u.ratio(1, 8)? => items.push(Item::Raw(u.arbitrary::<u64>()? | 0xff)),
+            19 => items.push(Item::Inst(wild_inst(u)?)),
             _ => items.push(Item::Inst(mem_inst(u)?)),
+        }
+        // Labels due now go before or after a closing ENDLOOP (so a branch may target the
+        // ENDLOOP itself, or the instruction after it).
+        let labels_first = u.ratio(1, 2)?;
+        let mut place_labels = |items: &mut Vec<Item>| {
+            pending.retain_mut(|(l, left)| {
+                if *left == 0 {
+                    items.push(Item::Label(*l));
+                    false
+                } else {
+                    *left -= 1;
+                    true
+                }
+            })
+        };
+        if labels_first {
+            place_labels(&mut items);
         }
         if let Some(left) = in_loop.as_mut() {
             *left -= 1;
@@ -696,16 +797,8 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
                 in_loop = None;
             }
         }
-        if in_loop.is_none() {
-            pending.retain_mut(|(l, left)| {
-                *left = left.saturating_sub(1);
-                if *left == 0 {
-                    items.push(Item::Label(*l));
-                    false
-                } else {
-                    true
-                }
-            });
+        if !labels_first {
+            place_labels(&mut items);
         }
     }
     if in_loop.is_some() {

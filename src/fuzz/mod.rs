@@ -1,10 +1,19 @@
 //! Differential fuzzing: run generated programs on several engines and compare everything
-//! bit for bit; on a divergence, bisect to the first retired instruction at which the states
-//! differ, shrink the program, and write a reproducer.
+//! bit for bit; on a divergence, shrink the program, bisect to the first retired instruction
+//! at which the states differ, and write a reproducer that replays to the same divergence.
 //!
 //! What is compared ([`Snapshot`]): the contract's [`RunResult`] (status, pc, retired count,
 //! trap, mask, LC0BASE, every register), the hidden latched trip count, every mapped page of
 //! memory and the whole tile. Engine statistics are not compared.
+//!
+//! A campaign ([`campaign`]) is deterministic for a seed: case `i` is generated from its own
+//! ChaCha stream ([`case_bytes`]), independently of every other case, so cases can run in
+//! parallel (rayon) and a campaign reports the same divergences whatever the thread count.
+//!
+//! A reproducer ([`reproducer`]) is canonical assembly (the program's `.vl`, map, tile
+//! protections and data included) behind a comment header; its `; fuzz-config:` line carries
+//! the run flags (`--vl`, `--strict-align`, `--max-instructions`), which [`ReproConfig`]
+//! parses back and [`replay`] honours.
 //!
 //! Not fuzzed, and why:
 //! - backward branches: they would need a termination argument per program; loops come from
@@ -22,10 +31,13 @@ use crate::vm::{self, Engine, VmOptions};
 use arbitrary::Unstructured;
 use generate::GenProgram;
 use lanejit_interp::interp::Decoded;
-use lanejit_interp::machine::Machine;
+use lanejit_interp::machine::{Config, Machine, valid_vl};
 use lanejit_interp::program::Program;
 use lanejit_interp::result::RunResult;
 use rand::{RngCore, SeedableRng};
+use rayon::prelude::*;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Everything compared between engines after a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,6 +59,10 @@ pub const ENGINES: [(&str, Engine); 3] = [
     ("tiered", Engine::Tiered),
 ];
 
+/// The tiered engine's threshold under fuzzing: low, so that short programs mix interpreted
+/// and compiled execution of the same region.
+pub const FUZZ_JIT_THRESHOLD: u32 = 2;
+
 /// The name of an engine.
 pub fn engine_name(e: Engine) -> &'static str {
     ENGINES
@@ -57,14 +73,13 @@ pub fn engine_name(e: Engine) -> &'static str {
 
 /// Run `program` with `config` on `engine` and capture the snapshot. `None` when the machine
 /// cannot be built (the generator never produces such programs; replays might).
-pub fn run_snapshot(
-    program: &Program,
-    config: lanejit_interp::machine::Config,
-    engine: Engine,
-) -> Option<Snapshot> {
+pub fn run_snapshot(program: &Program, config: Config, engine: Engine) -> Option<Snapshot> {
     let mut m = Machine::new(program, config).ok()?;
     let d = Decoded::new(&program.code);
-    let (exit, _) = vm::run(engine, &mut m, &d, &VmOptions { jit_threshold: 2 });
+    let opts = VmOptions {
+        jit_threshold: FUZZ_JIT_THRESHOLD,
+    };
+    let (exit, _) = vm::run(engine, &mut m, &d, &opts);
     let result = RunResult::capture(&m, exit, &[]);
     let memory = m.mem.mapped_pages().map(|(a, b)| (a, b.to_vec())).collect();
     Some(Snapshot {
@@ -75,6 +90,9 @@ pub fn run_snapshot(
     })
 }
 
+/// Two engines whose snapshots of the same run differ: (reference, other).
+pub type Pair = ((Engine, Snapshot), (Engine, Snapshot));
+
 /// A divergence between two engines on one program.
 #[derive(Clone, Debug)]
 pub struct Divergence {
@@ -84,16 +102,13 @@ pub struct Divergence {
     pub a: (Engine, Snapshot),
     /// The diverging engine and its snapshot.
     pub b: (Engine, Snapshot),
-    /// The number of retired instructions after which the states first differ.
+    /// The number of retired instructions after which the states first differ: they agree
+    /// after `first_diff_after - 1` and differ after `first_diff_after`.
     pub first_diff_after: u64,
 }
 
 /// The first pair of engines (reference = first) whose snapshots differ.
-pub fn diverges(
-    program: &Program,
-    config: lanejit_interp::machine::Config,
-    engines: &[Engine],
-) -> Option<((Engine, Snapshot), (Engine, Snapshot))> {
+pub fn diverges(program: &Program, config: Config, engines: &[Engine]) -> Option<Pair> {
     let reference = run_snapshot(program, config, *engines.first()?)?;
     for &e in &engines[1..] {
         let s = run_snapshot(program, config, e)?;
@@ -104,28 +119,56 @@ pub fn diverges(
     None
 }
 
-/// The smallest instruction budget under which the engines' states already differ: the
-/// states agree after `n - 1` retired instructions and differ after `n`.
-pub fn bisect(g: &GenProgram, a: Engine, b: Engine) -> u64 {
-    let program = g.build();
-    let differs = |fuel: u64| {
-        let mut c = g.config();
-        c.max_instructions = Some(fuel);
-        run_snapshot(&program, c, a) != run_snapshot(&program, c, b)
+/// The smallest instruction budget under which engines `a` and `b` already disagree on
+/// `program` run with `config`: the states agree after `n - 1` retired instructions and
+/// differ after `n`. Without a budget in `config`, the search starts from one more than the
+/// longer of the two runs (which behaves like no budget). If the engines agree, the upper end
+/// of the search is returned.
+pub fn bisect_program(program: &Program, config: Config, a: Engine, b: Engine) -> u64 {
+    let snap = |fuel: Option<u64>, e: Engine| {
+        run_snapshot(
+            program,
+            Config {
+                max_instructions: fuel,
+                ..config
+            },
+            e,
+        )
     };
-    let (mut lo, mut hi) = (0u64, g.fuel);
+    let differs = |fuel: u64| snap(Some(fuel), a) != snap(Some(fuel), b);
+    let hi = match config.max_instructions {
+        Some(f) => f,
+        None => {
+            let r = |e| snap(None, e).map_or(0, |s| s.result.instructions);
+            r(a).max(r(b)).saturating_add(1)
+        }
+    };
+    first_true(hi, differs)
+}
+
+/// Binary search for the transition of `differs` in `0..=hi`: the smallest `n` with
+/// `differs(n)` and `!differs(n - 1)` found by bisection from `hi`; `hi` itself when
+/// `!differs(hi)`, 0 when `differs(0)`.
+fn first_true(hi: u64, differs: impl Fn(u64) -> bool) -> u64 {
     if !differs(hi) {
         return hi;
     }
-    // invariant: differs(hi); lo is either 0 or a budget that agrees
     if differs(0) {
         return 0;
     }
+    // invariant: differs(hi), !differs(lo)
+    let mut lo = 0u64;
+    let mut hi = hi;
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
         if differs(mid) { hi = mid } else { lo = mid }
     }
     hi
+}
+
+/// [`bisect_program`] for a generated case.
+pub fn bisect(g: &GenProgram, a: Engine, b: Engine) -> u64 {
+    bisect_program(&g.build(), g.config(), a, b)
 }
 
 /// The case for index `i` of a campaign with `seed`: deterministic, independent of others.
@@ -144,14 +187,31 @@ pub fn case(seed: u64, i: u64) -> GenProgram {
         .expect("the generator does not fail on a full buffer")
 }
 
-/// Run one case on `engines`; on divergence, shrink and bisect.
+/// Run one case on `engines`; on divergence, shrink (which also lowers the fuel to the
+/// bisected instruction count) and bisect the shrunk case.
 pub fn check_case(g: &GenProgram, engines: &[Engine]) -> Option<Divergence> {
     let program = g.build();
     let (a, b) = diverges(&program, g.config(), engines)?;
-    let pair = [a.0, b.0];
+    minimize(g, [a.0, b.0]).or_else(|| check_case_unshrunk(g, engines))
+}
+
+/// Run one case on `engines`; on divergence, bisect it without shrinking.
+pub fn check_case_unshrunk(g: &GenProgram, engines: &[Engine]) -> Option<Divergence> {
+    let (a, b) = diverges(&g.build(), g.config(), engines)?;
+    let first_diff_after = bisect(g, a.0, b.0);
+    Some(Divergence {
+        case: g.clone(),
+        a,
+        b,
+        first_diff_after,
+    })
+}
+
+/// Shrink a case diverging between `pair` and describe the result (`None` if, against
+/// expectation, the shrunk case no longer diverges).
+fn minimize(g: &GenProgram, pair: [Engine; 2]) -> Option<Divergence> {
     let case = shrink::shrink(g, &pair);
-    let program = case.build();
-    let ((ea, sa), (eb, sb)) = diverges(&program, case.config(), &pair)?;
+    let ((ea, sa), (eb, sb)) = diverges(&case.build(), case.config(), &pair)?;
     let first_diff_after = bisect(&case, ea, eb);
     Some(Divergence {
         case,
@@ -161,63 +221,213 @@ pub fn check_case(g: &GenProgram, engines: &[Engine]) -> Option<Divergence> {
     })
 }
 
-/// The reproducer text: a header (engines, configuration, first differing instruction, both
-/// results) and the program as canonical assembly.
+/// Ranges of cases checked by [`campaign`] between progress callbacks.
+const CHUNK: u64 = 64;
+
+/// Run cases `0..cases` of campaign `seed` on `engines`, in parallel on the current rayon
+/// pool. `progress(done)` is called as cases finish (from any thread); `found(i, d)` is
+/// called once per divergence, as soon as it is shrunk. Returns the divergences sorted by
+/// case index: the same list for the same arguments, whatever the thread count.
+pub fn campaign(
+    seed: u64,
+    cases: u64,
+    engines: &[Engine],
+    progress: &(dyn Fn(u64) + Sync),
+    found: &(dyn Fn(u64, &Divergence) + Sync),
+) -> Vec<(u64, Divergence)> {
+    let done = AtomicU64::new(0);
+    let chunks = cases.div_ceil(CHUNK);
+    let mut out: Vec<(u64, Divergence)> = (0..chunks)
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let range = c * CHUNK..((c + 1) * CHUNK).min(cases);
+            let mut local = Vec::new();
+            for i in range {
+                if let Some(d) = check_case(&case(seed, i), engines) {
+                    found(i, &d);
+                    local.push((i, d));
+                }
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+            }
+            local
+        })
+        .collect();
+    out.sort_by_key(|(i, _)| *i);
+    out
+}
+
+/// The run flags a reproducer carries in its `; fuzz-config:` header line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReproConfig {
+    /// `--vl N` (the program's `.vl` applies when absent).
+    pub vl: Option<u32>,
+    /// `--strict-align`.
+    pub strict_align: bool,
+    /// `--max-instructions N`.
+    pub max_instructions: Option<u64>,
+}
+
+impl ReproConfig {
+    /// The configuration of case `g`.
+    pub fn of(g: &GenProgram) -> ReproConfig {
+        ReproConfig {
+            vl: Some(g.vl),
+            strict_align: g.strict_align,
+            max_instructions: Some(g.fuel),
+        }
+    }
+
+    /// Parse the last `; fuzz-config:` line of `src` (defaults when there is none, or for
+    /// flags it does not mention; an invalid `--vl` is ignored).
+    pub fn parse(src: &str) -> ReproConfig {
+        let mut rc = ReproConfig::default();
+        for line in src.lines() {
+            let Some(rest) = line.trim().strip_prefix("; fuzz-config:") else {
+                continue;
+            };
+            let w: Vec<&str> = rest.split_whitespace().collect();
+            let value = |flag: &str| {
+                w.iter()
+                    .position(|x| *x == flag)
+                    .and_then(|i| w.get(i + 1))
+                    .and_then(|n| n.parse::<u64>().ok())
+            };
+            rc = ReproConfig {
+                vl: value("--vl")
+                    .and_then(|v| u32::try_from(v).ok())
+                    .filter(|&v| valid_vl(v)),
+                strict_align: w.contains(&"--strict-align"),
+                max_instructions: value("--max-instructions"),
+            };
+        }
+        rc
+    }
+
+    /// The header line (without the newline).
+    pub fn header(&self) -> String {
+        let mut s = String::from("; fuzz-config:");
+        if let Some(vl) = self.vl {
+            let _ = write!(s, " --vl {vl}");
+        }
+        if self.strict_align {
+            s.push_str(" --strict-align");
+        }
+        if let Some(n) = self.max_instructions {
+            let _ = write!(s, " --max-instructions {n}");
+        }
+        s
+    }
+
+    /// The machine configuration for `program` under these flags.
+    pub fn config(&self, program: &Program) -> Config {
+        Config {
+            strict_align: self.strict_align,
+            max_instructions: self.max_instructions,
+            ..Config::for_program(program, self.vl)
+        }
+    }
+}
+
+/// The reproducer text: a header (engines, configuration, first differing instruction, what
+/// differs, both results) and the program as canonical assembly.
 pub fn reproducer(d: &Divergence) -> String {
     let program = d.case.build();
     let mut s = String::new();
     s.push_str("; lanejit fuzz reproducer\n");
-    s.push_str(&format!(
-        "; engines: {} vs {}\n",
+    let _ = writeln!(
+        s,
+        "; engines: {} vs {}",
         engine_name(d.a.0),
         engine_name(d.b.0)
-    ));
-    s.push_str(&format!(
-        "; fuzz-config:{} --max-instructions {}\n",
-        if d.case.strict_align {
-            " --strict-align"
-        } else {
-            ""
-        },
-        d.case.fuel
-    ));
-    s.push_str(&format!(
-        "; states first differ after {} retired instructions{}\n",
+    );
+    let _ = writeln!(s, "{}", ReproConfig::of(&d.case).header());
+    let _ = writeln!(
+        s,
+        "; states first differ after {} retired instructions{}",
         d.first_diff_after,
-        describe_inst(&program, &d.a.1, d.first_diff_after)
-    ));
+        describe_inst(&program, d.case.config(), d.first_diff_after)
+    );
+    let _ = writeln!(s, "; differs: {}", diff_summary(&d.a.1, &d.b.1));
     for (e, snap) in [&d.a, &d.b] {
-        s.push_str(&format!(
-            "; {}: {}\n",
-            engine_name(*e),
-            snap.result.to_json()
-        ));
-        if snap.trip != d.a.1.trip || snap.memory != d.a.1.memory || snap.tile != d.a.1.tile {
-            s.push_str(&format!(
-                "; {}: trip {:#x}, memory/tile {}\n",
-                engine_name(*e),
-                snap.trip,
-                if snap.memory == d.a.1.memory && snap.tile == d.a.1.tile {
-                    "same"
-                } else {
-                    "differ"
-                }
-            ));
-        }
+        let _ = writeln!(s, "; {}: {}", engine_name(*e), snap.result.to_json());
     }
     s.push_str(&lanejit_interp::disasm::disassemble(&program));
     s
 }
 
-/// " (instruction #n at pc P: TEXT)" for the n-th retired instruction on the reference.
-fn describe_inst(program: &Program, _reference: &Snapshot, n: u64) -> String {
-    // Re-run the interpreter for n - 1 instructions to find the pc of the n-th.
+/// What differs between two snapshots, briefly: `status`, `s3`, `v7[2]`, `memory 0x10000`,
+/// `tile 0x40`, ... (the first few of each).
+pub fn diff_summary(a: &Snapshot, b: &Snapshot) -> String {
+    let (ra, rb) = (&a.result, &b.result);
+    let mut d: Vec<String> = Vec::new();
+    if ra.status != rb.status {
+        d.push("status".into());
+    }
+    if ra.pc != rb.pc {
+        d.push("pc".into());
+    }
+    if ra.instructions != rb.instructions {
+        d.push("instructions".into());
+    }
+    if ra.trap != rb.trap {
+        d.push("trap".into());
+    }
+    if ra.mask != rb.mask {
+        d.push("mask".into());
+    }
+    if ra.lc0 != rb.lc0 {
+        d.push("lc0".into());
+    }
+    if a.trip != b.trip {
+        d.push("trip".into());
+    }
+    for (i, (x, y)) in ra.scalars.iter().zip(&rb.scalars).enumerate() {
+        if x != y {
+            d.push(format!("s{i}"));
+        }
+    }
+    let mut lanes = 0;
+    for (r, (x, y)) in ra.vectors.iter().zip(&rb.vectors).enumerate() {
+        for (l, (p, q)) in x.iter().zip(y).enumerate() {
+            if p != q {
+                lanes += 1;
+                if lanes <= 8 {
+                    d.push(format!("v{r}[{l}]"));
+                }
+            }
+        }
+    }
+    if lanes > 8 {
+        d.push(format!("(+{} lanes)", lanes - 8));
+    }
+    let first_byte = |x: &[u8], y: &[u8]| x.iter().zip(y).position(|(p, q)| p != q);
+    if a.memory.len() != b.memory.len() {
+        d.push("memory map".into());
+    }
+    for ((pa, x), (_, y)) in a.memory.iter().zip(&b.memory) {
+        if let Some(o) = first_byte(x, y) {
+            d.push(format!("memory {:#x}", pa + o as u64));
+        }
+    }
+    if let Some(o) = first_byte(&a.tile, &b.tile) {
+        d.push(format!("tile {o:#x}"));
+    }
+    if d.is_empty() {
+        "nothing".into()
+    } else {
+        d.join(", ")
+    }
+}
+
+/// " (instruction #n at pc P: TEXT)" for the n-th instruction the reference interpreter
+/// retires (or would retire) under `config`.
+pub fn describe_inst(program: &Program, config: Config, n: u64) -> String {
     if n == 0 {
         return String::new();
     }
-    let config = lanejit_interp::machine::Config {
+    let config = Config {
         max_instructions: Some(n - 1),
-        ..lanejit_interp::machine::Config::for_program(program, None)
+        ..config
     };
     let Ok(mut m) = Machine::new(program, config) else {
         return String::new();
@@ -233,22 +443,65 @@ fn describe_inst(program: &Program, _reference: &Snapshot, n: u64) -> String {
     format!(" (instruction #{n} at pc {:#x}: {text})", m.pc)
 }
 
-/// Parse the `; fuzz-config:` header of a reproducer into (strict_align, max_instructions).
-pub fn parse_reproducer_config(src: &str) -> (bool, Option<u64>) {
-    let mut strict = false;
-    let mut fuel = None;
-    for line in src.lines() {
-        if let Some(rest) = line.trim().strip_prefix("; fuzz-config:") {
-            let w: Vec<&str> = rest.split_whitespace().collect();
-            strict = w.contains(&"--strict-align");
-            fuel = w
-                .iter()
-                .position(|x| *x == "--max-instructions")
-                .and_then(|i| w.get(i + 1))
-                .and_then(|n| n.parse().ok());
+/// The outcome of replaying a reproducer (or any program) on several engines.
+#[derive(Clone, Debug)]
+pub enum Replay {
+    /// Every engine produced the same snapshot.
+    Agree(Box<Snapshot>),
+    /// Two engines differ.
+    Diverge {
+        /// Reference and other engine, with snapshots.
+        pair: Box<Pair>,
+        /// As [`Divergence::first_diff_after`].
+        first_diff_after: u64,
+        /// [`describe_inst`] of that instruction.
+        at: String,
+    },
+}
+
+/// Why a replay could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The source does not assemble.
+    #[error("{0}")]
+    Asm(#[from] lanejit_interp::asm::AsmErrors),
+    /// The machine could not be built (map beyond the limit, say).
+    #[error("cannot set up the machine for this program")]
+    Machine,
+    /// No engine given.
+    #[error("no engines to compare")]
+    NoEngines,
+}
+
+/// Assemble `src` (named `file` in messages), run it on `engines` under its `; fuzz-config:`
+/// flags, and compare; on a divergence, bisect to the first differing instruction.
+pub fn replay(src: &str, file: &str, engines: &[Engine]) -> Result<Replay, ReplayError> {
+    let program = lanejit_interp::asm::assemble(src, file)?;
+    let config = ReproConfig::parse(src).config(&program);
+    let first = *engines.first().ok_or(ReplayError::NoEngines)?;
+    match diverges(&program, config, engines) {
+        None => run_snapshot(&program, config, first)
+            .map(|s| Replay::Agree(Box::new(s)))
+            .ok_or(ReplayError::Machine),
+        Some(pair) => {
+            let n = bisect_program(&program, config, pair.0.0, pair.1.0);
+            Ok(Replay::Diverge {
+                at: describe_inst(&program, config, n),
+                pair: Box::new(pair),
+                first_diff_after: n,
+            })
         }
     }
-    (strict, fuel)
+}
+
+/// Whether the reproducer of `d` re-assembles and replays to the same divergence: the same
+/// two snapshots from the same two engines.
+pub fn reproducer_replays(d: &Divergence) -> bool {
+    let text = reproducer(d);
+    match replay(&text, "reproducer.s", &[d.a.0, d.b.0]) {
+        Ok(Replay::Diverge { pair, .. }) => pair.0 == d.a && pair.1 == d.b,
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -259,12 +512,13 @@ mod tests {
     use std::collections::HashMap;
 
     /// The generator reaches every outcome the fuzzer must cover: halts, limits, and every
-    /// kind of trap, including faults inside hardware loops.
+    /// kind of trap, including faults inside hardware loops, on the first and the last lane.
     #[test]
     fn generated_cases_cover_every_outcome() {
         let mut status: HashMap<&str, u32> = HashMap::new();
         let mut traps: HashMap<&str, u32> = HashMap::new();
         let mut in_loop_faults = 0;
+        let (mut lane0, mut last_lane) = (0, 0);
         for i in 0..1500 {
             let g = case(7, i);
             let p = g.build();
@@ -274,6 +528,14 @@ mod tests {
                 *traps.entry(t.kind.name()).or_default() += 1;
                 if snap.result.status == Status::Trapped && snap.result.lc0 > 0 {
                     in_loop_faults += 1;
+                }
+                if let Some(mf) = t.mem {
+                    if mf.lane == 0 {
+                        lane0 += 1;
+                    }
+                    if g.vl > 1 && mf.lane == g.vl - 1 {
+                        last_lane += 1;
+                    }
                 }
             }
         }
@@ -299,5 +561,77 @@ mod tests {
             in_loop_faults >= 10,
             "faults after loop iterations: {in_loop_faults}"
         );
+        assert!(lane0 >= 10 && last_lane >= 10, "{lane0} {last_lane}");
+    }
+
+    #[test]
+    fn campaigns_are_deterministic() {
+        let a: Vec<GenProgram> = (0..20).map(|i| case(3, i)).collect();
+        let b: Vec<GenProgram> = (0..20).map(|i| case(3, i)).collect();
+        assert_eq!(a, b);
+        assert_ne!(case(3, 0), case(4, 0));
+        assert_ne!(case(3, 0), case(3, 1));
+    }
+
+    #[test]
+    fn repro_config_round_trips() {
+        for rc in [
+            ReproConfig::default(),
+            ReproConfig {
+                vl: Some(8),
+                strict_align: true,
+                max_instructions: Some(17),
+            },
+            ReproConfig {
+                vl: Some(64),
+                strict_align: false,
+                max_instructions: Some(0),
+            },
+        ] {
+            let src = format!("; lanejit fuzz reproducer\n{}\nHALT\n", rc.header());
+            assert_eq!(ReproConfig::parse(&src), rc);
+        }
+        assert_eq!(
+            ReproConfig::parse("; fuzz-config: --vl 3 --max-instructions x\n"),
+            ReproConfig::default()
+        );
+    }
+
+    /// The reproducer of a case re-assembles to the same program and replays to the same
+    /// snapshot, for generated cases of every shape (including `.inst` words and labels).
+    #[test]
+    fn reproducers_reassemble_to_the_same_run() {
+        for i in 0..30 {
+            let g = case(11, i);
+            let program = g.build();
+            let snap = run_snapshot(&program, g.config(), Engine::Interp).unwrap();
+            let d = Divergence {
+                case: g.clone(),
+                a: (Engine::Interp, snap.clone()),
+                b: (Engine::Interp, snap.clone()),
+                first_diff_after: 0,
+            };
+            let text = reproducer(&d);
+            let back = lanejit_interp::asm::assemble(&text, "r.s")
+                .unwrap_or_else(|e| panic!("case {i}: {e}\n{text}"));
+            assert_eq!(back.code, program.code, "case {i}");
+            assert_eq!(ReproConfig::parse(&text).config(&back), g.config());
+            match replay(&text, "r.s", &[Engine::Interp]).unwrap() {
+                Replay::Agree(s) => assert_eq!(*s, snap, "case {i}"),
+                Replay::Diverge { .. } => panic!("one engine cannot diverge"),
+            }
+        }
+    }
+
+    #[test]
+    fn bisection_finds_the_transition() {
+        for t in [1u64, 2, 3, 17, 99, 100] {
+            assert_eq!(first_true(100, |n| n >= t), t);
+        }
+        assert_eq!(first_true(100, |_| true), 0);
+        assert_eq!(first_true(100, |_| false), 100);
+        assert_eq!(first_true(0, |_| true), 0);
+        let g = case(5, 0);
+        assert_eq!(bisect(&g, Engine::Interp, Engine::Interp), g.fuel);
     }
 }
