@@ -42,6 +42,8 @@ enum Cmd {
     },
     /// Differential fuzzing: run generated programs on several engines and compare results.
     Fuzz(FuzzArgs),
+    /// Benchmarks: every bench kernel on interp, jit, tiered and native, side by side.
+    Bench(lanejit::bench::cli::BenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -250,6 +252,7 @@ pub fn main() -> i32 {
         Cmd::Asm { file, out } => cmd_asm(&file, &out),
         Cmd::Disasm { file } => cmd_disasm(&file),
         Cmd::Fuzz(args) => cmd_fuzz(&args),
+        Cmd::Bench(args) => cmd_bench(&args),
     };
     match result {
         Ok(code) => code,
@@ -602,4 +605,8 @@ fn write_reproducer(
         }
     }
     Ok(msg)
+}
+
+fn cmd_bench(args: &lanejit::bench::cli::BenchArgs) -> Result<i32, CliError> {
+    lanejit::bench::cli::cmd(args).map_err(|e| CliError::BadFlag(e.to_string()))
 }

@@ -1,0 +1,545 @@
+//! The benchmark report: one [`Row`] per (kernel, size) with the throughput of every engine,
+//! rendered as a text table, a Markdown table (for `benches/README.md`), JSON, or an SVG bar
+//! chart drawn by hand (log-scale Melem/s, one group of bars per row).
+
+use super::median;
+use std::fmt::Write as _;
+
+/// Column names of the throughput columns, in [`Row::melem`] order.
+pub const COLUMNS: [&str; 4] = ["interp", "jit", "tiered", "native"];
+const COLORS: [&str; 4] = ["#9e9e9e", "#1f77b4", "#ff7f0e", "#2ca02c"];
+
+/// One kernel at one size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Kernel name (`memcpy` for the host memcpy row beside copy32).
+    pub kernel: &'static str,
+    /// Source bytes.
+    pub size: u64,
+    /// Elements per run.
+    pub elements: u64,
+    /// Median Melem/s of interp, jit, tiered, native (`None`: not measured).
+    pub melem: [Option<f64>; 4],
+    /// Median compile time of the regions the JIT compiled for this row, microseconds.
+    pub compile_us_median: Option<f64>,
+    /// Regions the JIT compiled for this row.
+    pub regions: usize,
+    /// Compile time inside one tiered run, microseconds.
+    pub tiered_compile_us: u64,
+    /// Machine-code bytes of the row's compiled regions.
+    pub code_bytes: usize,
+}
+
+impl Row {
+    /// JIT throughput over native.
+    pub fn jit_native(&self) -> Option<f64> {
+        Some(self.melem[1]? / self.melem[3]?)
+    }
+    /// JIT throughput over the interpreter.
+    pub fn jit_interp(&self) -> Option<f64> {
+        Some(self.melem[1]? / self.melem[0]?)
+    }
+}
+
+/// A whole run of the suite.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// UTC date and time of the run.
+    pub date: String,
+    /// Host CPU (model name and logical CPUs).
+    pub cpu: String,
+    /// The command line that produced it.
+    pub command: String,
+    /// VL.
+    pub vl: u32,
+    /// Repetitions per measurement (the median is reported).
+    pub reps: usize,
+    /// The rows.
+    pub rows: Vec<Row>,
+    /// Compile times of every region compiled for every row, microseconds.
+    pub compile_times_us: Vec<u64>,
+}
+
+/// `16 KiB`, `256 KiB`, `64 MiB`, or bytes.
+pub fn size_name(size: u64) -> String {
+    if size >= 1 << 20 && size % (1 << 20) == 0 {
+        format!("{} MiB", size >> 20)
+    } else if size >= 1 << 10 && size % (1 << 10) == 0 {
+        format!("{} KiB", size >> 10)
+    } else {
+        format!("{size} B")
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(x) if x >= 100.0 => format!("{x:.0}"),
+        Some(x) if x >= 10.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.2}"),
+    }
+}
+
+fn ratio(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |x| format!("{x:.2}x"))
+}
+
+/// One checked target of issue 5.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    /// What is required, e.g. `jit/native >= 0.8`.
+    pub what: String,
+    /// Where (kernel and size), or `all regions`.
+    pub at: String,
+    /// The measured value.
+    pub value: f64,
+    /// Whether it is met.
+    pub met: bool,
+}
+
+impl Report {
+    /// The issue's targets that this report measures, each with its value.
+    pub fn targets(&self) -> Vec<Target> {
+        let mut t = Vec::new();
+        for r in &self.rows {
+            let at = format!("{} {}", r.kernel, size_name(r.size));
+            if ["copy32", "widensum8", "gather32", "scatter32", "saxpy32"].contains(&r.kernel) {
+                if let Some(v) = r.jit_native() {
+                    t.push(Target {
+                        what: "jit/native >= 0.8".into(),
+                        at: at.clone(),
+                        value: v,
+                        met: v >= 0.8,
+                    });
+                }
+            }
+            if ["copy32", "widensum8", "saxpy32"].contains(&r.kernel) && r.size <= 256 << 10 {
+                if let Some(v) = r.jit_interp() {
+                    t.push(Target {
+                        what: "jit/interp >= 5".into(),
+                        at: at.clone(),
+                        value: v,
+                        met: v >= 5.0,
+                    });
+                }
+            }
+            if r.kernel == "copy32" && r.size == 256 << 10 {
+                if let Some(v) = r.melem[0] {
+                    t.push(Target {
+                        what: "interp Melem/s >= 1000".into(),
+                        at,
+                        value: v,
+                        met: v >= 1000.0,
+                    });
+                }
+            }
+        }
+        if !self.compile_times_us.is_empty() {
+            let v = self.compile_median_us();
+            t.push(Target {
+                what: "median region compile us <= 100".into(),
+                at: format!("all {} regions", self.compile_times_us.len()),
+                value: v,
+                met: v <= 100.0,
+            });
+        }
+        t
+    }
+
+    fn targets_text(&self) -> String {
+        let mut out = String::new();
+        for t in self.targets() {
+            let _ = writeln!(
+                out,
+                "{} {:<32} {:<18} {:.2}",
+                if t.met { "met " } else { "MISS" },
+                t.what,
+                t.at,
+                t.value
+            );
+        }
+        out
+    }
+
+    /// Median compile time over every region compiled, microseconds.
+    pub fn compile_median_us(&self) -> f64 {
+        let v: Vec<f64> = self.compile_times_us.iter().map(|&u| u as f64).collect();
+        median(&v)
+    }
+
+    fn cells(&self) -> Vec<[String; 11]> {
+        self.rows
+            .iter()
+            .map(|r| {
+                [
+                    r.kernel.to_string(),
+                    size_name(r.size),
+                    num(r.melem[0]),
+                    num(r.melem[1]),
+                    num(r.melem[2]),
+                    num(r.melem[3]),
+                    ratio(r.jit_native()),
+                    ratio(r.jit_interp()),
+                    r.compile_us_median
+                        .map_or_else(|| "-".into(), |c| format!("{c:.0}")),
+                    if r.regions == 0 {
+                        "-".into()
+                    } else {
+                        r.tiered_compile_us.to_string()
+                    },
+                    if r.regions == 0 {
+                        "-".into()
+                    } else {
+                        r.code_bytes.to_string()
+                    },
+                ]
+            })
+            .collect()
+    }
+
+    const HEAD: [&'static str; 11] = [
+        "kernel",
+        "size",
+        "interp",
+        "jit",
+        "tiered",
+        "native",
+        "jit/native",
+        "jit/interp",
+        "compile us",
+        "tiered compile us",
+        "code bytes",
+    ];
+
+    fn footer(&self) -> String {
+        format!(
+            "Melem/s, median of {} repetitions, VL {}. jit = steady state (regions cached, compile \
+             excluded); tiered = one cold `vm::run` per run (JIT setup, warm-up and compile \
+             included). compile us = median region compile time of the row (code bytes: their \
+             machine code); median over all {} regions compiled: {:.0} us.",
+            self.reps,
+            self.vl,
+            self.compile_times_us.len(),
+            self.compile_median_us()
+        )
+    }
+
+    /// The table as aligned text.
+    pub fn text(&self) -> String {
+        let cells = self.cells();
+        let mut w = Self::HEAD.map(str::len);
+        for c in &cells {
+            for (i, s) in c.iter().enumerate() {
+                w[i] = w[i].max(s.len());
+            }
+        }
+        let mut out = String::new();
+        let line = |out: &mut String, c: &[String]| {
+            for (i, s) in c.iter().enumerate() {
+                if i < 2 {
+                    let _ = write!(out, "{s:<width$}  ", width = w[i]);
+                } else {
+                    let _ = write!(out, "{s:>width$}  ", width = w[i]);
+                }
+            }
+            let l = out.trim_end().len();
+            out.truncate(l);
+            out.push('\n');
+        };
+        line(&mut out, &Self::HEAD.map(String::from));
+        for c in &cells {
+            line(&mut out, c);
+        }
+        let _ = writeln!(out, "{}", self.footer());
+        let _ = writeln!(out, "{} | {}", self.date, self.cpu);
+        let targets = self.targets_text();
+        if !targets.is_empty() {
+            let _ = write!(out, "Targets:\n{targets}");
+        }
+        out
+    }
+
+    /// The table as Markdown, with date, CPU and command.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "Measured {} on {}.", self.date, self.cpu);
+        let _ = writeln!(out, "Command: `{}`\n", self.command);
+        let _ = writeln!(out, "| {} |", Self::HEAD.join(" | "));
+        let _ = writeln!(
+            out,
+            "|{}",
+            Self::HEAD
+                .iter()
+                .enumerate()
+                .map(|(i, _)| if i < 2 { "---|" } else { "---:|" })
+                .collect::<String>()
+        );
+        for c in self.cells() {
+            let _ = writeln!(out, "| {} |", c.join(" | "));
+        }
+        let _ = writeln!(out, "\n{}", self.footer());
+        let targets = self.targets_text();
+        if !targets.is_empty() {
+            let _ = write!(out, "\nTargets of issue 5:\n\n```\n{targets}```\n");
+        }
+        out
+    }
+
+    /// The report as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let mut o = serde_json::Map::new();
+                o.insert("kernel".into(), r.kernel.into());
+                o.insert("size".into(), r.size.into());
+                o.insert("elements".into(), r.elements.into());
+                for (i, c) in COLUMNS.iter().enumerate() {
+                    o.insert(format!("{c}_melem_s"), r.melem[i].into());
+                }
+                o.insert("jit_native".into(), r.jit_native().into());
+                o.insert("jit_interp".into(), r.jit_interp().into());
+                o.insert("compile_us_median".into(), r.compile_us_median.into());
+                o.insert("regions".into(), r.regions.into());
+                o.insert("tiered_compile_us".into(), r.tiered_compile_us.into());
+                o.insert("code_bytes".into(), r.code_bytes.into());
+                serde_json::Value::Object(o)
+            })
+            .collect();
+        serde_json::json!({
+            "date": self.date,
+            "cpu": self.cpu,
+            "command": self.command,
+            "vl": self.vl,
+            "reps": self.reps,
+            "rows": rows,
+            "compile_us_median": self.compile_median_us(),
+            "compile_times_us": self.compile_times_us,
+            "targets": self.targets().iter().map(|t| serde_json::json!({
+                "what": t.what, "at": t.at, "value": t.value, "met": t.met,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The table as an SVG bar chart (log-scale Melem/s).
+    pub fn svg(&self) -> String {
+        let bar = 12.0;
+        let gap = 18.0;
+        let group = 4.0 * bar + gap;
+        let left = 70.0;
+        let top = 40.0;
+        let plot_h = 360.0;
+        let label_h = 110.0;
+        // At least wide enough for the title and legend.
+        let width = (left + group * self.rows.len().max(1) as f64 + 20.0).max(700.0);
+        let height = top + plot_h + label_h;
+        let vals = self.rows.iter().flat_map(|r| r.melem.iter().flatten());
+        let max = vals.clone().fold(1.0f64, |a, &b| a.max(b));
+        let min = vals.fold(max, |a, &b| a.min(b)).max(1e-3);
+        let lo = min.log10().floor();
+        let hi = max.log10().ceil().max(lo + 1.0);
+        let y = |v: f64| top + plot_h * (1.0 - (v.max(1e-9).log10() - lo) / (hi - lo));
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" font-family="sans-serif" font-size="11">"#
+        );
+        let _ = writeln!(
+            s,
+            r#"<rect width="100%" height="100%" fill="white"/><text x="{left}" y="16" font-size="13">lanejit bench, Melem/s (log scale), VL {}: {}</text>"#,
+            self.vl,
+            xml(&self.date)
+        );
+        for (i, c) in COLUMNS.iter().enumerate() {
+            let x = left + 330.0 + 70.0 * i as f64;
+            let _ = writeln!(
+                s,
+                r#"<rect x="{x}" y="24" width="10" height="10" fill="{}"/><text x="{}" y="33">{c}</text>"#,
+                COLORS[i],
+                x + 14.0
+            );
+        }
+        let mut e = lo as i32;
+        while f64::from(e) <= hi {
+            let v = 10f64.powi(e);
+            let yy = y(v);
+            let _ = writeln!(
+                s,
+                "<line x1=\"{left}\" x2=\"{:.0}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/>\
+                 <text x=\"{:.0}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                width - 20.0,
+                left - 6.0,
+                yy + 4.0,
+                num(Some(v))
+            );
+            e += 1;
+        }
+        for (g, r) in self.rows.iter().enumerate() {
+            let x0 = left + gap / 2.0 + group * g as f64;
+            for (i, v) in r.melem.iter().enumerate() {
+                if let Some(v) = *v {
+                    let yy = y(v);
+                    let _ = writeln!(
+                        s,
+                        r#"<rect x="{:.1}" y="{yy:.1}" width="{bar}" height="{:.1}" fill="{}"><title>{} {} {}: {} Melem/s</title></rect>"#,
+                        x0 + bar * i as f64,
+                        (top + plot_h - yy).max(0.0),
+                        COLORS[i],
+                        r.kernel,
+                        size_name(r.size),
+                        COLUMNS[i],
+                        num(Some(v))
+                    );
+                }
+            }
+            let lx = x0 + 2.0 * bar;
+            let ly = top + plot_h + 8.0;
+            let _ = writeln!(
+                s,
+                r#"<text transform="translate({lx:.1},{ly:.1}) rotate(60)">{} {}</text>"#,
+                r.kernel,
+                size_name(r.size)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "<line x1=\"{left}\" x2=\"{left}\" y1=\"{top}\" y2=\"{:.0}\" stroke=\"black\"/></svg>",
+            top + plot_h
+        );
+        s
+    }
+
+    /// Replace the text between `<!-- bench-table:begin -->` and `<!-- bench-table:end -->` in
+    /// `readme` with [`Report::markdown`] (appending the markers when they are missing).
+    pub fn update_readme(&self, readme: &str) -> String {
+        const BEGIN: &str = "<!-- bench-table:begin -->";
+        const END: &str = "<!-- bench-table:end -->";
+        let body = format!("{BEGIN}\n{}{END}", self.markdown());
+        match (readme.find(BEGIN), readme.find(END)) {
+            (Some(a), Some(b)) if a < b => {
+                format!("{}{body}{}", &readme[..a], &readme[b + END.len()..])
+            }
+            _ => format!("{readme}\n{body}\n"),
+        }
+    }
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The current UTC date and time, `YYYY-MM-DD HH:MM UTC`.
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+/// The host CPU: `/proc/cpuinfo`'s model name and the logical CPU count.
+pub fn cpu_name() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{model}, {n} logical CPUs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> Report {
+        Report {
+            date: "2026-12-01 21:40 UTC".into(),
+            cpu: "Test CPU".into(),
+            command: "lanejit bench".into(),
+            vl: 32,
+            reps: 5,
+            rows: vec![Row {
+                kernel: "copy32",
+                size: 16 << 10,
+                elements: 4096,
+                melem: [Some(100.0), Some(2000.0), Some(50.0), Some(4000.0)],
+                compile_us_median: Some(80.0),
+                regions: 2,
+                tiered_compile_us: 150,
+                code_bytes: 4000,
+            }],
+            compile_times_us: vec![70, 80, 90],
+        }
+    }
+
+    #[test]
+    fn ratios_and_table() {
+        let r = report();
+        assert_eq!(r.rows[0].jit_native(), Some(0.5));
+        assert_eq!(r.rows[0].jit_interp(), Some(20.0));
+        assert_eq!(r.compile_median_us(), 80.0);
+        let t = r.text();
+        assert!(t.contains("copy32  16 KiB"), "{t}");
+        assert!(t.contains("0.50x") && t.contains("20.00x"), "{t}");
+        let j = r.json();
+        assert_eq!(j["rows"][0]["jit_melem_s"], 2000.0);
+        let t = r.targets();
+        assert_eq!(t.len(), 3, "{t:?}");
+        assert!(!t[0].met && t[0].what.starts_with("jit/native"));
+        assert!(t[1].met && t[1].what.starts_with("jit/interp"));
+        assert!(t[2].met && t[2].what.starts_with("median region compile"));
+        assert_eq!(j["targets"][0]["met"], false);
+        assert_eq!(j["compile_us_median"], 80.0);
+    }
+
+    #[test]
+    fn readme_markers_are_replaced() {
+        let r = report();
+        let old = "# x\n<!-- bench-table:begin -->\nSTALE TABLE\n<!-- bench-table:end -->\ntail\n";
+        let new = r.update_readme(old);
+        assert!(new.starts_with("# x\n<!-- bench-table:begin -->\nMeasured 2026-12-01"));
+        assert!(new.ends_with("<!-- bench-table:end -->\ntail\n"));
+        assert!(!new.contains("STALE TABLE"));
+        assert_eq!(r.update_readme(&new), new);
+    }
+
+    #[test]
+    fn svg_has_one_bar_per_value() {
+        let s = report().svg();
+        assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+        assert_eq!(s.matches("<title>").count(), 4);
+    }
+
+    #[test]
+    fn sizes_and_dates() {
+        assert_eq!(size_name(16 << 10), "16 KiB");
+        assert_eq!(size_name(64 << 20), "64 MiB");
+        assert_eq!(size_name(100), "100 B");
+        let d = utc_now();
+        assert_eq!(d.len(), "2026-12-01 21:40 UTC".len());
+        assert!(d.starts_with("20"));
+    }
+}
