@@ -15,7 +15,7 @@
 
 use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Exit, Machine};
-use lanejit_jit::Jit;
+use lanejit_jit::{Jit, JitError, JitStats};
 
 /// Whether the JIT tier is built (it is; kept for the CLI).
 pub const JIT_AVAILABLE: bool = true;
@@ -64,9 +64,11 @@ pub fn run(engine: Engine, m: &mut Machine, d: &Decoded, opts: &VmOptions) -> (E
         Engine::Jit => 0,
         Engine::Tiered => opts.jit_threshold,
     };
-    let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
-    match Jit::new(&words, m) {
-        Ok(mut jit) => run_tiered(m, d, &mut jit, threshold),
+    match Dispatcher::new(d, m, threshold) {
+        Ok(mut disp) => {
+            let exit = disp.run(m, d);
+            (exit, disp.stats())
+        }
         // No code generator for this host: the interpreter gives the same result.
         Err(_) => run_interp(m, d),
     }
@@ -82,47 +84,98 @@ fn run_interp(m: &mut Machine, d: &Decoded) -> (Exit, EngineStats) {
     (exit, stats)
 }
 
-fn run_tiered(m: &mut Machine, d: &Decoded, jit: &mut Jit, threshold: u32) -> (Exit, EngineStats) {
-    let mut stats = EngineStats::default();
-    let mut counts = vec![0u32; d.len()];
-    let exit = loop {
-        let pc = m.pc;
-        if let Some(c) = jit.lookup(pc) {
-            let r = jit.run(c, m);
-            stats.jit_retired += r.retired;
-            if r.interp_next {
-                let before = m.retired;
-                let e = interp::step(m, d);
-                stats.interp_retired += m.retired - before;
-                if let Some(e) = e {
-                    break e;
-                }
-            }
-            continue;
+/// The dispatch loop of the JIT engines over one [`Jit`], which may be kept across runs of
+/// the same program and configuration (the benchmarks do, to measure compiled code alone).
+pub struct Dispatcher {
+    jit: Jit,
+    counts: Vec<u32>,
+    threshold: u32,
+    compiled: Vec<u64>,
+    jit_retired: u64,
+    interp_retired: u64,
+}
+
+impl Dispatcher {
+    /// A dispatcher for program `d` under `m`'s configuration that compiles a region once it
+    /// has been entered more than `threshold` times (0: on first entry).
+    pub fn new(d: &Decoded, m: &Machine, threshold: u32) -> Result<Dispatcher, JitError> {
+        let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
+        Ok(Dispatcher {
+            jit: Jit::new(&words, m)?,
+            counts: vec![0; d.len()],
+            threshold,
+            compiled: Vec::new(),
+            jit_retired: 0,
+            interp_retired: 0,
+        })
+    }
+
+    /// The JIT (for direct compiles).
+    pub fn jit_mut(&mut self) -> &mut Jit {
+        &mut self.jit
+    }
+
+    /// Start pcs of the regions the dispatcher had compiled, in compile order.
+    pub fn compiled_pcs(&self) -> &[u64] {
+        &self.compiled
+    }
+
+    /// Compilation statistics so far.
+    pub fn jit_stats(&self) -> JitStats {
+        self.jit.stats()
+    }
+
+    /// Engine statistics over every run so far.
+    pub fn stats(&self) -> EngineStats {
+        let js = self.jit.stats();
+        EngineStats {
+            compiled_regions: js.compiled_regions,
+            jit_retired: self.jit_retired,
+            interp_retired: self.interp_retired,
+            compile_us: js.compile_us,
         }
-        if pc % 8 == 0 {
-            if let Some(n) = counts.get_mut((pc / 8) as usize) {
-                if *n != u32::MAX {
-                    *n += 1;
-                    if *n > threshold {
-                        match jit.compile(pc) {
-                            Ok(Some(_)) => continue,
-                            // Declined, or the translator failed: interpret this pc for good.
-                            Ok(None) | Err(_) => *n = u32::MAX,
+    }
+
+    /// Run `m` from its pc until it halts, traps or reaches its instruction limit.
+    pub fn run(&mut self, m: &mut Machine, d: &Decoded) -> Exit {
+        loop {
+            let pc = m.pc;
+            if let Some(c) = self.jit.lookup(pc) {
+                let r = self.jit.run(c, m);
+                self.jit_retired += r.retired;
+                if r.interp_next {
+                    let before = m.retired;
+                    let e = interp::step(m, d);
+                    self.interp_retired += m.retired - before;
+                    if let Some(e) = e {
+                        return e;
+                    }
+                }
+                continue;
+            }
+            if pc % 8 == 0 {
+                if let Some(n) = self.counts.get_mut((pc / 8) as usize) {
+                    if *n != u32::MAX {
+                        *n += 1;
+                        if *n > self.threshold {
+                            match self.jit.compile(pc) {
+                                Ok(Some(_)) => {
+                                    self.compiled.push(pc);
+                                    continue;
+                                }
+                                // Declined, or the translator failed: interpret this pc for good.
+                                Ok(None) | Err(_) => *n = u32::MAX,
+                            }
                         }
                     }
                 }
             }
+            let before = m.retired;
+            let e = interp::run_block(m, d);
+            self.interp_retired += m.retired - before;
+            if let Some(e) = e {
+                return e;
+            }
         }
-        let before = m.retired;
-        let e = interp::run_block(m, d);
-        stats.interp_retired += m.retired - before;
-        if let Some(e) = e {
-            break e;
-        }
-    };
-    let js = jit.stats();
-    stats.compiled_regions = js.compiled_regions;
-    stats.compile_us = js.compile_us;
-    (exit, stats)
+    }
 }

@@ -150,6 +150,120 @@ fn copy_every_vl_and_tail() {
 }
 
 #[test]
+fn loop_tail_runs_compiled() {
+    // 70 words at VL 32: two full iterations in the loop function, the tail in the
+    // straight-line form of the body; only HALT is left to the interpreter.
+    let p = asm(&copy_src(70, 0x4000));
+    let (r, st) = check(&p, 32, false, None);
+    assert_eq!(r.exit, Exit::Halted);
+    assert_eq!(r.retired, 3 + 1 + 3 * 4 + 2);
+    assert_eq!(st.interp_retired, 1, "only HALT is interpreted: {st:?}");
+    assert_eq!(st.jit_retired, r.retired - 1, "{st:?}");
+}
+
+#[test]
+fn hoisted_and_per_group_checks_fault_precisely() {
+    // s1's load is loop-invariant (its check is hoisted to loop entry); the store's base s4
+    // is bumped inside the body, so its check stays per group. dst is 0x1000 bytes: the store
+    // faults part-way, at a lane that depends on VL.
+    for n in [64, 1000, 1500] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x10000, r
+            .mem 0x40000, 0x1000, rw
+            .text
+            S.LI s1, 0x10000
+            S.LI s4, 0x40000
+            S.LI s3, {n}
+            LOOP s3
+            V.LW [s1, lc0<<2, 0], ->v1
+            V.SW v1, [s4, lc0<<2, 0]
+            S.ADD s4, s4, 4
+            ENDLOOP
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+    // The load's source ends inside the loop's range: the hoisted span check stops short
+    // of the fault, and the faulting iteration traps precisely.
+    let src = "
+        .mem 0x10000, 0x2000, r
+        .mem 0x40000, 0x10000, rw
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x40000
+        S.LI s3, 3000
+        LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.SW v1, [s2, lc0<<2, 0]
+        ENDLOOP
+        HALT
+        ";
+    let p = asm(src);
+    for vl in VLS {
+        let (r, _) = check(&p, vl, false, None);
+        let Exit::Trapped(t) = r.exit else {
+            panic!("vl {vl}: {:?}", r.exit)
+        };
+        assert_eq!(t.mem.expect("memory fault").ea, 0x12000, "vl {vl}");
+    }
+}
+
+#[test]
+fn overlapping_contiguous_copies_keep_group_order() {
+    // dst = src + 4 and dst = src - 4: every group reads after the previous group's store.
+    for (s1, s2) in [(0x40000, 0x40004), (0x40004, 0x40000)] {
+        let src = format!(
+            "
+            .mem 0x40000, 0x2000, rw
+            .data 0x40000
+            .fill 1024, 4, 0x01020304
+            .word 7, 8, 9
+            .text
+            S.LI s1, {s1}
+            S.LI s2, {s2}
+            S.LI s3, 1000
+            LOOP s3
+            V.LW [s1, lc0<<2, 0], ->v1
+            V.ADD v1, v1, 1
+            V.SW v1, [s2, lc0<<2, 0]
+            ENDLOOP
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
+#[test]
+fn loop_body_reentered_with_full_mask_after_the_trip() {
+    // After the loop, V.SETMASK makes the mask all ones and J re-enters the body with
+    // LC0BASE >= trip: one full iteration runs, then ENDLOOP leaves.
+    let src = "
+        .mem 0x10000, 0x1000, r
+        .mem 0x40000, 0x4000, rw
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x40000
+        S.LI s3, 5
+        S.LI s9, -1
+        LOOP s3
+    body:
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.SW v1, [s2, lc0<<2, 0]
+        ENDLOOP
+        BNE s10, 0, done
+        S.LI s10, 1
+        V.SETMASK s9
+        J body
+    done:
+        HALT
+        ";
+    check_all_vls(src);
+}
+
+#[test]
 fn tiered_compiles_hot_loop_after_threshold() {
     let p = asm(&copy_src(4096, 0x4000));
     let cfg = config(&p, 8, false, None);

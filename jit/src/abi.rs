@@ -5,9 +5,11 @@
 //! register file pointer, raw views of guest memory and tile space, and the instruction budget
 //! of this call. On return every guest register the region may have changed has been written
 //! back, `retired` holds the number of instructions retired by the call and `next_pc` the pc to
-//! continue at; the return value is [`STATUS_NEXT`] (continue dispatching at `next_pc`) or
+//! continue at; the return value is [`STATUS_NEXT`] (continue dispatching at `next_pc`),
 //! [`STATUS_INTERP`] (the instruction at `next_pc` must be executed by the interpreter: it is
-//! declined, a check failed, or the budget does not cover the next step).
+//! declined, a check failed, or the budget does not cover the next step) or
+//! [`STATUS_PARTIAL`] (an `ENDLOOP` loop's next iteration runs under a partial mask: run the
+//! straight-line form of the body at `next_pc`).
 //!
 //! Helpers never trap: they report failure and compiled code exits to the interpreter, which
 //! re-executes the instruction to produce the precise trap.
@@ -21,6 +23,10 @@ use lanejit_interp::program::{PAGE_SIZE, TILE_GRANULE};
 pub const STATUS_NEXT: u64 = 0;
 /// Execute the instruction at `next_pc` with the interpreter.
 pub const STATUS_INTERP: u64 = 1;
+/// The loop whose body starts at `next_pc` reached an iteration with a partial mask (its
+/// tail): [`crate::Jit::run`] continues in the straight-line form of the body, compiled on
+/// first need, which blends the masked lanes and ends with the `ENDLOOP`.
+pub const STATUS_PARTIAL: u64 = 2;
 
 /// The context block passed to compiled code.
 #[repr(C)]
@@ -300,6 +306,66 @@ fn scatter(ctx: &JitCtx, ea: impl Fn(usize) -> u64, mask: u64, k: u32, data: &[u
         }
     }
     1
+}
+
+/// Operation codes of [`lj_vop`]: the instruction's opcode byte (bits 0..8), whose semantics
+/// come from the ISA table, and [`vop::SCALAR_B`].
+pub mod vop {
+    use lanejit_interp::isa::{Opcode, Sem};
+
+    /// `b` is a scalar value broadcast to every lane (else the index of a vector register).
+    pub const SCALAR_B: u32 = 1 << 8;
+
+    /// One lane of the instruction with opcode byte `code & 0xff` on `a`, `b` and the old
+    /// destination `d` (an opcode that is not a vector ALU or FP operation leaves `d`).
+    #[inline(always)]
+    pub(super) fn lane(code: u32, a: u64, b: u64, d: u64) -> u64 {
+        match Opcode::from_byte(code as u8).map(Opcode::sem) {
+            Some(Sem::VAlu(op)) => op.apply(a, b),
+            Some(Sem::Fp(op, w)) => op.apply(w, a, b, d),
+            _ => d,
+        }
+    }
+}
+
+/// A vector ALU or floating-point instruction on the register file, for straight-line code
+/// (which keeps vectors in the register file and runs once per entry, so a call compiles much
+/// faster than the inline lane code): for every lane set in `mask`,
+/// `vd[i] = op(va[i], b or vb[i], vd[i])`, with the interpreter's lane semantics
+/// ([`lanejit_interp::isa::AluOp::apply`], [`lanejit_interp::isa::FpOp::apply`]).
+///
+/// # Safety
+/// `regs` must point to a live register file.
+pub unsafe extern "C" fn lj_vop(regs: *mut Regs, code: u32, vd: u32, va: u32, b: u64, mask: u64) {
+    // SAFETY: compiled code passes the live register file of its context.
+    let r = unsafe { &mut *regs };
+    let scalar = code & vop::SCALAR_B != 0;
+    let mut m = mask;
+    while m != 0 {
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let a = r.v[va as usize & 31][i];
+        let bv = if scalar { b } else { r.v[b as usize & 31][i] };
+        let d = &mut r.v[vd as usize & 31][i];
+        *d = vop::lane(code, a, bv, *d);
+    }
+}
+
+/// `V.REDSUM` on the register file: the wrapping sum of the lanes of `va` set in `mask`.
+///
+/// # Safety
+/// `regs` must point to a live register file.
+pub unsafe extern "C" fn lj_redsum(regs: *const Regs, va: u32, mask: u64) -> u64 {
+    // SAFETY: compiled code passes the live register file of its context.
+    let r = unsafe { &*regs };
+    let mut sum = 0u64;
+    let mut m = mask;
+    while m != 0 {
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        sum = sum.wrapping_add(r.v[va as usize & 31][i]);
+    }
+    sum
 }
 
 /// Fused multiply-add on the lanes set in `mask`: `d[i] = a[i] * b[i] + d[i]` (f64 when

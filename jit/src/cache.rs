@@ -21,6 +21,9 @@ pub struct Key {
     pub strict_align: bool,
     /// Whether the code checks an instruction budget.
     pub budgeted: bool,
+    /// The straight-line form of a loop body (one iteration under any mask, see
+    /// [`crate::abi::STATUS_PARTIAL`]) rather than the region discovered at `pc`.
+    pub straight: bool,
 }
 
 /// Signature of compiled code.

@@ -10,7 +10,7 @@ pub mod cache;
 pub mod region;
 mod translate;
 
-use abi::{JitCtx, STATUS_INTERP};
+use abi::{JitCtx, STATUS_INTERP, STATUS_PARTIAL};
 use cache::{CacheLimits, CacheStats, CodeCache, Entry, Key, RegionFn};
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::types::I64;
@@ -55,8 +55,36 @@ pub struct JitStats {
     pub compile_us: u64,
     /// Compile time of every region, microseconds (for medians).
     pub compile_times_us: Vec<u64>,
+    /// Every compiled region, in compile order.
+    pub regions: Vec<RegionStat>,
     /// Cache statistics.
     pub cache: CacheStats,
+}
+
+/// What kind of function a compiled region is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegionKind {
+    /// A straight-line run (compiled with the quick settings).
+    Straight,
+    /// A loop with its back edge (optimised).
+    Loop,
+    /// The straight-line form of a loop body, for its partial-mask iteration.
+    Tail,
+}
+
+/// One compiled region.
+#[derive(Clone, Copy, Debug)]
+pub struct RegionStat {
+    /// Start pc.
+    pub pc: u64,
+    /// Kind of function.
+    pub kind: RegionKind,
+    /// Guest instructions it covers.
+    pub insts: usize,
+    /// Compile time, microseconds.
+    pub us: u64,
+    /// Machine-code bytes.
+    pub code_bytes: usize,
 }
 
 /// A handle to a compiled region.
@@ -109,19 +137,20 @@ impl Jit {
         })
     }
 
-    fn key(&self, pc: u64) -> Key {
+    fn key(&self, pc: u64, straight: bool) -> Key {
         Key {
             pc,
             vl: self.vl,
             strict_align: self.strict_align,
             budgeted: self.budgeted,
+            straight,
         }
     }
 
     /// The compiled region at `pc`, if any.
     #[inline]
     pub fn lookup(&self, pc: u64) -> Option<Compiled> {
-        match self.cache.get(&self.key(pc)) {
+        match self.cache.get(&self.key(pc, false)) {
             Some(Entry::Code(f)) => Some(Compiled(f)),
             _ => None,
         }
@@ -130,19 +159,24 @@ impl Jit {
     /// Whether compiling at `pc` was already attempted and found nothing to compile.
     #[inline]
     pub fn declined(&self, pc: u64) -> bool {
-        matches!(self.cache.get(&self.key(pc)), Some(Entry::Declined))
+        matches!(self.cache.get(&self.key(pc, false)), Some(Entry::Declined))
     }
 
     /// Compile the region starting at `pc` (or return the cached one). `None` when the first
     /// instruction there is declined.
     pub fn compile(&mut self, pc: u64) -> Result<Option<Compiled>, JitError> {
-        let key = self.key(pc);
+        self.compile_key(self.key(pc, false))
+    }
+
+    /// Compile (or find) the region of `key`.
+    fn compile_key(&mut self, key: Key) -> Result<Option<Compiled>, JitError> {
+        let pc = key.pc;
         match self.cache.get(&key) {
             Some(Entry::Code(f)) => return Ok(Some(Compiled(f))),
             Some(Entry::Declined) => return Ok(None),
             None => {}
         }
-        let Some(region) = region::discover(&self.code, pc) else {
+        let Some(region) = region::discover(&self.code, pc, key.straight) else {
             self.cache.insert(key, Entry::Declined);
             return Ok(None);
         };
@@ -218,6 +252,17 @@ impl Jit {
         self.stats.compiled_regions += 1;
         self.stats.compile_us += us;
         self.stats.compile_times_us.push(us);
+        self.stats.regions.push(RegionStat {
+            pc,
+            kind: match (key.straight, region.loop_head.is_some()) {
+                (true, _) => RegionKind::Tail,
+                (false, true) => RegionKind::Loop,
+                (false, false) => RegionKind::Straight,
+            },
+            insts: region.insts.len(),
+            us,
+            code_bytes: size,
+        });
         self.cache.stats.module_bytes += size;
         self.cache.stats.module_funcs += 1;
         self.cache.insert(key, Entry::Code(f));
@@ -225,11 +270,32 @@ impl Jit {
     }
 
     /// Run compiled region `c` on `m`, whose pc must be the region's start. Updates `m.pc`,
-    /// `m.retired` and the machine state.
+    /// `m.retired` and the machine state. When a loop region reaches its tail (a partial
+    /// mask), the straight-line form of the body runs that iteration natively: it is compiled
+    /// here on first need (its compile time counts in the statistics).
     ///
     /// # Panics
     /// If `m`'s VL, alignment mode or limit mode differ from the machine the JIT was made for.
-    pub fn run(&self, c: Compiled, m: &mut Machine) -> RegionExit {
+    pub fn run(&mut self, c: Compiled, m: &mut Machine) -> RegionExit {
+        let before = m.retired;
+        let mut status = self.call(c, m);
+        if status == STATUS_PARTIAL {
+            status = match self.compile_key(self.key(m.pc, true)) {
+                Ok(Some(body)) => self.call(body, m),
+                // Nothing compiled (a translator failure): the interpreter takes the
+                // iteration, one instruction at a time.
+                Ok(None) | Err(_) => STATUS_INTERP,
+            };
+            debug_assert_ne!(status, STATUS_PARTIAL, "a straight form has no loop header");
+        }
+        RegionExit {
+            interp_next: status == STATUS_INTERP,
+            retired: m.retired - before,
+        }
+    }
+
+    /// One call into compiled code; returns its status.
+    fn call(&self, c: Compiled, m: &mut Machine) -> u64 {
         assert!(
             m.config.vl == self.vl
                 && m.config.strict_align == self.strict_align
@@ -250,10 +316,7 @@ impl Jit {
         let status = unsafe { (c.0)(&mut ctx) };
         m.pc = ctx.next_pc;
         m.retired += ctx.retired;
-        RegionExit {
-            interp_next: status == STATUS_INTERP,
-            retired: ctx.retired,
-        }
+        status
     }
 
     /// Statistics so far.

@@ -107,8 +107,9 @@ fn taken_target(inst: &Inst) -> Option<u64> {
     }
 }
 
-/// The region starting at `pc`, or `None` when its first instruction is declined.
-pub fn discover(code: &Code, pc: u64) -> Option<Region> {
+/// The region starting at `pc`, or `None` when its first instruction is declined. With
+/// `straight`, a loop's back edge is left as an ordinary exit (one iteration per call).
+pub fn discover(code: &Code, pc: u64, straight: bool) -> Option<Region> {
     let mut insts = Vec::new();
     let mut at = pc;
     let end = loop {
@@ -131,7 +132,7 @@ pub fn discover(code: &Code, pc: u64) -> Option<Region> {
         return None;
     }
     let mut loop_head = None;
-    if end == RunEnd::Control {
+    if end == RunEnd::Control && !straight {
         if let Some(t) = taken_target(&insts.last().expect("non-empty").1) {
             if t == pc {
                 loop_head = Some(0);

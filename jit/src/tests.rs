@@ -92,19 +92,25 @@ fn machine(code: &[u64], vl: u32) -> Machine {
 #[test]
 fn discovery_finds_loop_regions() {
     let code = Code::new(&encode(&copy_loop()));
-    let r = discover(&code, 0x30).expect("region at LOOP");
+    let r = discover(&code, 0x30, false).expect("region at LOOP");
     assert_eq!(r.insts.len(), 4);
     assert_eq!(r.loop_head, Some(1));
     assert_eq!(r.end, RunEnd::Control);
-    let r = discover(&code, 0x38).expect("region at the body");
+    let r = discover(&code, 0x38, false).expect("region at the body");
     assert_eq!(r.loop_head, Some(0));
-    let r = discover(&code, 0).expect("straight run");
+    let r = discover(&code, 0x38, true).expect("straight form of the body");
+    assert_eq!(r.loop_head, None, "the straight form has no back edge");
+    assert_eq!(r.insts.len(), 3, "body and ENDLOOP");
+    let r = discover(&code, 0, false).expect("straight run");
     // Three S.LI, then the LOOP ends the run (it is not first).
     assert_eq!(r.insts.len(), 4);
     assert_eq!(r.loop_head, None);
-    assert!(discover(&code, 0x50).is_none(), "HALT is declined");
-    assert!(discover(&code, 0x58).is_none(), "past the end");
-    assert!(discover(&code, 0x31).is_none(), "not a word boundary");
+    assert!(discover(&code, 0x50, false).is_none(), "HALT is declined");
+    assert!(discover(&code, 0x58, false).is_none(), "past the end");
+    assert!(
+        discover(&code, 0x31, false).is_none(),
+        "not a word boundary"
+    );
 }
 
 /// Drive `m` with compiled regions only; the instruction at a declined pc must be HALT.

@@ -44,6 +44,11 @@ pub struct BenchArgs {
     /// counts under callgrind).
     #[arg(long, value_name = "N")]
     pub iters: Option<u64>,
+    /// Instead of the suite: the compile latency of every region of these programs
+    /// (assembly files, or directories of them, e.g. seeds/kernels), on the jit engine at
+    /// their own VL (or --vl if given explicitly), fastest of --reps cold runs (default 5).
+    #[arg(long = "compile-latency", value_name = "FILE|DIR", num_args = 1..)]
+    pub compile_latency: Vec<PathBuf>,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -239,6 +244,18 @@ fn io(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> BenchError + '_ 
 
 /// `lanejit bench`: returns the exit status (0; errors exit 2 through the caller).
 pub fn cmd(args: &BenchArgs) -> Result<i32, BenchError> {
+    if !args.compile_latency.is_empty() {
+        let rounds = args.reps.unwrap_or(5);
+        let vl = std::env::args()
+            .any(|a| a == "--vl" || a.starts_with("--vl="))
+            .then_some(args.vl);
+        let progs = super::compile::program_files(&args.compile_latency)?
+            .iter()
+            .map(|f| super::compile::measure(f, vl, rounds))
+            .collect::<Result<Vec<_>, _>>()?;
+        print!("{}", super::compile::text(&progs, rounds));
+        return Ok(0);
+    }
     let opts = SuiteOptions::from_args(args)?;
     let steps = (opts.kernels.len() * opts.sizes.len() * (opts.reps + 1)) as u64;
     let bar = indicatif::ProgressBar::new(steps);

@@ -22,11 +22,12 @@
 //! equals the native output byte for byte.
 
 pub mod cli;
+pub mod compile;
 pub mod report;
 
 use crate::vm::{self, Engine, VmOptions};
 use lanejit_interp::asm::assemble;
-use lanejit_interp::interp::{self, Decoded};
+use lanejit_interp::interp::Decoded;
 use lanejit_interp::machine::{Config, Exit, Machine, Regs, all_lanes};
 use lanejit_jit::{Jit, JitStats};
 use std::hint::black_box;
@@ -116,7 +117,15 @@ pub enum BenchError {
         /// Engine name.
         engine: &'static str,
     },
-    /// Writing a report file failed.
+    /// A program given to `--compile-latency` did not assemble or load.
+    #[error("{file}: {msg}")]
+    Program {
+        /// The file.
+        file: String,
+        /// The assembler's or loader's report.
+        msg: String,
+    },
+    /// Reading or writing a file failed.
     #[error("{path}: {err}")]
     Io {
         /// The file.
@@ -667,76 +676,36 @@ fn words_equal(m: &Machine, addr: u64, w: &[u32]) -> bool {
         .is_some_and(|b| b.chunks_exact(4).zip(w).all(|(c, &x)| c == x.to_le_bytes()))
 }
 
-/// The JIT kept across runs: the same dispatch loop as `vm::run` (`Engine::Jit`, threshold 0)
-/// over one long-lived [`Jit`], so repeated runs find every region compiled.
-pub struct JitRunner {
-    jit: Jit,
-    counts: Vec<u32>,
-    threshold: u32,
-    compiled: Vec<u64>,
-}
+/// The JIT kept across runs: `vm::run`'s own dispatch loop ([`vm::Dispatcher`]) over one
+/// long-lived [`Jit`], so repeated runs find every region compiled.
+pub struct JitRunner(vm::Dispatcher);
 
 impl JitRunner {
     /// A runner for the program `d` under `m`'s configuration.
     pub fn new(d: &Decoded, m: &Machine, threshold: u32) -> Result<JitRunner, BenchError> {
-        let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
-        let jit = Jit::new(&words, m).map_err(|e| BenchError::Jit(e.to_string()))?;
-        Ok(JitRunner {
-            jit,
-            counts: vec![0; d.len()],
-            threshold,
-            compiled: Vec::new(),
-        })
+        vm::Dispatcher::new(d, m, threshold)
+            .map(JitRunner)
+            .map_err(|e| BenchError::Jit(e.to_string()))
     }
 
     /// The JIT (for direct compiles).
     pub fn jit_mut(&mut self) -> &mut Jit {
-        &mut self.jit
+        self.0.jit_mut()
     }
 
     /// Start pcs of the regions this runner compiled, in compile order.
     pub fn compiled_pcs(&self) -> &[u64] {
-        &self.compiled
+        self.0.compiled_pcs()
     }
 
     /// Compilation statistics so far.
     pub fn stats(&self) -> JitStats {
-        self.jit.stats()
+        self.0.jit_stats()
     }
 
     /// Run `m` from its pc until it halts, traps or reaches its limit.
     pub fn run(&mut self, m: &mut Machine, d: &Decoded) -> Exit {
-        loop {
-            let pc = m.pc;
-            if let Some(c) = self.jit.lookup(pc) {
-                let r = self.jit.run(c, m);
-                if r.interp_next {
-                    if let Some(e) = interp::step(m, d) {
-                        return e;
-                    }
-                }
-                continue;
-            }
-            if pc % 8 == 0 {
-                if let Some(n) = self.counts.get_mut((pc / 8) as usize) {
-                    if *n != u32::MAX {
-                        *n += 1;
-                        if *n > self.threshold {
-                            match self.jit.compile(pc) {
-                                Ok(Some(_)) => {
-                                    self.compiled.push(pc);
-                                    continue;
-                                }
-                                Ok(None) | Err(_) => *n = u32::MAX,
-                            }
-                        }
-                    }
-                }
-            }
-            if let Some(e) = interp::run_block(m, d) {
-                return e;
-            }
-        }
+        self.0.run(m, d)
     }
 }
 

@@ -138,7 +138,33 @@ impl Tx<'_, '_> {
         }
     }
 
-    fn fp(&mut self, op: FpOp, w: FpWidth, vd: VReg, va: VReg, vb: VSrc) {
+    /// In straight-line code: the instruction as one [`crate::abi::lj_vop`] call on the
+    /// register file.
+    fn vop_call(&mut self, code: u32, vd: VReg, va: VReg, vb: VSrc) {
+        let (code, b) = match vb {
+            VSrc::V(r) => (code, self.iconst(r.0 as u64)),
+            VSrc::S(r) => (code | crate::abi::vop::SCALAR_B, self.sget(r)),
+            VSrc::Imm(i) => (
+                code | crate::abi::vop::SCALAR_B,
+                self.iconst(i as i64 as u64),
+            ),
+        };
+        let m = self.mask_value();
+        let sig = self.sig_vop();
+        let f = self.iconst(crate::abi::lj_vop as *const () as usize as u64);
+        let c = self.b.ins().iconst(I32, code as i64);
+        let d = self.b.ins().iconst(I32, vd.0 as i64);
+        let a = self.b.ins().iconst(I32, va.0 as i64);
+        self.b
+            .ins()
+            .call_indirect(sig, f, &[self.regs, c, d, a, b, m]);
+    }
+
+    fn fp(&mut self, inst: &Inst, op: FpOp, w: FpWidth, vd: VReg, va: VReg, vb: VSrc) {
+        if self.vmem {
+            self.vop_call(inst.opcode() as u32, vd, va, vb);
+            return;
+        }
         if op == FpOp::Fma {
             let a = self.vget_all(va);
             let bs = self.vsrc_all(vb);
@@ -181,6 +207,14 @@ impl Tx<'_, '_> {
 
     /// Sum of the active lanes of `va`.
     fn redsum(&mut self, va: VReg) -> Value {
+        if self.vmem && self.vl > 2 {
+            let sig = self.sig_redsum();
+            let f = self.iconst(crate::abi::lj_redsum as *const () as usize as u64);
+            let a = self.b.ins().iconst(I32, va.0 as i64);
+            let m = self.mask_value();
+            let call = self.b.ins().call_indirect(sig, f, &[self.regs, a, m]);
+            return self.b.inst_results(call)[0];
+        }
         if self.vl == 1 {
             let v = self.vget(va, 0);
             let x = self.b.ins().extractlane(v, 0);
@@ -267,6 +301,10 @@ impl Tx<'_, '_> {
                 | Inst::VSra(o),
                 Sem::VAlu(op),
             ) => {
+                if self.vmem && self.vl > 2 {
+                    self.vop_call(inst.opcode() as u32, o.vd, o.va, o.vb);
+                    return true;
+                }
                 let b_scalar = match o.vb {
                     VSrc::V(_) => None,
                     VSrc::S(r) => Some(self.sget(r)),
@@ -312,7 +350,7 @@ impl Tx<'_, '_> {
                 | Inst::VFmulD(o)
                 | Inst::VFmaD(o),
                 Sem::Fp(op, w),
-            ) => self.fp(op, w, o.vd, o.va, o.vb),
+            ) => self.fp(inst, op, w, o.vd, o.va, o.vb),
             (Inst::VRedsum(o), _) => {
                 let s = self.redsum(o.va);
                 self.sset(o.sd, s);

@@ -62,15 +62,30 @@ impl Tx<'_, '_> {
         if forms != self.form {
             return;
         }
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
-        let left = self.b.ins().isub(trip, lc);
-        let full_next =
-            self.b
-                .ins()
-                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, self.vl as i64);
         let r = self.b.use_var(self.retired);
         let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
-        let mut c = self.b.ins().band(more, full_next);
+        let mut c = match (self.lim, self.prechecked) {
+            (Some(lim), true) => {
+                // Only the iterations the loop-entry span check proved: LC0BASE steps by VL
+                // from its entry value up to `lim` (at most the last full iteration's, see
+                // `Tx::precheck`), so `lim - lc >= VL` alone says the next one is one of them.
+                let lim = self.b.use_var(lim);
+                let room = self.b.ins().isub(lim, lc);
+                self.b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, self.vl as i64)
+            }
+            _ => {
+                let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
+                let left = self.b.ins().isub(trip, lc);
+                let full_next = self.b.ins().icmp_imm_s(
+                    IntCC::UnsignedGreaterThanOrEqual,
+                    left,
+                    self.vl as i64,
+                );
+                self.b.ins().band(more, full_next)
+            }
+        };
         if self.budgeted {
             let room = self.b.ins().isub(self.budget, r);
             let fits = self.b.ins().icmp_imm_s(

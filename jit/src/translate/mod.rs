@@ -13,7 +13,12 @@
 //! A loop region is laid out as: entry (loads, prologue `LOOP`) -> header (budget check for
 //! one whole iteration; dispatch on `mask == all ones`) -> a *full* copy of the body, where the
 //! mask is statically all ones (no blends, contiguous accesses need only the range check), and
-//! a *general* copy with a dynamic mask; both end in the back edge to the header.
+//! the partial-mask path. For an `ENDLOOP` loop (mask set only by `LOOP`/`ENDLOOP`, so only the
+//! last iteration is partial) that path is an exit with [`STATUS_PARTIAL`]: the tail iteration
+//! runs in the straight-line form of the body, a separate function compiled on first need with
+//! the quick settings, and the loop function holds only full copies. Other loops (branch loops,
+//! bodies with `V.SETMASK`) get a *general* copy with a dynamic mask instead; every copy ends in
+//! the back edge to the header.
 //!
 //! Every failed check branches to a cold exit that writes the state before the instruction
 //! and returns [`STATUS_INTERP`] with that instruction's pc, so the interpreter re-executes it
@@ -24,7 +29,7 @@ mod alu;
 mod control;
 mod mem;
 
-use crate::abi::{self, STATUS_INTERP, STATUS_NEXT};
+use crate::abi::{self, STATUS_INTERP, STATUS_NEXT, STATUS_PARTIAL};
 use crate::region::{Region, RunEnd};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8X16, I64, I64X2};
@@ -34,7 +39,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use lanejit_interp::isa::{Inst, Reg, SReg, VReg, VSrc};
+use lanejit_interp::isa::{Inst, Reg, SReg, Sem, VReg, VSrc};
 use lanejit_interp::machine::{Regs, all_lanes};
 
 /// How a vector register's current value is held.
@@ -306,6 +311,37 @@ fn packable(r: &Region) -> u32 {
     set
 }
 
+/// The pcs of the contiguous guest-memory accesses of an `ENDLOOP` loop body whose base and
+/// offset registers the body never writes: their per-group checks are hoisted into one span
+/// check per loop entry (`Tx::precheck`).
+fn hoistable(r: &Region) -> Vec<(u64, Inst)> {
+    let Some(h) = r.loop_head else {
+        return Vec::new();
+    };
+    if !fast_loop_ok(r) {
+        return Vec::new();
+    }
+    let mut written = 0u32;
+    for (_, i) in &r.insts[h..] {
+        written |= reg_effects(i).1.s;
+    }
+    let inv = |s: SReg| written & (1 << s.0) == 0;
+    r.insts[h..]
+        .iter()
+        .filter(|(_, i)| {
+            let Some((base, off)) = mem::contig_operands(i) else {
+                return false;
+            };
+            let off_inv = match off {
+                lanejit_interp::isa::SOrImm::Reg(s) => inv(s),
+                lanejit_interp::isa::SOrImm::Imm(_) => true,
+            };
+            !i.is_local() && inv(base) && off_inv
+        })
+        .copied()
+        .collect()
+}
+
 /// Whether a region needs the full/general body split (it has vector work).
 fn has_vector_work(r: &Region) -> bool {
     r.insts.iter().any(|(_, i)| {
@@ -322,6 +358,7 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) nch: usize,
     pub(crate) strict: bool,
     pub(crate) budgeted: bool,
+    pub(crate) call_conv: CallConv,
     pub(crate) ctx: Value,
     pub(crate) regs: Value,
     pub(crate) mem_base: Value,
@@ -362,6 +399,8 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) sig_load: SigRef,
     pub(crate) sig_store: SigRef,
     pub(crate) sig_fma: SigRef,
+    sig_vop: Option<SigRef>,
+    sig_redsum: Option<SigRef>,
     /// Current form of every vector register.
     pub(crate) form: [Form; 32],
     /// Packed variables of registers that a contiguous load may leave packed.
@@ -370,6 +409,13 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) fast: Option<FastLoop>,
     /// Forms carried into the second full copy (set when the first copy ends).
     pub(crate) fast_forms: Option<[Form; 32]>,
+    /// Contiguous accesses whose per-group check is hoisted (see [`hoistable`]).
+    pub(crate) hoist: Vec<(u64, Inst)>,
+    /// Whether the current code is a full copy entered through `Tx::precheck`: the hoisted
+    /// accesses need no check.
+    pub(crate) prechecked: bool,
+    /// LC0BASE bound of the iterations `Tx::precheck` proved (hoisting loops only).
+    pub(crate) lim: Option<Variable>,
 }
 
 /// Flags for accesses to memory that a check has proven in bounds.
@@ -603,6 +649,37 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
     }
 
+    /// The signature of `abi::lj_vop` (imported on first use).
+    pub(crate) fn sig_vop(&mut self) -> SigRef {
+        use cranelift_codegen::ir::types::I32;
+        if let Some(s) = self.sig_vop {
+            return s;
+        }
+        let mut sg = Signature::new(self.call_conv);
+        for t in [I64, I32, I32, I32, I64, I64] {
+            sg.params.push(AbiParam::new(t));
+        }
+        let s = self.b.import_signature(sg);
+        self.sig_vop = Some(s);
+        s
+    }
+
+    /// The signature of `abi::lj_redsum` (imported on first use).
+    pub(crate) fn sig_redsum(&mut self) -> SigRef {
+        use cranelift_codegen::ir::types::I32;
+        if let Some(s) = self.sig_redsum {
+            return s;
+        }
+        let mut sg = Signature::new(self.call_conv);
+        for t in [I64, I32, I64] {
+            sg.params.push(AbiParam::new(t));
+        }
+        sg.returns.push(AbiParam::new(I64));
+        let s = self.b.import_signature(sg);
+        self.sig_redsum = Some(s);
+        s
+    }
+
     /// Address of scratch area `i` (0..4, each 64 lanes).
     pub(crate) fn scratch_addr(&mut self, i: u32) -> Value {
         self.b
@@ -744,10 +821,25 @@ impl<'a, 'f> Tx<'a, 'f> {
             .store(fl, t, self.regs, Regs::OFFSET_TRIP as i32);
     }
 
+    /// Whether the lowering of `inst` (writing `w`) uses the per-lane masks: every inline
+    /// vector write and `V.REDSUM`, but not what straight-line code hands to a helper (memory
+    /// accesses, and vector ALU, FP and `V.REDSUM` above VL 2; see `alu`).
+    fn blends(&self, inst: &Inst, w: RegSet) -> bool {
+        if !self.vmem {
+            return w.v != 0 || matches!(inst, Inst::VRedsum(_));
+        }
+        match inst.opcode().sem() {
+            Sem::Mem(_) => false,
+            Sem::Fp(..) => false,
+            Sem::VAlu(_) | Sem::RedSum => self.vl <= 2,
+            _ => w.v != 0,
+        }
+    }
+
     /// Translate one non-control instruction (control instructions go to `control`).
     fn inst(&mut self, pc: u64, inst: &Inst) {
         let (u, w) = reg_effects(inst);
-        if !self.full && !self.lmask_valid && (w.v != 0 || matches!(inst, Inst::VRedsum(_))) {
+        if !self.full && !self.lmask_valid && self.blends(inst, w) {
             self.refresh_lane_masks();
         }
         let keep = self.packed_ok_operand(inst);
@@ -943,6 +1035,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         nch,
         strict: cfg.strict_align,
         budgeted: cfg.budgeted,
+        call_conv: cfg.call_conv,
         ctx,
         regs,
         mem_base,
@@ -970,10 +1063,15 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         sig_load,
         sig_store,
         sig_fma,
+        sig_vop: None,
+        sig_redsum: None,
         form: [Form::Wide; 32],
         pv,
         fast: None,
         fast_forms: None,
+        hoist: hoistable(r),
+        prechecked: false,
+        lim: None,
     };
 
     let h = r.loop_head.unwrap_or(0);
@@ -996,23 +1094,40 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         let m = tx.b.use_var(tx.mask);
         let all = tx.all();
         let is_full = tx.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64);
-        tx.b.ins().brif(is_full, fullb, &[], genb, &[]);
+        let fast_top = fast_loop_ok(r).then(|| tx.b.create_block());
+        if tx.hoist.is_empty() || fast_top.is_none() {
+            tx.b.ins().brif(is_full, fullb, &[], genb, &[]);
+        } else {
+            let pre = tx.b.create_block();
+            tx.b.ins().brif(is_full, pre, &[], genb, &[]);
+            tx.b.switch_to_block(pre);
+            tx.b.seal_block(pre);
+            tx.precheck(fullb, genb);
+            tx.prechecked = true;
+        }
         tx.b.switch_to_block(fullb);
         // Not sealed yet: the second full copy may jump back here (see below).
         tx.full = true;
         tx.off = 0;
-        let fast_top = fast_loop_ok(r).then(|| tx.b.create_block());
         tx.fast = fast_top.map(|top| FastLoop { top, body_len });
         tx.run(r, h, back);
         tx.form = [Form::Wide; 32];
         tx.b.switch_to_block(genb);
         tx.b.seal_block(genb);
         tx.full = false;
+        tx.prechecked = false;
         tx.fast = None;
         tx.off = 0;
-        tx.known_partial = true;
-        tx.run(r, h, back);
-        tx.known_partial = false;
+        if fast_top.is_some() {
+            // The tail of an ENDLOOP loop: its one partial iteration runs in the straight
+            // form of the body (compiled on first need), which keeps this function to the
+            // full copies.
+            tx.exit_pc(STATUS_PARTIAL, head_pc, 0);
+        } else {
+            tx.known_partial = true;
+            tx.run(r, h, back);
+            tx.known_partial = false;
+        }
         if let Some(top) = fast_top {
             // The second full copy: entered only from full copies' ENDLOOP with the forms
             // they recorded, iterating on itself while iterations stay full. When nothing is
@@ -1024,6 +1139,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
             } else {
                 tx.form = forms;
                 tx.full = true;
+                tx.prechecked = !tx.hoist.is_empty();
                 tx.fast = Some(FastLoop { top, body_len });
                 tx.off = 0;
                 tx.run(r, h, back);
@@ -1038,6 +1154,111 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
 }
 
 impl Tx<'_, '_> {
+    /// At the header of a hoisting loop with a full mask: find how many iterations from here
+    /// all hoisted accesses may make (`Tx::span_groups` per access, at most the remaining full
+    /// iterations, at least this one), record their LC0BASE bound in `lim`, and go to `full`;
+    /// with none (a fault ahead), go to `none`.
+    fn precheck(&mut self, full: Block, none: Block) {
+        let log2vl = self.vl.trailing_zeros() as i64;
+        let lc = self.b.use_var(self.lc0);
+        let trip = self.b.use_var(self.trip);
+        let left = self.b.ins().isub(trip, lc);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
+        let q = self.b.ins().ushr_imm_s(left, log2vl);
+        let zero = self.iconst(0);
+        let q = self.b.ins().select(more, q, zero);
+        let one = self.iconst(1);
+        let q_is0 = self.b.ins().icmp_imm_s(IntCC::Equal, q, 0);
+        let mut k = self.b.ins().select(q_is0, one, q);
+        for (_, inst) in self.hoist.clone() {
+            let ms = inst.opcode().mem().expect("a hoisted access");
+            let (base, off) = mem::contig_operands(&inst).expect("contiguous");
+            let ea0 = self.contig_ea0(base, off, ms.log2e);
+            let need = match ms.dir {
+                lanejit_interp::isa::Dir::Load => lanejit_interp::memory::PERM_R,
+                lanejit_interp::isa::Dir::Store => lanejit_interp::memory::PERM_W,
+            };
+            let lg = self.vl.trailing_zeros() + ms.log2e as u32;
+            let amask = self.align_mask(ms);
+            k = self.span_groups(ea0, lg, k, need, amask);
+        }
+        let span = self.b.ins().ishl_imm_s(k, log2vl);
+        let lim = self.b.ins().iadd(lc, span);
+        let var = self.b.declare_var(I64);
+        self.b.def_var(var, lim);
+        self.lim = Some(var);
+        self.b.ins().brif(k, full, &[], none, &[]);
+    }
+
+    /// The span check hoisted out of a loop, inline (a helper call would clobber what the loop
+    /// keeps in registers and make the allocator spill it for the whole loop): how many of `k` groups of `1 << lg` bytes from `lo` lie in guest memory on
+    /// pages with permission `need`, with `lo & amask == 0`. Returns the count in a new block.
+    fn span_groups(&mut self, lo: Value, lg: u32, k: Value, need: u8, amask: u64) -> Value {
+        let done = self.b.create_block();
+        let res = self.b.append_block_param(done, I64);
+        let inb = self.b.create_block();
+        let scan = self.b.create_block();
+        let page = self.b.create_block();
+        let p = self.b.append_block_param(page, I64);
+        let next = self.b.create_block();
+        let bad = self.b.create_block();
+        let zero = self.iconst(0);
+        let mut ok = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThan, lo, self.mem_extent);
+        if amask != 0 {
+            let a = self.b.ins().band_imm_s(lo, amask as i64);
+            let al = self.b.ins().icmp_imm_s(IntCC::Equal, a, 0);
+            ok = self.b.ins().band(ok, al);
+        }
+        self.b.ins().brif(ok, inb, &[], done, &[zero.into()]);
+        self.b.switch_to_block(inb);
+        self.b.seal_block(inb);
+        // lo < extent: avail > 0, and g groups end at lo + (g << lg) <= extent.
+        let avail = self.b.ins().isub(self.mem_extent, lo);
+        let fit = self.b.ins().ushr_imm_s(avail, lg as i64);
+        let less = self.b.ins().icmp(IntCC::UnsignedLessThan, fit, k);
+        let g = self.b.ins().select(less, fit, k);
+        self.b.ins().brif(g, scan, &[], done, &[zero.into()]);
+        self.b.switch_to_block(scan);
+        self.b.seal_block(scan);
+        let len = self.b.ins().ishl_imm_s(g, lg as i64);
+        let end = self.b.ins().iadd(lo, len);
+        let last = self.b.ins().iadd_imm_s(end, -1);
+        let lastp = self.b.ins().ushr_imm_s(last, 12);
+        let firstp = self.b.ins().ushr_imm_s(lo, 12);
+        self.b.ins().jump(page, &[firstp.into()]);
+        self.b.switch_to_block(page);
+        // Every page index here is at most (extent - 1) / 4096: inside the table.
+        let a = self.b.ins().iadd(self.mem_perms, p);
+        let byte = self
+            .b
+            .ins()
+            .uload8(cranelift_codegen::ir::types::I32, flags(), a, 0);
+        let t = self.b.ins().band_imm_s(byte, need as i64);
+        self.b.ins().brif(t, next, &[], bad, &[]);
+        self.b.switch_to_block(next);
+        self.b.seal_block(next);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p1, lastp);
+        self.b
+            .ins()
+            .brif(more, page, &[p1.into()], done, &[g.into()]);
+        self.b.seal_block(page);
+        self.b.switch_to_block(bad);
+        self.b.seal_block(bad);
+        let pa = self.b.ins().ishl_imm_s(p, 12);
+        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, pa, lo);
+        let first_bad = self.b.ins().select(below, lo, pa);
+        let before = self.b.ins().isub(first_bad, lo);
+        let gb = self.b.ins().ushr_imm_s(before, lg as i64);
+        self.b.ins().jump(done, &[gb.into()]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+        res
+    }
+
     /// Translate the prologue instructions `r.insts[..h]` (a leading LOOP).
     fn run_prologue(&mut self, r: &Region, h: usize) {
         for (pc, inst) in &r.insts[..h] {
