@@ -211,6 +211,34 @@ fn hoisted_and_per_group_checks_fault_precisely() {
 }
 
 #[test]
+fn long_loops_recheck_their_span_past_the_cap() {
+    // More than 65536 iterations at VL 1: the loop-entry span check covers 65536 of them,
+    // the header checks the rest; dst ends at word 69632, where the store faults.
+    let src = "
+        .mem 0x100000, 0x50000, r
+        .mem 0x200000, 0x44000, rw
+        .text
+        S.LI s1, 0x100000
+        S.LI s2, 0x200000
+        S.LI s3, 70000
+        LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.SW v1, [s2, lc0<<2, 0]
+        ENDLOOP
+        HALT
+        ";
+    let p = asm(src);
+    for vl in [1, 2] {
+        let (r, st) = check(&p, vl, false, None);
+        let Exit::Trapped(t) = r.exit else {
+            panic!("vl {vl}: {:?}", r.exit)
+        };
+        assert_eq!(t.mem.expect("memory fault").ea, 0x244000, "vl {vl}");
+        assert!(st.jit_retired >= 3 * (69632 / vl as u64), "{st:?}");
+    }
+}
+
+#[test]
 fn overlapping_contiguous_copies_keep_group_order() {
     // dst = src + 4 and dst = src - 4: every group reads after the previous group's store.
     for (s1, s2) in [(0x40000, 0x40004), (0x40004, 0x40000)] {

@@ -3,6 +3,9 @@
 //! blended with the lane mask unless the mask is statically all ones. Floating-point results
 //! are canonicalised with a compare-and-select after every operation; f32 results have their
 //! upper 32 bits cleared. FMA calls a Rust helper (`mul_add`), so no host feature matters.
+//! Straight-line code hands vector ALU and FP operations (and `V.REDSUM` above VL 2) to
+//! `abi::lj_vop` / `abi::lj_redsum`, which apply the ISA table's lane semantics on the register
+//! file: one call instead of two dozen instructions per chunk pair.
 
 use super::Tx;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};

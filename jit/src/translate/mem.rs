@@ -7,6 +7,10 @@
 //! * A scalar base with a scalar (or immediate) offset: every lane has the same EA, so one
 //!   check and one scalar access (a load is broadcast; with a full mask a store writes the
 //!   highest lane's data, which is what ascending lane order leaves in memory).
+//! * In a loop's full copies, the contiguous accesses whose check was hoisted to loop entry
+//!   (see the module `translate`) use no check at all.
+//! * Straight-line code (vectors in the register file) always takes the helper path below,
+//!   passing the register file itself as the helper's source or destination.
 //! * Everything else (vector bases or offsets, partial masks, tile space, a failed fast check):
 //!   lane EAs are computed with SIMD adds and shifts into a scratch area and a helper checks all
 //!   active lanes first and then performs the accesses (`abi::lj_load` / `abi::lj_store`;
@@ -641,8 +645,19 @@ impl Tx<'_, '_> {
             Dir::Store => PERM_W,
         };
         let amask = self.align_mask(ms);
-        let ea0 = self.contig_ea0(base, off, ms.log2e);
-        if !(self.prechecked && self.hoist.iter().any(|(p, _)| *p == pc)) {
+        let hoisted = if self.prechecked {
+            self.hoist.iter().position(|(p, _)| *p == pc)
+        } else {
+            None
+        };
+        let host = if let Some(j) = hoisted {
+            // `Tx::precheck` proved this iteration's group, like every group up to `lim`.
+            let h = self.b.use_var(self.hoist_host[j]);
+            let l = self.b.use_var(self.lc0);
+            let l = self.b.ins().ishl_imm_s(l, ms.log2e as i64);
+            self.b.ins().iadd(h, l)
+        } else {
+            let ea0 = self.contig_ea0(base, off, ms.log2e);
             let fast = self.b.create_block();
             let fail = self.b.create_block();
             self.b.set_cold_block(fail);
@@ -652,9 +667,8 @@ impl Tx<'_, '_> {
             self.exit_pc(crate::abi::STATUS_INTERP, pc, 0);
             self.b.switch_to_block(fast);
             self.b.seal_block(fast);
-        }
-        // Else `Tx::precheck` proved this iteration's group, like every group up to `lim`.
-        let host = self.b.ins().iadd(self.mem_base, ea0);
+            self.b.ins().iadd(self.mem_base, ea0)
+        };
         let f = flags();
         match (ms.dir, data) {
             (Dir::Load, Reg::V(d)) if self.can_pack(VReg(d), ms.log2e) => {

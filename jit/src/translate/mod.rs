@@ -2,13 +2,14 @@
 //!
 //! Guest registers live in Cranelift [`Variable`]s for the whole region (a vector register is
 //! `ceil(VL / 2)` `i64x2` variables); they are loaded once at entry and the registers the region
-//! can write are stored back at every exit. In a straight-line (non-loop) region vector
-//! registers stay in the register file instead: reads load their chunks and writes store them
-//! once the instruction's checks have passed, which compiles much faster. The mask, LC0BASE
-//! and trip count are `i64` variables too. The number of instructions retired is a variable
-//! updated once per loop
-//! iteration plus a static offset inside the current straight segment, so every exit stores
-//! the exact count.
+//! can write are stored back at every exit. In a straight-line (non-loop) region, which runs
+//! once per entry, vector registers stay in the register file instead and compile time comes
+//! first: memory accesses, vector ALU and FP operations and `V.REDSUM` (above VL 2) are calls
+//! to helpers that work on the register file in place (`abi::lj_load*`, `abi::lj_store*`,
+//! `abi::lj_vop`, `abi::lj_redsum`, with the ISA table's lane semantics); the remaining vector
+//! writes load and store their chunks. The mask, LC0BASE and trip count are `i64` variables
+//! too. The number of instructions retired is a variable updated once per loop iteration plus
+//! a static offset inside the current straight segment, so every exit stores the exact count.
 //!
 //! A loop region is laid out as: entry (loads, prologue `LOOP`) -> header (budget check for
 //! one whole iteration; dispatch on `mask == all ones`) -> a *full* copy of the body, where the
@@ -19,6 +20,15 @@
 //! the quick settings, and the loop function holds only full copies. Other loops (branch loops,
 //! bodies with `V.SETMASK`) get a *general* copy with a dynamic mask instead; every copy ends in
 //! the back edge to the header.
+//!
+//! Check hoisting: in an `ENDLOOP` loop, a contiguous guest-memory access whose base and
+//! offset registers the body never writes touches one group after another. On the way from
+//! the header into the full copies, `Tx::precheck` checks the whole span of the next
+//! iterations once (an inline scan of the page table, at most [`MAX_SPAN_ITERS`] iterations)
+//! and records how far it holds as an LC0BASE bound; the full copies then access those groups
+//! with no check at all, and iterate while the next group is within the bound. When the span
+//! check proves not even the current iteration (a fault ahead), that iteration runs in the
+//! straight-line form, which checks every access and exits precisely at the faulting one.
 //!
 //! Every failed check branches to a cold exit that writes the state before the instruction
 //! and returns [`STATUS_INTERP`] with that instruction's pc, so the interpreter re-executes it
@@ -79,6 +89,9 @@ pub struct TxConfig {
     /// is then `u64::MAX` and can never run out).
     pub budgeted: bool,
 }
+
+/// Most iterations one loop entry's span check covers (see `Tx::precheck`).
+const MAX_SPAN_ITERS: u64 = 1 << 16;
 
 /// Bytes of one scratch area (64 lanes).
 const AREA: u32 = 64 * 8;
@@ -416,6 +429,9 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) prechecked: bool,
     /// LC0BASE bound of the iterations `Tx::precheck` proved (hoisting loops only).
     pub(crate) lim: Option<Variable>,
+    /// Per hoisted access (same order as `hoist`): the host address of its EA at LC0BASE 0,
+    /// `mem_base + base + off`, computed once at loop entry.
+    pub(crate) hoist_host: Vec<Variable>,
 }
 
 /// Flags for accesses to memory that a check has proven in bounds.
@@ -1072,6 +1088,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         hoist: hoistable(r),
         prechecked: false,
         lim: None,
+        hoist_host: Vec::new(),
     };
 
     let h = r.loop_head.unwrap_or(0);
@@ -1165,6 +1182,11 @@ impl Tx<'_, '_> {
         let left = self.b.ins().isub(trip, lc);
         let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
         let q = self.b.ins().ushr_imm_s(left, log2vl);
+        // At most MAX_SPAN_ITERS per entry, which bounds the page scan of one entry; longer
+        // loops come back to the header and check their next stretch.
+        let cap = self.iconst(MAX_SPAN_ITERS);
+        let big = self.b.ins().icmp(IntCC::UnsignedGreaterThan, q, cap);
+        let q = self.b.ins().select(big, cap, q);
         let zero = self.iconst(0);
         let q = self.b.ins().select(more, q, zero);
         let one = self.iconst(1);
@@ -1182,6 +1204,22 @@ impl Tx<'_, '_> {
             let amask = self.align_mask(ms);
             k = self.span_groups(ea0, lg, k, need, amask);
         }
+        // Loop-invariant host bases, so the loop keeps one register per access.
+        let mut hosts = Vec::new();
+        for (_, inst) in self.hoist.clone() {
+            let (base, off) = mem::contig_operands(&inst).expect("contiguous");
+            let b = self.sget(base);
+            let o = match off {
+                lanejit_interp::isa::SOrImm::Reg(r) => self.sget(r),
+                lanejit_interp::isa::SOrImm::Imm(i) => self.iconst(i as i64 as u64),
+            };
+            let bo = self.b.ins().iadd(b, o);
+            let h = self.b.ins().iadd(self.mem_base, bo);
+            let var = self.b.declare_var(I64);
+            self.b.def_var(var, h);
+            hosts.push(var);
+        }
+        self.hoist_host = hosts;
         let span = self.b.ins().ishl_imm_s(k, log2vl);
         let lim = self.b.ins().iadd(lc, span);
         let var = self.b.declare_var(I64);
