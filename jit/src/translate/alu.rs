@@ -153,7 +153,7 @@ impl Tx<'_, '_> {
             ),
         };
         let m = self.mask_value();
-        let sig = self.sig_vop();
+        let sig = self.sig(super::Helper::Vop);
         let f = self.iconst(crate::abi::lj_vop as *const () as usize as u64);
         let c = self.b.ins().iconst(I32, code as i64);
         let d = self.b.ins().iconst(I32, vd.0 as i64);
@@ -178,9 +178,8 @@ impl Tx<'_, '_> {
             let m = self.mask_value();
             let is_d = self.b.ins().iconst(I32, (w == FpWidth::D) as i64);
             let f = self.iconst(crate::abi::lj_fma as *const () as usize as u64);
-            self.b
-                .ins()
-                .call_indirect(self.sig_fma, f, &[pa, pb, pd, m, is_d]);
+            let sig = self.sig(super::Helper::Fma);
+            self.b.ins().call_indirect(sig, f, &[pa, pb, pd, m, is_d]);
             let out = self.unspill(pd);
             // The helper only wrote active lanes.
             self.vset_raw(vd, &out);
@@ -211,7 +210,7 @@ impl Tx<'_, '_> {
     /// Sum of the active lanes of `va`.
     fn redsum(&mut self, va: VReg) -> Value {
         if self.vmem && self.vl > 2 {
-            let sig = self.sig_redsum();
+            let sig = self.sig(super::Helper::Redsum);
             let f = self.iconst(crate::abi::lj_redsum as *const () as usize as u64);
             let a = self.b.ins().iconst(I32, va.0 as i64);
             let m = self.mask_value();

@@ -576,10 +576,11 @@ impl Tx<'_, '_> {
                     abi::lj_load as *const ()
                 };
                 let f = self.iconst(h as usize as u64);
-                let call =
-                    self.b
-                        .ins()
-                        .call_indirect(self.sig_load, f, &[self.ctx, pa, m, k, pout]);
+                let sig = self.sig(super::Helper::Load);
+                let call = self
+                    .b
+                    .ins()
+                    .call_indirect(sig, f, &[self.ctx, pa, m, k, pout]);
                 let ok = self.b.inst_results(call)[0];
                 self.guard(ok, pc);
                 if !self.vmem {
@@ -602,10 +603,11 @@ impl Tx<'_, '_> {
                     abi::lj_store as *const ()
                 };
                 let f = self.iconst(h as usize as u64);
+                let sig = self.sig(super::Helper::Store);
                 let call = self
                     .b
                     .ins()
-                    .call_indirect(self.sig_store, f, &[self.ctx, pa, m, k, pd]);
+                    .call_indirect(sig, f, &[self.ctx, pa, m, k, pd]);
                 let ok = self.b.inst_results(call)[0];
                 self.guard(ok, pc);
             }

@@ -408,12 +408,10 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) full: bool,
     /// Instructions retired since `retired` was last updated.
     pub(crate) off: u64,
-    pub(crate) scratch: StackSlot,
-    pub(crate) sig_load: SigRef,
-    pub(crate) sig_store: SigRef,
-    pub(crate) sig_fma: SigRef,
-    sig_vop: Option<SigRef>,
-    sig_redsum: Option<SigRef>,
+    /// The scratch areas, created on first use.
+    scratch: Option<StackSlot>,
+    /// Helper signatures, imported on first use (every imported signature costs compile time).
+    sigs: [Option<SigRef>; 5],
     /// Current form of every vector register.
     pub(crate) form: [Form; 32],
     /// Packed variables of registers that a contiguous load may leave packed.
@@ -432,6 +430,21 @@ pub(crate) struct Tx<'a, 'f> {
     /// Per hoisted access (same order as `hoist`): the host address of its EA at LC0BASE 0,
     /// `mem_base + base + off`, computed once at loop entry.
     pub(crate) hoist_host: Vec<Variable>,
+}
+
+/// The Rust helpers compiled code calls (see [`abi`]), by signature.
+#[derive(Clone, Copy)]
+pub(crate) enum Helper {
+    /// `lj_load`, `lj_load_contig`.
+    Load,
+    /// `lj_store`, `lj_store_contig`.
+    Store,
+    /// `lj_fma`.
+    Fma,
+    /// `lj_vop`.
+    Vop,
+    /// `lj_redsum`.
+    Redsum,
 }
 
 /// Flags for accesses to memory that a check has proven in bounds.
@@ -665,42 +678,43 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
     }
 
-    /// The signature of `abi::lj_vop` (imported on first use).
-    pub(crate) fn sig_vop(&mut self) -> SigRef {
+    /// The signature of helper `h`, imported on first use.
+    pub(crate) fn sig(&mut self, h: Helper) -> SigRef {
         use cranelift_codegen::ir::types::I32;
-        if let Some(s) = self.sig_vop {
+        if let Some(s) = self.sigs[h as usize] {
             return s;
         }
+        let (params, ret): (
+            &[cranelift_codegen::ir::Type],
+            Option<cranelift_codegen::ir::Type>,
+        ) = match h {
+            Helper::Load | Helper::Store => (&[I64, I64, I64, I32, I64], Some(I32)),
+            Helper::Fma => (&[I64, I64, I64, I64, I32], None),
+            Helper::Vop => (&[I64, I32, I32, I32, I64, I64], None),
+            Helper::Redsum => (&[I64, I32, I64], Some(I64)),
+        };
         let mut sg = Signature::new(self.call_conv);
-        for t in [I64, I32, I32, I32, I64, I64] {
-            sg.params.push(AbiParam::new(t));
-        }
+        sg.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        sg.returns.extend(ret.map(AbiParam::new));
         let s = self.b.import_signature(sg);
-        self.sig_vop = Some(s);
+        self.sigs[h as usize] = Some(s);
         s
     }
 
-    /// The signature of `abi::lj_redsum` (imported on first use).
-    pub(crate) fn sig_redsum(&mut self) -> SigRef {
-        use cranelift_codegen::ir::types::I32;
-        if let Some(s) = self.sig_redsum {
-            return s;
-        }
-        let mut sg = Signature::new(self.call_conv);
-        for t in [I64, I32, I64] {
-            sg.params.push(AbiParam::new(t));
-        }
-        sg.returns.push(AbiParam::new(I64));
-        let s = self.b.import_signature(sg);
-        self.sig_redsum = Some(s);
-        s
+    fn scratch_slot(&mut self) -> StackSlot {
+        *self.scratch.get_or_insert_with(|| {
+            self.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                4 * AREA,
+                4,
+            ))
+        })
     }
 
     /// Address of scratch area `i` (0..4, each 64 lanes).
     pub(crate) fn scratch_addr(&mut self, i: u32) -> Value {
-        self.b
-            .ins()
-            .stack_addr(I64, self.scratch, (i * AREA) as i32)
+        let slot = self.scratch_slot();
+        self.b.ins().stack_addr(I64, slot, (i * AREA) as i32)
     }
 
     /// Store chunks into scratch area `i`.
@@ -1027,23 +1041,6 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let retired = b.declare_var(I64);
     let zero = b.ins().iconst(I64, 0);
     b.def_var(retired, zero);
-    let scratch =
-        b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 4 * AREA, 4));
-    let mut sig = |params: &[cranelift_codegen::ir::Type], ret: bool| {
-        let mut sg = Signature::new(cfg.call_conv);
-        for &p in params {
-            sg.params.push(AbiParam::new(p));
-        }
-        if ret {
-            sg.returns
-                .push(AbiParam::new(cranelift_codegen::ir::types::I32));
-        }
-        b.import_signature(sg)
-    };
-    use cranelift_codegen::ir::types::I32;
-    let sig_load = sig(&[I64, I64, I64, I32, I64], true);
-    let sig_store = sig(&[I64, I64, I64, I32, I64], true);
-    let sig_fma = sig(&[I64, I64, I64, I64, I32], false);
 
     let mut tx = Tx {
         b,
@@ -1075,12 +1072,8 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         dirty,
         full: false,
         off: 0,
-        scratch,
-        sig_load,
-        sig_store,
-        sig_fma,
-        sig_vop: None,
-        sig_redsum: None,
+        scratch: None,
+        sigs: [None; 5],
         form: [Form::Wide; 32],
         pv,
         fast: None,
