@@ -523,6 +523,41 @@ fn float_ops_canonical_nan_and_fma() {
 }
 
 #[test]
+fn packed_f32_loops_feed_wide_ops_and_stores() {
+    // Full iterations keep f32 data packed (four per f32x4 op): scalar and vector operands
+    // (a NaN scalar among them), the destination aliasing a source, a packed result feeding a 64-bit V.ADD and
+    // a V.SD (widened with zero extension), and NaN, infinity, -0.0 and subnormal inputs.
+    check_all_vls(
+        "
+        .mem 0x10000, 0x2000, rw
+        .data 0x10000
+        .float 1.5, -0.0, inf, nan, 3.0, 1e-45, 2.5, -inf, 1e30, -1e30, 0.1, 7.0
+        .float 1e-40, -3.5, 8.0, nan, 2.0, 4.0, -inf, 0.5, 6.0, 1e38, -1e38, 9.0
+        .float 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0
+        .float -1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0, -10.0, -11.0, -12.0
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x10800
+        S.LI s3, 48
+        S.LI s4, 0x3fc00000
+        S.LI s5, 0x7fc00001
+        LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.LWU [s1, lc0<<2, 4], ->v2
+        V.FMUL.S v3, v1, s4
+        V.FADD.S v3, v3, v2
+        V.FSUB.S v4, v3, s5
+        V.FMUL.S v1, v1, v1
+        V.ADD v6, v6, v3
+        V.SW v3, [s2, lc0<<2, 0]
+        V.SD v4, [s2, lc0<<3, 256]
+        ENDLOOP
+        HALT
+        ",
+    );
+}
+
+#[test]
 fn local_tile_accesses_and_tile_traps() {
     let base = "
         .tilesize 4096

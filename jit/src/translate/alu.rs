@@ -7,7 +7,7 @@
 //! `abi::lj_vop` / `abi::lj_redsum`, which apply the ISA table's lane semantics on the register
 //! file: one call instead of two dozen instructions per chunk pair.
 
-use super::Tx;
+use super::{Form, Tx};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{InstBuilder, Value};
@@ -163,9 +163,82 @@ impl Tx<'_, '_> {
             .call_indirect(sig, f, &[self.regs, c, d, a, b, m]);
     }
 
+    /// The vector operands of an f32 add, subtract or multiply that stay packed across it
+    /// (see [`Self::fp_packed`]): all of them, when the packed form applies; else none.
+    pub(crate) fn packed_f32_operands(&self, inst: &Inst) -> u32 {
+        let (Inst::VFaddS(o) | Inst::VFsubS(o) | Inst::VFmulS(o)) = inst else {
+            return 0;
+        };
+        let packed32 = |r: VReg| matches!(self.form[r.0 as usize], Form::Packed { log2e: 2, .. });
+        if !self.full || self.vmem || !self.can_pack(o.vd, 2) || !packed32(o.va) {
+            return 0;
+        }
+        // vd too: under a full mask every lane is overwritten, its old value is not read.
+        let keep = (1 << o.va.0) | (1 << o.vd.0);
+        match o.vb {
+            VSrc::V(b) if packed32(b) => keep | (1 << b.0),
+            VSrc::V(_) => 0,
+            VSrc::S(_) | VSrc::Imm(_) => keep,
+        }
+    }
+
+    /// f32 add, subtract or multiply on packed operands under a full mask: the f32 lanes are
+    /// the packed words themselves (the low 32 bits of each 64-bit lane), four per `f32x4`
+    /// operation, with one NaN canonicalisation per vector; the result stays packed with zero
+    /// extension (an f32 result's upper 32 bits are zero).
+    fn fp_packed(&mut self, op: FpOp, vd: VReg, va: VReg, vb: VSrc) {
+        let n = (self.vl as usize * 4) / 16;
+        let a = self.packed_vals(va, 2);
+        let b: Vec<Value> = match vb {
+            VSrc::V(r) => self.packed_vals(r, 2),
+            VSrc::S(_) | VSrc::Imm(_) => {
+                let x = match vb {
+                    VSrc::S(r) => self.sget(r),
+                    _ => {
+                        let VSrc::Imm(i) = vb else { unreachable!() };
+                        self.iconst(i as i64 as u64)
+                    }
+                };
+                let x = self.b.ins().ireduce(I32, x);
+                let v = self.b.ins().splat(I32X4, x);
+                let v = self.bitcast(cranelift_codegen::ir::types::I8X16, v);
+                vec![v; n]
+            }
+        };
+        let kc = self.b.ins().iconst(I32, CANONICAL_NAN_F32 as i64);
+        let canon = self.b.ins().splat(I32X4, kc);
+        let vars = self.pv[vd.0 as usize].clone().expect("packed vars of vd");
+        let mut out = Vec::with_capacity(n);
+        for j in 0..n {
+            let x = self.bitcast(F32X4, a[j]);
+            let y = self.bitcast(F32X4, b[j]);
+            let r = match op {
+                FpOp::Add => self.b.ins().fadd(x, y),
+                FpOp::Sub => self.b.ins().fsub(x, y),
+                FpOp::Mul => self.b.ins().fmul(x, y),
+                FpOp::Fma => unreachable!("FMA is not packed"),
+            };
+            let isnan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
+            let ri = self.bitcast(I32X4, r);
+            let sel = self.b.ins().bitselect(isnan, canon, ri);
+            out.push(self.bitcast(cranelift_codegen::ir::types::I8X16, sel));
+        }
+        for (j, v) in out.into_iter().enumerate() {
+            self.b.def_var(vars[j], v);
+        }
+        self.form[vd.0 as usize] = Form::Packed {
+            log2e: 2,
+            ext: lanejit_interp::isa::Ext::Zero,
+        };
+    }
+
     fn fp(&mut self, inst: &Inst, op: FpOp, w: FpWidth, vd: VReg, va: VReg, vb: VSrc) {
         if self.vmem {
             self.vop_call(inst.opcode() as u32, vd, va, vb);
+            return;
+        }
+        if self.packed_f32_operands(inst) != 0 {
+            self.fp_packed(op, vd, va, vb);
             return;
         }
         if op == FpOp::Fma {

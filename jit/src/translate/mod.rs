@@ -307,10 +307,14 @@ fn fast_loop_ok(r: &Region) -> bool {
             .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_)))
 }
 
-/// Registers a contiguous load on guest memory writes (candidates for the packed form).
+/// Registers a contiguous load on guest memory or an f32 add, subtract or multiply writes
+/// (candidates for the packed form).
 fn packable(r: &Region) -> u32 {
     let mut set = 0;
     for (_, i) in &r.insts {
+        if let Inst::VFaddS(o) | Inst::VFsubS(o) | Inst::VFmulS(o) = i {
+            set |= 1 << o.vd.0;
+        }
         if let Some(ms) = i.opcode().mem() {
             if ms.dir == lanejit_interp::isa::Dir::Load
                 && ms.mode == lanejit_interp::isa::Mode::Contig
@@ -872,9 +876,10 @@ impl<'a, 'f> Tx<'a, 'f> {
         if !self.full && !self.lmask_valid && self.blends(inst, w) {
             self.refresh_lane_masks();
         }
-        let keep = self.packed_ok_operand(inst);
+        let keep = self.packed_ok_operand(inst).map_or(0, |r| 1u32 << r.0)
+            | self.packed_f32_operands(inst);
         for n in 0..32u8 {
-            if u.v & (1 << n) != 0 && keep != Some(VReg(n)) {
+            if u.v & (1 << n) != 0 && keep & (1 << n) == 0 {
                 self.materialize(VReg(n));
             }
         }
