@@ -133,6 +133,20 @@ fn operands(inst: &Inst, ms: MemSem) -> Option<(Reg, Addr, bool)> {
     })
 }
 
+/// Whether a memory instruction's addresses read LC0BASE (the contiguous form, or `lc0` as
+/// a base or offset register).
+pub(crate) fn uses_lc0(inst: &Inst) -> bool {
+    let Some(ms) = inst.opcode().mem() else {
+        return false;
+    };
+    match operands(inst, ms).map(|o| o.1) {
+        Some(Addr::Contig { .. }) => true,
+        Some(Addr::RegOff { base, off, .. }) => base == Reg::Lc0 || off == Reg::Lc0,
+        Some(Addr::Imm { base, .. }) => base == Reg::Lc0,
+        None => false,
+    }
+}
+
 /// Base and offset of a contiguous access.
 pub(crate) fn contig_operands(inst: &Inst) -> Option<(SReg, SOrImm)> {
     let ms = inst.opcode().mem()?;

@@ -424,6 +424,11 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) fast: Option<FastLoop>,
     /// Forms carried into the second full copy (set when the first copy ends).
     pub(crate) fast_forms: Option<[Form; 32]>,
+    /// Whether the region contains `LOOP`/`ENDLOOP` (the only writers of LC0BASE and the trip
+    /// count): else neither is written back.
+    loops: bool,
+    /// Whether the region can change the mask (`LOOP`, `ENDLOOP`, `V.SETMASK`).
+    writes_mask: bool,
     /// Contiguous accesses whose per-group check is hoisted (see [`hoistable`]).
     pub(crate) hoist: Vec<(u64, Inst)>,
     /// Whether the current code is a full copy entered through `Tx::precheck`: the hoisted
@@ -841,18 +846,22 @@ impl<'a, 'f> Tx<'a, 'f> {
                 }
             }
         }
-        let m = self.b.use_var(self.mask);
-        self.b
-            .ins()
-            .store(fl, m, self.regs, Regs::OFFSET_MASK as i32);
-        let l = self.b.use_var(self.lc0);
-        self.b
-            .ins()
-            .store(fl, l, self.regs, Regs::OFFSET_LC0BASE as i32);
-        let t = self.b.use_var(self.trip);
-        self.b
-            .ins()
-            .store(fl, t, self.regs, Regs::OFFSET_TRIP as i32);
+        if self.writes_mask {
+            let m = self.b.use_var(self.mask);
+            self.b
+                .ins()
+                .store(fl, m, self.regs, Regs::OFFSET_MASK as i32);
+        }
+        if self.loops {
+            let l = self.b.use_var(self.lc0);
+            self.b
+                .ins()
+                .store(fl, l, self.regs, Regs::OFFSET_LC0BASE as i32);
+            let t = self.b.use_var(self.trip);
+            self.b
+                .ins()
+                .store(fl, t, self.regs, Regs::OFFSET_TRIP as i32);
+        }
     }
 
     /// Whether the lowering of `inst` (writing `w`) uses the per-lane masks: every inline
@@ -943,10 +952,35 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let ctx = b.block_params(entry)[0];
     let tf = MemFlagsData::trusted();
     let regs = b.ins().load(I64, tf, ctx, abi::off::REGS);
-    let mem_base = b.ins().load(I64, tf, ctx, abi::off::MEM_BASE);
-    let mem_extent = b.ins().load(I64, tf, ctx, abi::off::MEM_EXTENT);
-    let mem_perms = b.ins().load(I64, tf, ctx, abi::off::MEM_PERMS);
-    let budget = b.ins().load(I64, tf, ctx, abi::off::BUDGET);
+    // Only what the region uses is loaded: straight-line code hands memory to helpers (which
+    // read the context themselves), and the budget matters only under an instruction limit.
+    let vmem = r.loop_head.is_none();
+    let unused = b.ins().iconst(I64, 0);
+    let needs_mem = !vmem && r.insts.iter().any(|(_, i)| i.opcode().mem().is_some());
+    let [mem_base, mem_extent, mem_perms] = if needs_mem {
+        [
+            abi::off::MEM_BASE,
+            abi::off::MEM_EXTENT,
+            abi::off::MEM_PERMS,
+        ]
+        .map(|o| b.ins().load(I64, tf, ctx, o))
+    } else {
+        [unused; 3]
+    };
+    let budget = if cfg.budgeted {
+        b.ins().load(I64, tf, ctx, abi::off::BUDGET)
+    } else {
+        unused
+    };
+    let loops = r
+        .insts
+        .iter()
+        .any(|(_, i)| matches!(i, Inst::Loop(_) | Inst::Endloop(_)));
+    let reads_lc0 = loops
+        || r.insts
+            .iter()
+            .any(|(_, i)| matches!(i, Inst::SLc0(_) | Inst::VLc0(_)) || mem::uses_lc0(i));
+    let writes_mask = loops || r.insts.iter().any(|(_, i)| matches!(i, Inst::VSetmask(_)));
 
     let mut used = RegSet::default();
     let mut dirty = RegSet::default();
@@ -958,7 +992,6 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         dirty.v |= w.v;
     }
     let nch = (cfg.vl as usize).div_ceil(2);
-    let vmem = r.loop_head.is_none();
     if vmem {
         // Vector registers are stored as they are written (see `Tx::vmem`).
         used.v = 0;
@@ -1011,15 +1044,22 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
             );
         }
     }
-    let mut ctl = |off: usize| {
+    // LC0BASE and the trip count are loaded only if something reads them (LOOP/ENDLOOP,
+    // contiguous addresses, `lc0` operands, S.LC0/V.LC0), and, like the mask, stored back only
+    // if the region can write them.
+    let mut ctl = |off: usize, read: bool| {
         let var = b.declare_var(I64);
-        let val = b.ins().load(I64, tf, regs, off as i32);
+        let val = if read {
+            b.ins().load(I64, tf, regs, off as i32)
+        } else {
+            unused
+        };
         b.def_var(var, val);
         var
     };
-    let mask = ctl(Regs::OFFSET_MASK);
-    let lc0 = ctl(Regs::OFFSET_LC0BASE);
-    let trip = ctl(Regs::OFFSET_TRIP);
+    let mask = ctl(Regs::OFFSET_MASK, true);
+    let lc0 = ctl(Regs::OFFSET_LC0BASE, reads_lc0);
+    let trip = ctl(Regs::OFFSET_TRIP, loops);
     let lmask: Vec<Variable> = {
         let zc = b
             .func
@@ -1083,6 +1123,8 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         pv,
         fast: None,
         fast_forms: None,
+        loops,
+        writes_mask,
         hoist: hoistable(r),
         prechecked: false,
         lim: None,
