@@ -311,27 +311,31 @@ fn scatter(ctx: &JitCtx, ea: impl Fn(usize) -> u64, mask: u64, k: u32, data: &[u
 /// Operation codes of [`lj_vop`]: the instruction's opcode byte (bits 0..8), whose semantics
 /// come from the ISA table, and [`vop::SCALAR_B`].
 pub mod vop {
-    use lanejit_interp::isa::{Opcode, Sem};
+    use lanejit_interp::isa::{Opcode, Sem, VRead};
 
     /// `b` is a scalar value broadcast to every lane (else the index of a vector register).
     pub const SCALAR_B: u32 = 1 << 8;
 
-    /// One lane of the instruction with opcode byte `code & 0xff` on `a`, `b` and the old
-    /// destination `d` (an opcode that is not a vector ALU or FP operation leaves `d`).
+    /// Lane `i` of the instruction with opcode byte `code & 0xff` on `a`, `b` and the old
+    /// destination `d`: vector ALU and FP operations, `V.MOV` (`b`), `V.LANEID` (`i`) and
+    /// `V.LC0` (`b + i`, with LC0BASE as `b`); any other opcode leaves `d`.
     #[inline(always)]
-    pub(super) fn lane(code: u32, a: u64, b: u64, d: u64) -> u64 {
+    pub(super) fn lane(code: u32, i: usize, a: u64, b: u64, d: u64) -> u64 {
         match Opcode::from_byte(code as u8).map(Opcode::sem) {
             Some(Sem::VAlu(op)) => op.apply(a, b),
             Some(Sem::Fp(op, w)) => op.apply(w, a, b, d),
+            Some(Sem::VMov) => b,
+            Some(Sem::VRead(VRead::LaneId)) => i as u64,
+            Some(Sem::VRead(VRead::Lc0)) => b.wrapping_add(i as u64),
             _ => d,
         }
     }
 }
 
-/// A vector ALU or floating-point instruction on the register file, for straight-line code
-/// (which keeps vectors in the register file and runs once per entry, so a call compiles much
-/// faster than the inline lane code): for every lane set in `mask`,
-/// `vd[i] = op(va[i], b or vb[i], vd[i])`, with the interpreter's lane semantics
+/// A vector ALU, floating-point, `V.MOV`, `V.LANEID` or `V.LC0` instruction on the register
+/// file, for straight-line code (which keeps vectors in the register file and runs once per
+/// entry, so a call compiles much faster than the inline lane code): for every lane set in
+/// `mask`, `vd[i] = op(va[i], b or vb[i], vd[i])`, with the interpreter's lane semantics
 /// ([`lanejit_interp::isa::AluOp::apply`], [`lanejit_interp::isa::FpOp::apply`]).
 ///
 /// # Safety
@@ -347,7 +351,7 @@ pub unsafe extern "C" fn lj_vop(regs: *mut Regs, code: u32, vd: u32, va: u32, b:
         let a = r.v[va as usize & 31][i];
         let bv = if scalar { b } else { r.v[b as usize & 31][i] };
         let d = &mut r.v[vd as usize & 31][i];
-        *d = vop::lane(code, a, bv, *d);
+        *d = vop::lane(code, i, a, bv, *d);
     }
 }
 

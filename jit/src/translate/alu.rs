@@ -3,7 +3,8 @@
 //! blended with the lane mask unless the mask is statically all ones. Floating-point results
 //! are canonicalised with a compare-and-select after every operation; f32 results have their
 //! upper 32 bits cleared. FMA calls a Rust helper (`mul_add`), so no host feature matters.
-//! Straight-line code hands vector ALU and FP operations (and `V.REDSUM` above VL 2) to
+//! Straight-line code hands vector ALU and FP operations, `V.MOV`, `V.LANEID`, `V.LC0` (above
+//! VL 2) and `V.REDSUM` to
 //! `abi::lj_vop` / `abi::lj_redsum`, which apply the ISA table's lane semantics on the register
 //! file: one call instead of two dozen instructions per chunk pair.
 
@@ -152,6 +153,15 @@ impl Tx<'_, '_> {
                 self.iconst(i as i64 as u64),
             ),
         };
+        self.vop_emit(code, vd, va, b);
+    }
+
+    /// [`Self::vop_call`] with a scalar value as `b` and no `va`.
+    fn vop_call_scalar(&mut self, code: u32, vd: VReg, b: Value) {
+        self.vop_emit(code | crate::abi::vop::SCALAR_B, vd, vd, b);
+    }
+
+    fn vop_emit(&mut self, code: u32, vd: VReg, va: VReg, b: Value) {
         let m = self.mask_value();
         let sig = self.sig(super::Helper::Vop);
         let f = self.iconst(crate::abi::lj_vop as *const () as usize as u64);
@@ -393,9 +403,17 @@ impl Tx<'_, '_> {
                 }
                 self.vset_masked(o.vd, &out);
             }
+            (Inst::VMov(o), _) if self.vmem && self.vl > 2 => {
+                self.vop_call(inst.opcode() as u32, o.vd, o.vd, o.src);
+            }
             (Inst::VMov(o), _) => {
                 let out = self.vsrc_all(o.src);
                 self.vset_masked(o.vd, &out);
+            }
+            (Inst::VLaneid(o) | Inst::VLc0(o), Sem::VRead(_)) if self.vmem && self.vl > 2 => {
+                // V.LC0 passes LC0BASE as the scalar operand.
+                let l = self.b.use_var(self.lc0);
+                self.vop_call_scalar(inst.opcode() as u32, o.vd, l);
             }
             (Inst::VLaneid(o) | Inst::VLc0(o), Sem::VRead(r)) => {
                 let base = match r {

@@ -4,7 +4,8 @@
 //! `ceil(VL / 2)` `i64x2` variables); they are loaded once at entry and the registers the region
 //! can write are stored back at every exit. In a straight-line (non-loop) region, which runs
 //! once per entry, vector registers stay in the register file instead and compile time comes
-//! first: memory accesses, vector ALU and FP operations and `V.REDSUM` (above VL 2) are calls
+//! first: memory accesses, vector ALU, FP, move and lane-id operations and `V.REDSUM` (above
+//! VL 2) are calls
 //! to helpers that work on the register file in place (`abi::lj_load*`, `abi::lj_store*`,
 //! `abi::lj_vop`, `abi::lj_redsum`, with the ISA table's lane semantics); the remaining vector
 //! writes load and store their chunks. The mask, LC0BASE and trip count are `i64` variables
@@ -874,7 +875,7 @@ impl<'a, 'f> Tx<'a, 'f> {
         match inst.opcode().sem() {
             Sem::Mem(_) => false,
             Sem::Fp(..) => false,
-            Sem::VAlu(_) | Sem::RedSum => self.vl <= 2,
+            Sem::VAlu(_) | Sem::RedSum | Sem::VMov | Sem::VRead(_) => self.vl <= 2,
             _ => w.v != 0,
         }
     }
