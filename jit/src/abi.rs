@@ -277,6 +277,95 @@ pub unsafe extern "C" fn lj_store_contig(
     )
 }
 
+/// The lane-EA descriptor of [`lj_load_ea`] / [`lj_store_ea`]: an address `base + (off <<
+/// shift)` whose two operands are each a scalar value, a vector register (its lane `i`) or
+/// LC0BASE (`value + i`).
+pub mod ea {
+    /// The operand is the scalar value passed.
+    pub const SCALAR: u64 = 0;
+    /// The operand is lane `i` of the vector register whose index is in the descriptor.
+    pub const VECTOR: u64 = 1;
+    /// The operand is the value passed (LC0BASE) plus `i`.
+    pub const LC0: u64 = 2;
+
+    /// The descriptor: operand kinds, vector indices and the shift.
+    pub fn desc(base_kind: u64, base_v: u8, off_kind: u64, off_v: u8, shift: u32) -> u64 {
+        base_kind
+            | off_kind << 2
+            | (shift as u64 & 63) << 8
+            | (base_v as u64) << 16
+            | (off_v as u64) << 24
+    }
+}
+
+/// The EAs of the lanes in `mask` described by `desc` (see [`ea`]), read from the register
+/// file before any access is made (so a destination that is also an address operand is
+/// read first).
+fn lane_eas(regs: *const Regs, desc: u64, b: u64, o: u64, mask: u64) -> [u64; 64] {
+    // SAFETY: compiled code passes its context's live register file; this shared borrow
+    // ends before the caller creates any reference into it.
+    let r = unsafe { &*regs };
+    let operand = |kind: u64, v: u64, val: u64, i: usize| match kind {
+        ea::VECTOR => r.v[v as usize & 31][i],
+        ea::LC0 => val.wrapping_add(i as u64),
+        _ => val,
+    };
+    let mut eas = [0u64; 64];
+    let mut m = mask;
+    while m != 0 {
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let base = operand(desc & 3, desc >> 16 & 31, b, i);
+        let off = operand(desc >> 2 & 3, desc >> 24 & 31, o, i);
+        eas[i] = base.wrapping_add(off << (desc >> 8 & 63));
+    }
+    eas
+}
+
+/// [`lj_load`] with the lane EAs computed from registers (`desc`, see [`ea`]) instead of an EA
+/// array: straight-line code passes its register-offset and immediate forms this way.
+///
+/// # Safety
+/// As for [`lj_load`]; `out` may point into the register file.
+pub unsafe extern "C" fn lj_load_ea(
+    ctx: *const JitCtx,
+    desc: u64,
+    b: u64,
+    o: u64,
+    mask: u64,
+    k: u32,
+    out: *mut u64,
+) -> u32 {
+    // SAFETY: compiled code passes its live context.
+    let ctx = unsafe { &*ctx };
+    let eas = lane_eas(ctx.regs, desc, b, o, mask);
+    // SAFETY: a 64-entry area (a scratch area or a vector register); no other reference into
+    // the register file is alive.
+    let out = unsafe { std::slice::from_raw_parts_mut(out, 64) };
+    gather(ctx, |i| eas[i], mask, k, out)
+}
+
+/// [`lj_store`] with the lane EAs computed from registers (see [`lj_load_ea`]).
+///
+/// # Safety
+/// As for [`lj_store`]; `data` may point into the register file.
+pub unsafe extern "C" fn lj_store_ea(
+    ctx: *const JitCtx,
+    desc: u64,
+    b: u64,
+    o: u64,
+    mask: u64,
+    k: u32,
+    data: *const u64,
+) -> u32 {
+    // SAFETY: compiled code passes its live context.
+    let ctx = unsafe { &*ctx };
+    let eas = lane_eas(ctx.regs, desc, b, o, mask);
+    // SAFETY: a 64-entry area (a scratch area or a vector register), only read.
+    let data = unsafe { std::slice::from_raw_parts(data, 64) };
+    scatter(ctx, |i| eas[i], mask, k, data)
+}
+
 /// The body of the store helpers, with lane EAs from `ea`.
 #[inline(always)]
 fn scatter(ctx: &JitCtx, ea: impl Fn(usize) -> u64, mask: u64, k: u32, data: &[u64]) -> u32 {

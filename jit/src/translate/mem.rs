@@ -563,12 +563,15 @@ impl Tx<'_, '_> {
         // General path: per-lane EAs, the helper checks every active lane, then accesses.
         self.b.switch_to_block(slow);
         self.b.seal_block(slow);
-        // A contiguous access passes lane 0's EA; the helper derives the others.
-        let (pa, contig) = match addr {
-            Addr::Contig { base, off } => (self.contig_ea0(base, off, ms.log2e), true),
+        // A contiguous access passes lane 0's EA, the helper derives the others. Straight-line
+        // code describes the other forms' EAs (`abi::ea`) for the `_ea` helpers, which read
+        // vector operands from the register file; loops spill their lane EAs.
+        let (eas, kind) = match addr {
+            Addr::Contig { base, off } => (vec![self.contig_ea0(base, off, ms.log2e)], 0),
+            _ if self.vmem => (self.ea_desc(addr), 2),
             _ => {
                 let eas = self.ea_chunks(addr, ms.log2e);
-                (self.spill(0, &eas), false)
+                (vec![self.spill(0, &eas)], 1)
             }
         };
         let m = self.mask_value();
@@ -584,18 +587,12 @@ impl Tx<'_, '_> {
                 } else {
                     self.scratch_addr(1)
                 };
-                let h = if contig {
-                    abi::lj_load_contig as *const ()
-                } else {
-                    abi::lj_load as *const ()
-                };
-                let f = self.iconst(h as usize as u64);
-                let sig = self.sig(super::Helper::Load);
-                let call = self
-                    .b
-                    .ins()
-                    .call_indirect(sig, f, &[self.ctx, pa, m, k, pout]);
-                let ok = self.b.inst_results(call)[0];
+                let h = [
+                    abi::lj_load_contig as *const (),
+                    abi::lj_load as *const (),
+                    abi::lj_load_ea as *const (),
+                ][kind];
+                let ok = self.helper_call(h, &eas, m, k, pout);
                 self.guard(ok, pc);
                 if !self.vmem {
                     let vals = self.unspill(pout);
@@ -611,18 +608,12 @@ impl Tx<'_, '_> {
                         self.spill(1, &vals)
                     }
                 };
-                let h = if contig {
-                    abi::lj_store_contig as *const ()
-                } else {
-                    abi::lj_store as *const ()
-                };
-                let f = self.iconst(h as usize as u64);
-                let sig = self.sig(super::Helper::Store);
-                let call = self
-                    .b
-                    .ins()
-                    .call_indirect(sig, f, &[self.ctx, pa, m, k, pd]);
-                let ok = self.b.inst_results(call)[0];
+                let h = [
+                    abi::lj_store_contig as *const (),
+                    abi::lj_store as *const (),
+                    abi::lj_store_ea as *const (),
+                ][kind];
+                let ok = self.helper_call(h, &eas, m, k, pd);
                 self.guard(ok, pc);
             }
         }
@@ -631,6 +622,45 @@ impl Tx<'_, '_> {
         self.b.seal_block(join);
         let _ = (I8, I16, Mode::Contig);
         true
+    }
+
+    /// Call memory helper `h` with the address arguments `eas` (one for the EA-array and
+    /// contiguous helpers, three for the `_ea` ones), the mask, the kind word and the data
+    /// area; returns its status (non-zero: done).
+    fn helper_call(&mut self, h: *const (), eas: &[Value], m: Value, k: Value, p: Value) -> Value {
+        let f = self.iconst(h as usize as u64);
+        let sig = self.sig(if eas.len() == 3 {
+            super::Helper::MemEa
+        } else {
+            super::Helper::Load
+        });
+        let mut args = vec![self.ctx];
+        args.extend_from_slice(eas);
+        args.extend_from_slice(&[m, k, p]);
+        let call = self.b.ins().call_indirect(sig, f, &args);
+        self.b.inst_results(call)[0]
+    }
+
+    /// The `abi::ea` descriptor and operand values of a register-offset or immediate form.
+    fn ea_desc(&mut self, addr: Addr) -> Vec<Value> {
+        let (base, off, shift) = match addr {
+            Addr::RegOff { base, off, shift } => (base, Some(off), shift),
+            Addr::Imm { base, .. } => (base, None, 0),
+            Addr::Contig { .. } => unreachable!("contiguous accesses pass lane 0's EA"),
+        };
+        let mut operand = |r: Reg| match r {
+            Reg::S(n) => (abi::ea::SCALAR, 0u8, self.sget(SReg(n))),
+            Reg::V(n) => (abi::ea::VECTOR, n, self.iconst(0)),
+            Reg::Lc0 => (abi::ea::LC0, 0, self.b.use_var(self.lc0)),
+        };
+        let (bk, bv, bval) = operand(base);
+        let (ok, ov, oval) = match (off, addr) {
+            (Some(r), _) => operand(r),
+            (None, Addr::Imm { off, .. }) => (abi::ea::SCALAR, 0, self.iconst(off)),
+            (None, _) => unreachable!(),
+        };
+        let desc = self.iconst(abi::ea::desc(bk, bv, ok, ov, shift));
+        vec![desc, bval, oval]
     }
 
     /// The operand of a contiguous access that may stay packed across `inst` (the data of a

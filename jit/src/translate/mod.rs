@@ -445,10 +445,10 @@ pub(crate) struct Tx<'a, 'f> {
 /// The Rust helpers compiled code calls (see [`abi`]), by signature.
 #[derive(Clone, Copy)]
 pub(crate) enum Helper {
-    /// `lj_load`, `lj_load_contig`.
+    /// `lj_load`, `lj_load_contig`, `lj_store`, `lj_store_contig` (one signature).
     Load,
-    /// `lj_store`, `lj_store_contig`.
-    Store,
+    /// `lj_load_ea`, `lj_store_ea`.
+    MemEa,
     /// `lj_fma`.
     Fma,
     /// `lj_vop`.
@@ -698,7 +698,8 @@ impl<'a, 'f> Tx<'a, 'f> {
             &[cranelift_codegen::ir::Type],
             Option<cranelift_codegen::ir::Type>,
         ) = match h {
-            Helper::Load | Helper::Store => (&[I64, I64, I64, I32, I64], Some(I32)),
+            Helper::Load => (&[I64, I64, I64, I32, I64], Some(I32)),
+            Helper::MemEa => (&[I64, I64, I64, I64, I64, I32, I64], Some(I32)),
             Helper::Fma => (&[I64, I64, I64, I64, I32], None),
             Helper::Vop => (&[I64, I32, I32, I32, I64, I64], None),
             Helper::Redsum => (&[I64, I32, I64], Some(I64)),
