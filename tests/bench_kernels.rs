@@ -103,8 +103,15 @@ fn jit_compiles_the_loop_and_runs_it_natively() {
         assert!(!w.compile_times_us.is_empty(), "{}", k.name());
         let stats = w.jit_runner().stats();
         assert!(stats.compiled_regions >= 1, "{}", k.name());
+        // The dispatcher compiles regions at their starts; the JIT adds loop tails and hot
+        // recompiles of straight-line code on its own.
+        assert!(
+            w.jit_runner().compiled_pcs().len() as u64 <= stats.compiled_regions,
+            "{}",
+            k.name()
+        );
         assert_eq!(
-            w.jit_runner().compiled_pcs().len() as u64,
+            stats.regions.len() as u64,
             stats.compiled_regions,
             "{}",
             k.name()

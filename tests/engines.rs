@@ -239,6 +239,47 @@ fn long_loops_recheck_their_span_past_the_cap() {
 }
 
 #[test]
+fn hot_straight_line_regions_are_recompiled_inline_and_agree() {
+    // A branch loop around a hardware loop: the code between them is straight-line regions
+    // entered 100 times, first compiled with helper calls, then (hot) with inline vector code,
+    // including masked writes (the mask the inner loop leaves) and gathers.
+    let src = "
+        .mem 0x10000, 0x4000, rw
+        .data 0x10000
+        .fill 1024, 4, 0x01020304
+        .text
+        S.LI s1, 0x10000
+        S.LI s3, 5
+        S.LI s8, 100
+        V.LANEID v7
+    outer:
+        V.ADD v1, v1, v7
+        V.LC0 v2
+        V.MOV v3, s8
+        V.AND v4, v1, 255
+        V.LW [s1 + (v4 << 2)], ->v5
+        V.FADD.S v6, v5, v6
+        V.SW v1, [s1 + (v7 << 3)]
+        V.REDSUM s9, v1
+        LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v5
+        V.ADD v1, v1, v5
+        ENDLOOP
+        S.SUB s8, s8, 1
+        BNE s8, 0, outer
+        HALT
+        ";
+    let p = asm(src);
+    for vl in VLS {
+        for strict in [false, true] {
+            let (r, st) = check(&p, vl, strict, None);
+            assert_eq!(r.exit, Exit::Halted, "vl {vl}");
+            assert_eq!(st.interp_retired, 1, "only HALT is interpreted: {st:?}");
+        }
+    }
+}
+
+#[test]
 fn overlapping_contiguous_copies_keep_group_order() {
     // dst = src + 4 and dst = src - 4: every group reads after the previous group's store.
     for (s1, s2) in [(0x40000, 0x40004), (0x40004, 0x40000)] {

@@ -24,6 +24,8 @@ pub struct Key {
     /// The straight-line form of a loop body (one iteration under any mask, see
     /// [`crate::abi::STATUS_PARTIAL`]) rather than the region discovered at `pc`.
     pub straight: bool,
+    /// The recompile of a hot straight-line function with inline vector code.
+    pub hot: bool,
 }
 
 /// Signature of compiled code.
@@ -32,8 +34,9 @@ pub type RegionFn = unsafe extern "C" fn(*mut crate::abi::JitCtx) -> u64;
 /// A cache entry.
 #[derive(Clone, Copy, Debug)]
 pub enum Entry {
-    /// Compiled: the function and the module generation that owns it.
-    Code(RegionFn),
+    /// Compiled: the function, and whether it is a straight-line first compile (helper
+    /// calls for vector work) that is recompiled inline once it is hot.
+    Code(RegionFn, bool),
     /// Nothing to compile at this pc (its first instruction is declined).
     Declined,
 }
@@ -166,7 +169,7 @@ impl CodeCache {
     pub fn compiled(&self) -> usize {
         self.map
             .values()
-            .filter(|e| matches!(e, Entry::Code(_)))
+            .filter(|e| matches!(e, Entry::Code(..)))
             .count()
     }
 }

@@ -89,7 +89,10 @@ pub struct RegionStat {
 
 /// A handle to a compiled region.
 #[derive(Clone, Copy, Debug)]
-pub struct Compiled(RegionFn);
+pub struct Compiled(RegionFn, bool);
+
+/// Entries of a straight-line first compile before it is recompiled with inline vector code.
+pub const HOT_ENTRIES: u32 = 32;
 
 /// The JIT for one machine configuration.
 pub struct Jit {
@@ -102,6 +105,8 @@ pub struct Jit {
     fctx: FunctionBuilderContext,
     next_id: u32,
     stats: JitStats,
+    /// Entries of straight-line first compiles (see [`HOT_ENTRIES`]).
+    hits: std::collections::HashMap<Key, u32>,
 }
 
 impl std::fmt::Debug for Jit {
@@ -134,6 +139,7 @@ impl Jit {
             fctx: FunctionBuilderContext::new(),
             next_id: 0,
             stats: JitStats::default(),
+            hits: std::collections::HashMap::new(),
         })
     }
 
@@ -144,6 +150,21 @@ impl Jit {
             strict_align: self.strict_align,
             budgeted: self.budgeted,
             straight,
+            hot: false,
+        }
+    }
+
+    /// Count an entry of the straight-line first compile at `key`; at [`HOT_ENTRIES`] it is
+    /// recompiled with inline vector code, which replaces it in the cache. Called only after
+    /// the entry's call returned (a recompile may retire the module holding it).
+    fn count_entry(&mut self, key: Key) {
+        let n = self.hits.entry(key).or_insert(0);
+        *n += 1;
+        if *n == HOT_ENTRIES {
+            let hot = Key { hot: true, ..key };
+            if let Ok(Some(c)) = self.compile_key(hot) {
+                self.cache.insert(key, Entry::Code(c.0, false));
+            }
         }
     }
 
@@ -151,7 +172,7 @@ impl Jit {
     #[inline]
     pub fn lookup(&self, pc: u64) -> Option<Compiled> {
         match self.cache.get(&self.key(pc, false)) {
-            Some(Entry::Code(f)) => Some(Compiled(f)),
+            Some(Entry::Code(f, b)) => Some(Compiled(f, b)),
             _ => None,
         }
     }
@@ -172,7 +193,7 @@ impl Jit {
     fn compile_key(&mut self, key: Key) -> Result<Option<Compiled>, JitError> {
         let pc = key.pc;
         match self.cache.get(&key) {
-            Some(Entry::Code(f)) => return Ok(Some(Compiled(f))),
+            Some(Entry::Code(f, b)) => return Ok(Some(Compiled(f, b))),
             Some(Entry::Declined) => return Ok(None),
             None => {}
         }
@@ -204,6 +225,7 @@ impl Jit {
             strict_align: self.strict_align,
             call_conv: module.isa().default_call_conv(),
             budgeted: self.budgeted,
+            hot: key.hot,
         };
         let fcfg = module.target_config();
         {
@@ -265,8 +287,9 @@ impl Jit {
         });
         self.cache.stats.module_bytes += size;
         self.cache.stats.module_funcs += 1;
-        self.cache.insert(key, Entry::Code(f));
-        Ok(Some(Compiled(f)))
+        let first = region.loop_head.is_none() && !key.hot;
+        self.cache.insert(key, Entry::Code(f, first));
+        Ok(Some(Compiled(f, first)))
     }
 
     /// Run compiled region `c` on `m`, whose pc must be the region's start. Updates `m.pc`,
@@ -278,10 +301,21 @@ impl Jit {
     /// If `m`'s VL, alignment mode or limit mode differ from the machine the JIT was made for.
     pub fn run(&mut self, c: Compiled, m: &mut Machine) -> RegionExit {
         let before = m.retired;
+        let entry = self.key(m.pc, false);
         let mut status = self.call(c, m);
+        if c.1 {
+            self.count_entry(entry);
+        }
         if status == STATUS_PARTIAL {
-            status = match self.compile_key(self.key(m.pc, true)) {
-                Ok(Some(body)) => self.call(body, m),
+            let tail = self.key(m.pc, true);
+            status = match self.compile_key(tail) {
+                Ok(Some(body)) => {
+                    let s = self.call(body, m);
+                    if body.1 {
+                        self.count_entry(tail);
+                    }
+                    s
+                }
                 // Nothing compiled (a translator failure): the interpreter takes the
                 // iteration, one instruction at a time.
                 Ok(None) | Err(_) => STATUS_INTERP,

@@ -288,3 +288,30 @@ fn contiguous_helpers_derive_lane_eas_from_lane_0() {
     let ok = unsafe { abi::lj_store_contig(&ctx, 0x10000 - 8, 0b10, 3, data.as_ptr()) };
     assert_eq!(ok, 0, "0x10000 is read-only");
 }
+
+#[test]
+fn hot_straight_line_code_is_recompiled_once() {
+    // A straight-line region (S.ADD, V.ADD, then a branch back) entered 100 times.
+    let src = "
+        S.LI s8, 100
+    top:
+        V.ADD v1, v1, 3
+        S.SUB s8, s8, 1
+        BNE s8, 0, next
+        HALT
+    next:
+        J top
+        ";
+    let p = lanejit_interp::asm::assemble(src, "hot.s").expect("assembles");
+    let mut m = machine(&p.code, 8);
+    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    run_compiled(&mut jit, &mut m);
+    assert_eq!(m.regs.v[1][0], 300);
+    let regions = jit.stats().regions;
+    let at_top: Vec<_> = regions.iter().filter(|r| r.pc == 0x10).collect();
+    assert_eq!(
+        at_top.len(),
+        2,
+        "first compile and one hot recompile: {regions:?}"
+    );
+}

@@ -243,7 +243,7 @@ impl Tx<'_, '_> {
     }
 
     fn fp(&mut self, inst: &Inst, op: FpOp, w: FpWidth, vd: VReg, va: VReg, vb: VSrc) {
-        if self.vmem {
+        if self.helpers {
             self.vop_call(inst.opcode() as u32, vd, va, vb);
             return;
         }
@@ -292,7 +292,7 @@ impl Tx<'_, '_> {
 
     /// Sum of the active lanes of `va`.
     fn redsum(&mut self, va: VReg) -> Value {
-        if self.vmem && self.vl > 2 {
+        if self.helpers && self.vl > 2 {
             let sig = self.sig(super::Helper::Redsum);
             let f = self.iconst(crate::abi::lj_redsum as *const () as usize as u64);
             let a = self.b.ins().iconst(I32, va.0 as i64);
@@ -386,7 +386,7 @@ impl Tx<'_, '_> {
                 | Inst::VSra(o),
                 Sem::VAlu(op),
             ) => {
-                if self.vmem && self.vl > 2 {
+                if self.helpers && self.vl > 2 {
                     self.vop_call(inst.opcode() as u32, o.vd, o.va, o.vb);
                     return true;
                 }
@@ -403,14 +403,14 @@ impl Tx<'_, '_> {
                 }
                 self.vset_masked(o.vd, &out);
             }
-            (Inst::VMov(o), _) if self.vmem && self.vl > 2 => {
+            (Inst::VMov(o), _) if self.helpers && self.vl > 2 => {
                 self.vop_call(inst.opcode() as u32, o.vd, o.vd, o.src);
             }
             (Inst::VMov(o), _) => {
                 let out = self.vsrc_all(o.src);
                 self.vset_masked(o.vd, &out);
             }
-            (Inst::VLaneid(o) | Inst::VLc0(o), Sem::VRead(_)) if self.vmem && self.vl > 2 => {
+            (Inst::VLaneid(o) | Inst::VLc0(o), Sem::VRead(_)) if self.helpers && self.vl > 2 => {
                 // V.LC0 passes LC0BASE as the scalar operand.
                 let l = self.b.use_var(self.lc0);
                 self.vop_call_scalar(inst.opcode() as u32, o.vd, l);

@@ -491,10 +491,10 @@ impl Tx<'_, '_> {
             Dir::Store => PERM_W,
         };
         let amask = self.align_mask(ms);
-        // Native fast paths on guest memory. Straight-line code (vectors in the register file)
-        // runs once per entry: it always takes the helper, which reads and writes the register
-        // file in place, so it compiles to a call instead of ~60 instructions per access.
-        if !local && !self.vmem {
+        // Native fast paths on guest memory. Straight-line code compiled for compile speed
+        // (`Tx::helpers`) always takes the helper, which reads and writes the register file
+        // in place, so it compiles to a call instead of ~60 instructions per access.
+        if !local && !self.helpers {
             if let (Addr::Contig { .. }, true) = (addr, self.known_partial) {
                 // The mask is known not to be all ones: only the general path can apply.
                 self.b.ins().jump(slow, &[]);
@@ -568,7 +568,7 @@ impl Tx<'_, '_> {
         // vector operands from the register file; loops spill their lane EAs.
         let (eas, kind) = match addr {
             Addr::Contig { base, off } => (vec![self.contig_ea0(base, off, ms.log2e)], 0),
-            _ if self.vmem => (self.ea_desc(addr), 2),
+            _ if self.helpers => (self.ea_desc(addr), 2),
             _ => {
                 let eas = self.ea_chunks(addr, ms.log2e);
                 (vec![self.spill(0, &eas)], 1)

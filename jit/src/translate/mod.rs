@@ -89,6 +89,8 @@ pub struct TxConfig {
     /// Whether runs have an instruction limit (else budget checks are left out: the budget
     /// is then `u64::MAX` and can never run out).
     pub budgeted: bool,
+    /// A hot straight-line region's recompile: inline vector code instead of helper calls.
+    pub hot: bool,
 }
 
 /// Most iterations one loop entry's span check covers (see `Tx::precheck`).
@@ -391,6 +393,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// run once per entry and compile several times faster without the vector variables
     /// (no SSA phis at the shared exit, short live ranges).
     pub(crate) vmem: bool,
+    /// Whether straight-line code hands vector work to the register-file helpers (first
+    /// compile: compile speed first) rather than inline code (a hot region's recompile).
+    pub(crate) helpers: bool,
     pub(crate) mask: Variable,
     /// Per-lane form of the mask, one `i64x2` per chunk.
     pub(crate) lmask: Vec<Variable>,
@@ -870,7 +875,7 @@ impl<'a, 'f> Tx<'a, 'f> {
     /// vector write and `V.REDSUM`, but not what straight-line code hands to a helper (memory
     /// accesses, and vector ALU, FP and `V.REDSUM` above VL 2; see `alu`).
     fn blends(&self, inst: &Inst, w: RegSet) -> bool {
-        if !self.vmem {
+        if !self.helpers {
             return w.v != 0 || matches!(inst, Inst::VRedsum(_));
         }
         match inst.opcode().sem() {
@@ -958,7 +963,8 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     // read the context themselves), and the budget matters only under an instruction limit.
     let vmem = r.loop_head.is_none();
     let unused = b.ins().iconst(I64, 0);
-    let needs_mem = !vmem && r.insts.iter().any(|(_, i)| i.opcode().mem().is_some());
+    let helpers = vmem && !cfg.hot;
+    let needs_mem = !helpers && r.insts.iter().any(|(_, i)| i.opcode().mem().is_some());
     let [mem_base, mem_extent, mem_perms] = if needs_mem {
         [
             abi::off::MEM_BASE,
@@ -1105,6 +1111,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         s,
         v,
         vmem,
+        helpers,
         mask,
         lmask,
         lmask_valid: false,
