@@ -928,15 +928,20 @@ impl<'a, 'f> Tx<'a, 'f> {
     }
 }
 
-/// The per-lane `i64x2` masks of mask value `m`.
-fn lane_masks(b: &mut FunctionBuilder<'_>, m: Value, nch: usize) -> Vec<Value> {
-    let sm = b.ins().splat(I64X2, m);
-    let zc = b
+/// An all-zero 128-bit vector of type `ty`.
+fn zero_vector(b: &mut FunctionBuilder<'_>, ty: cranelift_codegen::ir::Type) -> Value {
+    let c = b
         .func
         .dfg
         .constants
         .insert(ConstantData::from(vec![0u8; 16]));
-    let z = b.ins().vconst(I64X2, zc);
+    b.ins().vconst(ty, c)
+}
+
+/// The per-lane `i64x2` masks of mask value `m`.
+fn lane_masks(b: &mut FunctionBuilder<'_>, m: Value, nch: usize) -> Vec<Value> {
+    let sm = b.ins().splat(I64X2, m);
+    let z = zero_vector(b, I64X2);
     (0..nch)
         .map(|c| {
             let mut bytes = Vec::with_capacity(16);
@@ -1033,14 +1038,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let mut pv = vec![None; 32];
     for (n, slot) in pv.iter_mut().enumerate() {
         if pack & (1 << n) != 0 {
-            let zero = {
-                let c = b
-                    .func
-                    .dfg
-                    .constants
-                    .insert(ConstantData::from(vec![0u8; 16]));
-                b.ins().vconst(I8X16, c)
-            };
+            let zero = zero_vector(b, I8X16);
             *slot = Some(
                 (0..nch)
                     .map(|_| {
@@ -1069,12 +1067,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let lc0 = ctl(Regs::OFFSET_LC0BASE, reads_lc0);
     let trip = ctl(Regs::OFFSET_TRIP, loops);
     let lmask: Vec<Variable> = {
-        let zc = b
-            .func
-            .dfg
-            .constants
-            .insert(ConstantData::from(vec![0u8; 16]));
-        let z = b.ins().vconst(I64X2, zc);
+        let z = zero_vector(b, I64X2);
         (0..nch)
             .map(|_| {
                 let var = b.declare_var(I64X2);
