@@ -203,6 +203,8 @@ impl Jit {
         };
         if self.cache.full() {
             self.cache.retire()?;
+            // Every first compile is gone with its module: recompiles count afresh.
+            self.hits.clear();
         }
         let t0 = Instant::now();
         let module = self.cache.module.as_mut().expect("module");
