@@ -187,53 +187,50 @@ fn hoisted_and_per_group_checks_fault_precisely() {
     }
     // The load's source ends inside the loop's range: the hoisted span check stops short
     // of the fault, and the faulting iteration traps precisely.
-    let src = "
-        .mem 0x10000, 0x2000, r
-        .mem 0x40000, 0x10000, rw
+    let p = asm(&plain_copy((0x10000, 0x2000), (0x40000, 0x10000), 3000));
+    for vl in VLS {
+        let (r, _) = check(&p, vl, false, None);
+        assert_eq!(fault_ea(&r, vl), 0x12000, "vl {vl}");
+    }
+}
+
+/// A copy of `n` words with one hardware loop (`V.LW` then `V.SW`, contiguous), from a
+/// read-only `(address, length)` source map to a read-write destination map.
+fn plain_copy(src: (u64, u64), dst: (u64, u64), n: u64) -> String {
+    format!(
+        "
+        .mem {:#x}, {:#x}, r
+        .mem {:#x}, {:#x}, rw
         .text
-        S.LI s1, 0x10000
-        S.LI s2, 0x40000
-        S.LI s3, 3000
+        S.LI s1, {:#x}
+        S.LI s2, {:#x}
+        S.LI s3, {n}
         LOOP s3
         V.LW [s1, lc0<<2, 0], ->v1
         V.SW v1, [s2, lc0<<2, 0]
         ENDLOOP
         HALT
-        ";
-    let p = asm(src);
-    for vl in VLS {
-        let (r, _) = check(&p, vl, false, None);
-        let Exit::Trapped(t) = r.exit else {
-            panic!("vl {vl}: {:?}", r.exit)
-        };
-        assert_eq!(t.mem.expect("memory fault").ea, 0x12000, "vl {vl}");
-    }
+        ",
+        src.0, src.1, dst.0, dst.1, src.0, dst.0
+    )
+}
+
+/// The EA of the memory fault a run ended with.
+fn fault_ea(r: &Snap, vl: u32) -> u64 {
+    let Exit::Trapped(t) = &r.exit else {
+        panic!("vl {vl}: {:?}", r.exit)
+    };
+    t.mem.expect("memory fault").ea
 }
 
 #[test]
 fn long_loops_recheck_their_span_past_the_cap() {
     // More than 65536 iterations at VL 1: the loop-entry span check covers 65536 of them,
     // the header checks the rest; dst ends at word 69632, where the store faults.
-    let src = "
-        .mem 0x100000, 0x50000, r
-        .mem 0x200000, 0x44000, rw
-        .text
-        S.LI s1, 0x100000
-        S.LI s2, 0x200000
-        S.LI s3, 70000
-        LOOP s3
-        V.LW [s1, lc0<<2, 0], ->v1
-        V.SW v1, [s2, lc0<<2, 0]
-        ENDLOOP
-        HALT
-        ";
-    let p = asm(src);
+    let p = asm(&plain_copy((0x100000, 0x50000), (0x200000, 0x44000), 70000));
     for vl in [1, 2] {
         let (r, st) = check(&p, vl, false, None);
-        let Exit::Trapped(t) = r.exit else {
-            panic!("vl {vl}: {:?}", r.exit)
-        };
-        assert_eq!(t.mem.expect("memory fault").ea, 0x244000, "vl {vl}");
+        assert_eq!(fault_ea(&r, vl), 0x244000, "vl {vl}");
         assert!(st.jit_retired >= 3 * (69632 / vl as u64), "{st:?}");
     }
 }

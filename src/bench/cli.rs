@@ -30,9 +30,9 @@ pub struct BenchArgs {
     /// Repetitions per measurement (default 7, or 3 with --quick); the median is reported.
     #[arg(long)]
     pub reps: Option<usize>,
-    /// Lanes per group.
-    #[arg(long, default_value = "32", value_parser = parse_vl)]
-    pub vl: u32,
+    /// Lanes per group [default: 32; with --compile-latency, each program's own].
+    #[arg(long, value_parser = parse_vl)]
+    pub vl: Option<u32>,
     /// Rewrite the table section of this README (between the bench-table markers).
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
@@ -138,7 +138,7 @@ impl SuiteOptions {
         Ok(SuiteOptions {
             kernels,
             sizes,
-            vl: args.vl,
+            vl: args.vl.unwrap_or(32),
             reps: args.reps.unwrap_or(if args.quick { 3 } else { 7 }).max(1),
             target: Duration::from_millis(if args.quick { 2 } else { 25 }),
             command,
@@ -246,9 +246,7 @@ fn io(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> BenchError + '_ 
 pub fn cmd(args: &BenchArgs) -> Result<i32, BenchError> {
     if !args.compile_latency.is_empty() {
         let rounds = args.reps.unwrap_or(5);
-        let vl = std::env::args()
-            .any(|a| a == "--vl" || a.starts_with("--vl="))
-            .then_some(args.vl);
+        let vl = args.vl;
         let progs = super::compile::program_files(&args.compile_latency)?
             .iter()
             .map(|f| super::compile::measure(f, vl, rounds))

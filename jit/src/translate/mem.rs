@@ -182,15 +182,20 @@ impl Tx<'_, '_> {
 
     /// The EA of lane 0 of a contiguous access.
     pub(crate) fn contig_ea0(&mut self, base: SReg, off: SOrImm, log2e: u8) -> Value {
+        let bo = self.contig_base(base, off);
+        let l = self.b.use_var(self.lc0);
+        let l = self.b.ins().ishl_imm_s(l, log2e as i64);
+        self.b.ins().iadd(bo, l)
+    }
+
+    /// `base + off` of a contiguous access (its EA at LC0BASE 0).
+    pub(crate) fn contig_base(&mut self, base: SReg, off: SOrImm) -> Value {
         let b = self.sget(base);
         let o = match off {
             SOrImm::Reg(r) => self.sget(r),
             SOrImm::Imm(i) => self.iconst(i as i64 as u64),
         };
-        let l = self.b.use_var(self.lc0);
-        let l = self.b.ins().ishl_imm_s(l, log2e as i64);
-        let bo = self.b.ins().iadd(b, o);
-        self.b.ins().iadd(bo, l)
+        self.b.ins().iadd(b, o)
     }
 
     /// The common EA when every lane has the same one.

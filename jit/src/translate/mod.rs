@@ -1234,10 +1234,19 @@ impl Tx<'_, '_> {
         let one = self.iconst(1);
         let q_is0 = self.b.ins().icmp_imm_s(IntCC::Equal, q, 0);
         let mut k = self.b.ins().select(q_is0, one, q);
+        // Per access: its loop-invariant host base (so the loop keeps one register per
+        // access), then its span.
+        let mut hosts = Vec::new();
         for (_, inst) in self.hoist.clone() {
             let ms = inst.opcode().mem().expect("a hoisted access");
             let (base, off) = mem::contig_operands(&inst).expect("contiguous");
-            let ea0 = self.contig_ea0(base, off, ms.log2e);
+            let bo = self.contig_base(base, off);
+            let h = self.b.ins().iadd(self.mem_base, bo);
+            let var = self.b.declare_var(I64);
+            self.b.def_var(var, h);
+            hosts.push(var);
+            let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
+            let ea0 = self.b.ins().iadd(bo, l);
             let need = match ms.dir {
                 lanejit_interp::isa::Dir::Load => lanejit_interp::memory::PERM_R,
                 lanejit_interp::isa::Dir::Store => lanejit_interp::memory::PERM_W,
@@ -1245,21 +1254,6 @@ impl Tx<'_, '_> {
             let lg = self.vl.trailing_zeros() + ms.log2e as u32;
             let amask = self.align_mask(ms);
             k = self.span_groups(ea0, lg, k, need, amask);
-        }
-        // Loop-invariant host bases, so the loop keeps one register per access.
-        let mut hosts = Vec::new();
-        for (_, inst) in self.hoist.clone() {
-            let (base, off) = mem::contig_operands(&inst).expect("contiguous");
-            let b = self.sget(base);
-            let o = match off {
-                lanejit_interp::isa::SOrImm::Reg(r) => self.sget(r),
-                lanejit_interp::isa::SOrImm::Imm(i) => self.iconst(i as i64 as u64),
-            };
-            let bo = self.b.ins().iadd(b, o);
-            let h = self.b.ins().iadd(self.mem_base, bo);
-            let var = self.b.declare_var(I64);
-            self.b.def_var(var, h);
-            hosts.push(var);
         }
         self.hoist_host = hosts;
         let span = self.b.ins().ishl_imm_s(k, log2vl);
