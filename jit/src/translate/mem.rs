@@ -486,11 +486,21 @@ impl Tx<'_, '_> {
                 return true;
             }
         }
-        let join = self.b.create_block();
-        let slow = self.b.create_block();
-        if self.full {
-            self.b.set_cold_block(slow);
-        }
+        // Only the native fast paths need a join; without them (tile space, helper-based
+        // straight-line code, a contiguous access under a known partial mask) the general
+        // path is emitted in the current block.
+        let contig = matches!(addr, Addr::Contig { .. });
+        let fast_paths = !(local || self.helpers || (contig && self.known_partial));
+        let (join, slow) = if fast_paths {
+            let slow = self.b.create_block();
+            if self.full {
+                self.b.set_cold_block(slow);
+            }
+            (self.b.create_block(), slow)
+        } else {
+            let here = self.b.current_block().expect("translating in a block");
+            (here, here)
+        };
         let need = match ms.dir {
             Dir::Load => PERM_R,
             Dir::Store => PERM_W,
@@ -499,11 +509,8 @@ impl Tx<'_, '_> {
         // Native fast paths on guest memory. Straight-line code compiled for compile speed
         // (`Tx::helpers`) always takes the helper, which reads and writes the register file
         // in place, so it compiles to a call instead of ~60 instructions per access.
-        if !local && !self.helpers {
-            if let (Addr::Contig { .. }, true) = (addr, self.known_partial) {
-                // The mask is known not to be all ones: only the general path can apply.
-                self.b.ins().jump(slow, &[]);
-            } else if let Addr::Contig { base, off } = addr {
+        if fast_paths {
+            if let Addr::Contig { base, off } = addr {
                 let chk = self.b.create_block();
                 let fast = self.b.create_block();
                 self.require_full(chk, slow);
@@ -562,12 +569,10 @@ impl Tx<'_, '_> {
             } else {
                 self.b.ins().jump(slow, &[]);
             }
-        } else {
-            self.b.ins().jump(slow, &[]);
+            self.b.switch_to_block(slow);
+            self.b.seal_block(slow);
         }
         // General path: per-lane EAs, the helper checks every active lane, then accesses.
-        self.b.switch_to_block(slow);
-        self.b.seal_block(slow);
         // A contiguous access passes lane 0's EA, the helper derives the others. Straight-line
         // code describes the other forms' EAs (`abi::ea`) for the `_ea` helpers, which read
         // vector operands from the register file; loops spill their lane EAs.
@@ -622,9 +627,11 @@ impl Tx<'_, '_> {
                 self.guard(ok, pc);
             }
         }
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(join);
-        self.b.seal_block(join);
+        if fast_paths {
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(join);
+            self.b.seal_block(join);
+        }
         let _ = (I8, I16, Mode::Contig);
         true
     }
