@@ -745,6 +745,47 @@ fn scalar_branch_loop_and_overlapping_stores() {
 }
 
 #[test]
+fn translate_time_constants_decide_loops_and_branches() {
+    // Known values (S.LI, folded scalar ALU) let the translator drop the LOOP's zero-trip
+    // test and decide branches; every fold must give the interpreter's result, including
+    // shift amounts taken mod 64, wrapping arithmetic and a constant zero trip.
+    for (trip, shift) in [(0u64, 3u64), (1, 64), (5, 67), (70, 127), (4096, 0)] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x10000, rw
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, -1
+            S.ADD s3, s2, 2                 ; wraps to 1
+            S.SHL s4, s3, {shift}           ; 1 << (shift mod 64)
+            S.SRA s5, s2, {shift}
+            S.MUL s6, s2, s2
+            S.LI s7, {trip}
+            LOOP s7                         ; the run up to here knows the trip
+            V.LC0 v1
+            V.SD v1, [s1, lc0<<3, 0]
+            V.ADD v2, v2, s4
+            ENDLOOP
+            S.LI s11, 3
+            S.ADD s3, s11, -2               ; known again in this run: 1
+            BEQ s3, 1, taken
+            S.LI s8, 99                     ; skipped
+        taken:
+            S.SHL s4, s3, {shift}
+            BLTU s4, s3, skip               ; decided from the folded shift
+            S.ADD s9, s4, s3
+        skip:
+            BGE s2, 0, never                ; -1 >= 0 is false
+            V.REDSUM s10, v2
+        never:
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
+#[test]
 fn halt_and_illegal_inside_regions() {
     for tail in [".inst 0", "HALT", "J 0x100000", ""] {
         let src = format!(

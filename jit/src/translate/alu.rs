@@ -348,7 +348,10 @@ impl Tx<'_, '_> {
                     SOrImm::Reg(r) => self.sget(r),
                     SOrImm::Imm(i) => self.iconst(i as i64 as u64),
                 };
-                let r = self.salu(op, a, b);
+                let r = match (self.const_of(a), self.const_of(b)) {
+                    (Some(x), Some(y)) => self.iconst(op.apply(x, y)),
+                    _ => self.salu(op, a, b),
+                };
                 self.sset(o.sd, r);
             }
             (Inst::SLi(o), _) => {

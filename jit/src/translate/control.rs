@@ -1,6 +1,9 @@
 //! Lowering of control instructions: `J`, `Bxx`, `LOOP`, `ENDLOOP`. A taken edge to the loop
 //! head of a loop region becomes the native back edge; every other edge leaves the region with
 //! [`STATUS_NEXT`] and the successor pc, so the dispatcher can enter the next compiled region.
+//! Control on values the translator knows (`S.LI`, folded scalar ALU, see `Tx::const_of`) is
+//! decided at translation time: a constant LOOP trip needs no zero test, a branch on two
+//! constants takes one edge.
 
 use super::Tx;
 use crate::abi::STATUS_NEXT;
@@ -11,6 +14,14 @@ use lanejit_interp::isa::{Cond, Inst, SOrImm, Sem};
 impl Tx<'_, '_> {
     /// The mask with lanes `0..n` set (all lanes when `n >= VL`).
     pub(crate) fn lanes_below(&mut self, n: Value) -> Value {
+        if let Some(k) = self.const_of(n) {
+            let m = if k >= self.vl as u64 {
+                self.all()
+            } else {
+                (1u64 << k) - 1
+            };
+            return self.iconst(m);
+        }
         let all = self.iconst(self.all());
         let one = self.iconst(1);
         let sh = self.b.ins().ishl(one, n);
@@ -37,6 +48,30 @@ impl Tx<'_, '_> {
             }
             _ => self.exit_pc(STATUS_NEXT, target, 1),
         }
+    }
+
+    /// Continue when `v` is non-zero; otherwise run `zero` (which ends its block). A constant
+    /// `v` is decided here: no branch, and for zero the code after it is unreachable (in a
+    /// block without predecessors, which Cranelift drops).
+    fn branch_nonzero(&mut self, v: Value, zero: impl FnOnce(&mut Self)) {
+        match self.const_of(v) {
+            Some(0) => zero(self),
+            Some(_) => return,
+            None => {
+                let nz = self.b.create_block();
+                let zb = self.b.create_block();
+                self.b.ins().brif(v, nz, &[], zb, &[]);
+                self.b.switch_to_block(zb);
+                self.b.seal_block(zb);
+                zero(self);
+                self.b.switch_to_block(nz);
+                self.b.seal_block(nz);
+                return;
+            }
+        }
+        let dead = self.b.create_block();
+        self.b.switch_to_block(dead);
+        self.b.seal_block(dead);
     }
 
     /// Branch on `cond` to the taken and fall-through edges.
@@ -113,14 +148,8 @@ impl Tx<'_, '_> {
         };
         let trip = self.sget(l.sa);
         self.b.def_var(self.trip, trip);
-        let zb = self.b.create_block();
-        let nz = self.b.create_block();
-        self.b.ins().brif(trip, nz, &[], zb, &[]);
-        self.b.switch_to_block(zb);
-        self.b.seal_block(zb);
-        self.exit_pc(STATUS_NEXT, l.exit.pc(), 1);
-        self.b.switch_to_block(nz);
-        self.b.seal_block(nz);
+        let exit = l.exit.pc();
+        self.branch_nonzero(trip, |t| t.exit_pc(STATUS_NEXT, exit, 1));
         let zero = self.iconst(0);
         self.b.def_var(self.lc0, zero);
         let m = self.lanes_below(trip);
@@ -156,20 +185,20 @@ impl Tx<'_, '_> {
                     Cond::Ltu => IntCC::UnsignedLessThan,
                     Cond::Geu => IntCC::UnsignedGreaterThanOrEqual,
                 };
+                if let (Some(x), Some(y)) = (self.const_of(a), self.const_of(b)) {
+                    // Both operands known: one edge.
+                    let to = if c.holds(x, y) { br.target.pc() } else { next };
+                    self.edge(to, header, head_pc);
+                    return;
+                }
                 let cond = self.b.ins().icmp(cc, a, b);
                 self.two_way(cond, br.target.pc(), next, header, head_pc);
             }
             Inst::Loop(l) => {
                 let trip = self.sget(l.sa);
                 self.b.def_var(self.trip, trip);
-                let zb = self.b.create_block();
-                let nz = self.b.create_block();
-                self.b.ins().brif(trip, nz, &[], zb, &[]);
-                self.b.switch_to_block(zb);
-                self.b.seal_block(zb);
-                self.edge(l.exit.pc(), header, head_pc);
-                self.b.switch_to_block(nz);
-                self.b.seal_block(nz);
+                let exit = l.exit.pc();
+                self.branch_nonzero(trip, |t| t.edge(exit, header, head_pc));
                 let zero = self.iconst(0);
                 self.b.def_var(self.lc0, zero);
                 let m = self.lanes_below(trip);

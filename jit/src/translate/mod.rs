@@ -45,8 +45,8 @@ use crate::region::{Region, RunEnd};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8X16, I64, I64X2};
 use cranelift_codegen::ir::{
-    AbiParam, Block, ConstantData, InstBuilder, MemFlagsData, SigRef, Signature, StackSlot,
-    StackSlotData, StackSlotKind, Value,
+    AbiParam, Block, ConstantData, InstBuilder, InstructionData, MemFlagsData, SigRef, Signature,
+    StackSlot, StackSlotData, StackSlotKind, Value, ValueDef,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
@@ -475,6 +475,23 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     pub(crate) fn iconst(&mut self, v: u64) -> Value {
         self.b.ins().iconst(I64, v as i64)
+    }
+
+    /// The value of `v` when the translator made it a 64-bit constant (`S.LI`, immediates,
+    /// folded scalar ALU). Lets control flow on known values be decided at translation time.
+    pub(crate) fn const_of(&self, v: Value) -> Option<u64> {
+        let dfg = &self.b.func.dfg;
+        let v = dfg.resolve_aliases(v);
+        let ValueDef::Result(inst, 0) = dfg.value_def(v) else {
+            return None;
+        };
+        match dfg.insts[inst] {
+            InstructionData::UnaryImm {
+                opcode: cranelift_codegen::ir::Opcode::Iconst,
+                imm,
+            } if dfg.value_type(v) == I64 => Some(imm.bits() as u64),
+            _ => None,
+        }
     }
 
     /// An `i64x2` constant.
@@ -1139,9 +1156,16 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         tx.budget_check(h as u64, r.start);
         tx.run_prologue(r, h);
     }
-    let header = tx.b.create_block();
-    tx.b.ins().jump(header, &[]);
-    tx.b.switch_to_block(header);
+    // A loop's header is a block of its own (the back edges' target); straight-line code
+    // goes on in the entry block.
+    let header = if r.loop_head.is_some() {
+        let header = tx.b.create_block();
+        tx.b.ins().jump(header, &[]);
+        tx.b.switch_to_block(header);
+        header
+    } else {
+        tx.b.current_block().expect("translating in a block")
+    };
     tx.off = 0;
     let body_len = (r.insts.len() - h) as u64;
     let head_pc = r.insts[h].0;
