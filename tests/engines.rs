@@ -303,6 +303,54 @@ fn overlapping_contiguous_copies_keep_group_order() {
 }
 
 #[test]
+fn copy_loops_copy_in_bulk_only_when_disjoint() {
+    // A loop of nothing but a contiguous load and the store of it copies its checked span
+    // in one piece when source and destination are disjoint; any overlap (a word apart, a
+    // group or more apart, the same range) must keep the iteration order. Distinct words
+    // make an order change visible; the loaded register's final value is compared too.
+    let words: Vec<String> = (0..3000u64)
+        .map(|i| format!("{:#x}", (i * 2_654_435_761) & 0xffff_ffff))
+        .collect();
+    let data = words.join(", ");
+    for (d, n) in [
+        (4i64, 1000u64),
+        (-4, 1000),
+        (256, 1000),
+        (-512, 777),
+        (0, 1000),
+    ]
+    .into_iter()
+    .chain([(4000, 1000), (4004, 1001), (8192, 2000)])
+    {
+        for (ld, st) in [("V.LW", "V.SW"), ("V.LBU", "V.SB"), ("V.LD", "V.SD")] {
+            let sh = match ld {
+                "V.LW" => "lc0<<2",
+                "V.LD" => "lc0<<3",
+                _ => "lc0",
+            };
+            let src = format!(
+                "
+                .mem 0x40000, 0x8000, rw
+                .data 0x41000
+                .word {data}
+                .text
+                S.LI s1, 0x41000
+                S.LI s2, {dst}
+                S.LI s3, {n}
+                LOOP s3
+                {ld} [s1, {sh}, 0], ->v1
+                {st} v1, [s2, {sh}, 0]
+                ENDLOOP
+                HALT
+                ",
+                dst = 0x41000 + d,
+            );
+            check_all_vls(&src);
+        }
+    }
+}
+
+#[test]
 fn loop_body_reentered_with_full_mask_after_the_trip() {
     // After the loop, V.SETMASK makes the mask all ones and J re-enters the body with
     // LC0BASE >= trip: one full iteration runs, then ENDLOOP leaves.

@@ -444,6 +444,17 @@ pub unsafe extern "C" fn lj_vop(regs: *mut Regs, code: u32, vd: u32, va: u32, b:
     }
 }
 
+/// The bulk copy of a copy loop (`Tx::precheck`): `len` bytes from guest memory at host
+/// address `src` to host address `dst`, both ranges proven inside guest memory with the
+/// needed permissions and disjoint by the compiled code before the call.
+///
+/// # Safety
+/// `[src, src + len)` and `[dst, dst + len)` must be valid and must not overlap.
+pub unsafe extern "C" fn lj_copy(dst: *mut u8, src: *const u8, len: u64) {
+    // SAFETY: the caller proved both ranges inside the guest memory mapping and disjoint.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, len as usize) }
+}
+
 /// `V.REDSUM` on the register file: the wrapping sum of the lanes of `va` set in `mask`.
 ///
 /// # Safety

@@ -41,6 +41,11 @@ enum Addr {
     Imm { base: Reg, off: u64 },
 }
 
+/// The data register of a memory instruction (a load's destination, a store's source).
+pub(crate) fn data_reg(inst: &Inst) -> Option<Reg> {
+    operands(inst, inst.opcode().mem()?).map(|(d, _, _)| d)
+}
+
 /// The data register, the address and `.local` of a memory instruction.
 fn operands(inst: &Inst, ms: MemSem) -> Option<(Reg, Addr, bool)> {
     Some(match inst {

@@ -30,6 +30,11 @@
 //! with no check at all, and iterate while the next group is within the bound. When the span
 //! check proves not even the current iteration (a fault ahead), that iteration runs in the
 //! straight-line form, which checks every access and exits precisely at the faulting one.
+//! A *copy loop* (the body is a contiguous load, the store of that register at the same
+//! width, and `ENDLOOP`) goes further: of the iterations the span check proved, all but the
+//! last are one `memcpy` (`abi::lj_copy`) when the source and destination ranges they cover
+//! are disjoint, so their order cannot matter; the last runs in the full copy as usual and
+//! leaves the loaded register as the interpreter would. Not under an instruction budget.
 //!
 //! Every failed check branches to a cold exit that writes the state before the instruction
 //! and returns [`STATUS_INTERP`] with that instruction's pc, so the interpreter re-executes it
@@ -362,6 +367,25 @@ fn hoistable(r: &Region) -> Vec<(u64, Inst)> {
         .collect()
 }
 
+/// A copy loop: an `ENDLOOP` loop whose body is a contiguous load, a store of the loaded
+/// register with the same element width, and the `ENDLOOP`, with both accesses hoisted.
+/// Returns the width's log2. Its full iterations but the last one of each checked span are
+/// one bulk copy (see `Tx::precheck`).
+fn copy_loop(r: &Region) -> Option<u8> {
+    let h = r.loop_head?;
+    let [(_, ld), (_, st), (_, Inst::Endloop(_))] = &r.insts[h..] else {
+        return None;
+    };
+    let (lm, sm) = (ld.opcode().mem()?, st.opcode().mem()?);
+    let hoisted = hoistable(r);
+    let ok = lm.dir == lanejit_interp::isa::Dir::Load
+        && sm.dir == lanejit_interp::isa::Dir::Store
+        && lm.log2e == sm.log2e
+        && hoisted.len() == 2
+        && matches!((mem::data_reg(ld), mem::data_reg(st)), (Some(Reg::V(d)), Some(Reg::V(s))) if d == s);
+    ok.then_some(lm.log2e)
+}
+
 /// Whether a region needs the full/general body split (it has vector work).
 fn has_vector_work(r: &Region) -> bool {
     r.insts.iter().any(|(_, i)| {
@@ -421,7 +445,7 @@ pub(crate) struct Tx<'a, 'f> {
     /// The scratch areas, created on first use.
     scratch: Option<StackSlot>,
     /// Helper signatures, imported on first use (every imported signature costs compile time).
-    sigs: [Option<SigRef>; 5],
+    sigs: [Option<SigRef>; 6],
     /// Current form of every vector register.
     pub(crate) form: [Form; 32],
     /// Packed variables of registers that a contiguous load may leave packed.
@@ -445,6 +469,8 @@ pub(crate) struct Tx<'a, 'f> {
     /// Per hoisted access (same order as `hoist`): the host address of its EA at LC0BASE 0,
     /// `mem_base + base + off`, computed once at loop entry.
     pub(crate) hoist_host: Vec<Variable>,
+    /// The body is a copy loop ([`copy_loop`]): the element width's log2.
+    copy_loop: Option<u8>,
 }
 
 /// The Rust helpers compiled code calls (see [`abi`]), by signature.
@@ -460,6 +486,8 @@ pub(crate) enum Helper {
     Vop,
     /// `lj_redsum`.
     Redsum,
+    /// `lj_copy`.
+    Copy,
 }
 
 /// Flags for accesses to memory that a check has proven in bounds.
@@ -725,6 +753,7 @@ impl<'a, 'f> Tx<'a, 'f> {
             Helper::Fma => (&[I64, I64, I64, I64, I32], None),
             Helper::Vop => (&[I64, I32, I32, I32, I64, I64], None),
             Helper::Redsum => (&[I64, I32, I64], Some(I64)),
+            Helper::Copy => (&[I64, I64, I64], None),
         };
         let mut sg = Signature::new(self.call_conv);
         sg.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -1137,7 +1166,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         full: false,
         off: 0,
         scratch: None,
-        sigs: [None; 5],
+        sigs: [None; 6],
         form: [Form::Wide; 32],
         pv,
         fast: None,
@@ -1145,6 +1174,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         loops,
         writes_mask,
         hoist: hoistable(r),
+        copy_loop: if cfg.budgeted { None } else { copy_loop(r) },
         prechecked: false,
         lim: None,
         hoist_host: Vec::new(),
@@ -1285,7 +1315,64 @@ impl Tx<'_, '_> {
         let var = self.b.declare_var(I64);
         self.b.def_var(var, lim);
         self.lim = Some(var);
-        self.b.ins().brif(k, full, &[], none, &[]);
+        match self.copy_loop {
+            None => {
+                self.b.ins().brif(k, full, &[], none, &[]);
+            }
+            Some(log2e) => {
+                let bulk = self.b.create_block();
+                self.b.ins().brif(k, bulk, &[], none, &[]);
+                self.b.switch_to_block(bulk);
+                self.b.seal_block(bulk);
+                self.bulk_copy(k, lc, log2e, full);
+            }
+        }
+    }
+
+    /// In a copy loop whose span check proved `k >= 1` iterations from LC0BASE `lc`: copy the
+    /// first `k - 1` at once when the source and destination ranges they cover are disjoint
+    /// (then the iterations' order cannot matter), advancing LC0BASE and the retired count
+    /// past them; the last proved iteration runs in the full copy (`full`) as usual, so the
+    /// loaded register ends with the value it loaded there.
+    fn bulk_copy(&mut self, k: Value, lc: Value, log2e: u8, full: Block) {
+        let log2vl = self.vl.trailing_zeros() as i64;
+        let n = self.b.ins().iadd_imm_s(k, -1);
+        let len = self.b.ins().ishl_imm_s(n, log2vl + log2e as i64);
+        let at = self.b.ins().ishl_imm_s(lc, log2e as i64);
+        let [src, dst] = [0, 1].map(|j| {
+            let h = self.b.use_var(self.hoist_host[j]);
+            self.b.ins().iadd(h, at)
+        });
+        // In guest memory (proved), so neither end wraps.
+        let src_end = self.b.ins().iadd(src, len);
+        let dst_end = self.b.ins().iadd(dst, len);
+        let before = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, dst_end, src);
+        let after = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, src_end, dst);
+        let disjoint = self.b.ins().bor(before, after);
+        let some = self.b.ins().icmp_imm_s(IntCC::NotEqual, n, 0);
+        let go = self.b.ins().band(disjoint, some);
+        let copy = self.b.create_block();
+        self.b.ins().brif(go, copy, &[], full, &[]);
+        self.b.switch_to_block(copy);
+        self.b.seal_block(copy);
+        let f = self.iconst(abi::lj_copy as *const () as usize as u64);
+        let sig = self.sig(Helper::Copy);
+        self.b.ins().call_indirect(sig, f, &[dst, src, len]);
+        let groups = self.b.ins().ishl_imm_s(n, log2vl);
+        let lc2 = self.b.ins().iadd(lc, groups);
+        self.b.def_var(self.lc0, lc2);
+        // Three instructions per iteration: the load, the store and ENDLOOP.
+        let body = self.b.ins().imul_imm_s(n, 3);
+        let r = self.b.use_var(self.retired);
+        let r = self.b.ins().iadd(r, body);
+        self.b.def_var(self.retired, r);
+        self.b.ins().jump(full, &[]);
     }
 
     /// The span check hoisted out of a loop, inline (a helper call would clobber what the loop
