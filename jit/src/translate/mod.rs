@@ -689,6 +689,11 @@ impl<'a, 'f> Tx<'a, 'f> {
     fn refresh_lane_masks(&mut self) {
         let m = self.b.use_var(self.mask);
         let lm = lane_masks(self.b, m, self.nch);
+        if self.lmask.is_empty() {
+            // Every use follows a refresh on every path (`lmask_valid`), so these need no
+            // value at entry.
+            self.lmask = (0..self.nch).map(|_| self.b.declare_var(I64X2)).collect();
+        }
         for (c, v) in lm.into_iter().enumerate() {
             self.b.def_var(self.lmask[c], v);
         }
@@ -1112,16 +1117,8 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let mask = ctl(Regs::OFFSET_MASK, true);
     let lc0 = ctl(Regs::OFFSET_LC0BASE, reads_lc0);
     let trip = ctl(Regs::OFFSET_TRIP, loops);
-    let lmask: Vec<Variable> = {
-        let z = zero_vector(b, I64X2);
-        (0..nch)
-            .map(|_| {
-                let var = b.declare_var(I64X2);
-                b.def_var(var, z);
-                var
-            })
-            .collect()
-    };
+    // Declared on first use (`Tx::refresh_lane_masks`): most helper-based code never blends.
+    let lmask: Vec<Variable> = Vec::new();
     let exit_block = b.create_block();
     b.set_cold_block(exit_block);
     let [xpc, xret, xstatus] = [(); 3].map(|_| {
