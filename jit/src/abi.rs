@@ -397,13 +397,19 @@ fn scatter(ctx: &JitCtx, ea: impl Fn(usize) -> u64, mask: u64, k: u32, data: &[u
     1
 }
 
-/// Operation codes of [`lj_vop`]: the instruction's opcode byte (bits 0..8), whose semantics
-/// come from the ISA table, and [`vop::SCALAR_B`].
+/// Operation words of [`lj_vop`]: the instruction's opcode byte (bits 0..8), whose semantics
+/// come from the ISA table, [`vop::SCALAR_B`], and the destination and `va` register numbers
+/// (bits 16..21 and 24..29, see [`vop::word`]).
 pub mod vop {
     use lanejit_interp::isa::{Opcode, Sem, VRead};
 
     /// `b` is a scalar value broadcast to every lane (else the index of a vector register).
     pub const SCALAR_B: u32 = 1 << 8;
+
+    /// The operation word of `code` (opcode byte and [`SCALAR_B`]) on `vd` and `va`.
+    pub const fn word(code: u32, vd: u8, va: u8) -> u32 {
+        code | ((vd as u32 & 31) << 16) | ((va as u32 & 31) << 24)
+    }
 
     /// Lane `i` of the instruction with opcode byte `code & 0xff` on `a`, `b` and the old
     /// destination `d`: vector ALU and FP operations, `V.MOV` (`b`), `V.LANEID` (`i`) and
@@ -425,13 +431,15 @@ pub mod vop {
 /// file, for straight-line code (which keeps vectors in the register file and runs once per
 /// entry, so a call compiles much faster than the inline lane code): for every lane set in
 /// `mask`, `vd[i] = op(va[i], b or vb[i], vd[i])`, with the interpreter's lane semantics
-/// ([`lanejit_interp::isa::AluOp::apply`], [`lanejit_interp::isa::FpOp::apply`]).
+/// ([`lanejit_interp::isa::AluOp::apply`], [`lanejit_interp::isa::FpOp::apply`]). `word`
+/// names the operation and the registers ([`vop::word`]).
 ///
 /// # Safety
 /// `regs` must point to a live register file.
-pub unsafe extern "C" fn lj_vop(regs: *mut Regs, code: u32, vd: u32, va: u32, b: u64, mask: u64) {
+pub unsafe extern "C" fn lj_vop(regs: *mut Regs, word: u32, b: u64, mask: u64) {
     // SAFETY: compiled code passes the live register file of its context.
     let r = unsafe { &mut *regs };
+    let (code, vd, va) = (word & 0xffff, (word >> 16) & 31, (word >> 24) & 31);
     let scalar = code & vop::SCALAR_B != 0;
     let mut m = mask;
     while m != 0 {

@@ -165,12 +165,9 @@ impl Tx<'_, '_> {
         let m = self.mask_value();
         let sig = self.sig(super::Helper::Vop);
         let f = self.iconst(crate::abi::lj_vop as *const () as usize as u64);
-        let c = self.b.ins().iconst(I32, code as i64);
-        let d = self.b.ins().iconst(I32, vd.0 as i64);
-        let a = self.b.ins().iconst(I32, va.0 as i64);
-        self.b
-            .ins()
-            .call_indirect(sig, f, &[self.regs, c, d, a, b, m]);
+        let w = crate::abi::vop::word(code, vd.0, va.0);
+        let w = self.b.ins().iconst(I32, w as i64);
+        self.b.ins().call_indirect(sig, f, &[self.regs, w, b, m]);
     }
 
     /// The vector operands of an f32 add, subtract or multiply that stay packed across it

@@ -756,7 +756,7 @@ impl<'a, 'f> Tx<'a, 'f> {
             Helper::Load => (&[I64, I64, I64, I32, I64], Some(I32)),
             Helper::MemEa => (&[I64, I64, I64, I64, I64, I32, I64], Some(I32)),
             Helper::Fma => (&[I64, I64, I64, I64, I32], None),
-            Helper::Vop => (&[I64, I32, I32, I32, I64, I64], None),
+            Helper::Vop => (&[I64, I32, I64, I64], None),
             Helper::Redsum => (&[I64, I32, I64], Some(I64)),
             Helper::Copy => (&[I64, I64, I64], None),
         };
