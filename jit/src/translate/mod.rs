@@ -454,11 +454,13 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) fast: Option<FastLoop>,
     /// Forms carried into the second full copy (set when the first copy ends).
     pub(crate) fast_forms: Option<[Form; 32]>,
-    /// Whether the region contains `LOOP`/`ENDLOOP` (the only writers of LC0BASE and the trip
-    /// count): else neither is written back.
+    /// Whether the region contains `LOOP`/`ENDLOOP` (the only writers of LC0BASE): else it is
+    /// not written back.
     loops: bool,
     /// Whether the region can change the mask (`LOOP`, `ENDLOOP`, `V.SETMASK`).
     writes_mask: bool,
+    /// Whether the region contains `LOOP` (the only writer of the trip count).
+    writes_trip: bool,
     /// Contiguous accesses whose per-group check is hoisted (see [`hoistable`]).
     pub(crate) hoist: Vec<(u64, Inst)>,
     /// Whether the current code is a full copy entered through `Tx::precheck`: the hoisted
@@ -814,7 +816,12 @@ impl<'a, 'f> Tx<'a, 'f> {
         let saved = self.form;
         self.materialize_all();
         let r = self.b.use_var(self.retired);
-        let r = self.b.ins().iadd_imm_s(r, (self.off + extra) as i64);
+        let n = self.off + extra;
+        let r = match self.const_of(r) {
+            // Straight-line code: the count at every exit is known.
+            Some(k) => self.iconst(k + n),
+            None => self.b.ins().iadd_imm_s(r, n as i64),
+        };
         self.b.def_var(self.xret, r);
         self.b.def_var(self.xpc, next_pc);
         let st = self.iconst(status);
@@ -915,6 +922,8 @@ impl<'a, 'f> Tx<'a, 'f> {
             self.b
                 .ins()
                 .store(fl, l, self.regs, Regs::OFFSET_LC0BASE as i32);
+        }
+        if self.writes_trip {
             let t = self.b.use_var(self.trip);
             self.b
                 .ins()
@@ -1170,6 +1179,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         fast_forms: None,
         loops,
         writes_mask,
+        writes_trip: r.insts.iter().any(|(_, i)| matches!(i, Inst::Loop(_))),
         hoist: hoistable(r),
         copy_loop: if cfg.budgeted { None } else { copy_loop(r) },
         prechecked: false,
