@@ -85,6 +85,9 @@ pub struct RegionStat {
     pub us: u64,
     /// Machine-code bytes.
     pub code_bytes: usize,
+    /// A recompile of a hot straight-line function with inline vector code (see
+    /// [`HOT_ENTRIES`]), not a first compile.
+    pub hot: bool,
 }
 
 /// A handle to a compiled region.
@@ -286,6 +289,7 @@ impl Jit {
             insts: region.insts.len(),
             us,
             code_bytes: size,
+            hot: key.hot,
         });
         self.cache.stats.module_bytes += size;
         self.cache.stats.module_funcs += 1;
