@@ -834,6 +834,40 @@ fn translate_time_constants_decide_loops_and_branches() {
 }
 
 #[test]
+fn registers_written_before_any_exit_and_read_modify_write() {
+    // The run after `J` overwrites some scalars before anything reads them (their entry
+    // values need no load), updates others in place, and writes s12 only after an access
+    // that may fault: at the trap s12 must still hold its old value.
+    for addr in ["0x10000", "0x30000"] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x1000, r
+            .text
+            S.LI s1, {addr}
+            S.LI s7, 100
+            S.LI s8, 7
+            S.LI s10, 3
+            S.LI s12, 42
+            J next
+        next:
+            S.ADD s7, s7, 5
+            S.MOV s9, s8
+            S.MOV s8, s8
+            S.SUB s10, s10, s7
+            S.LI s11, 9
+            S.SHL s13, s11, s10
+            V.REDSUM s14, v1
+            V.LD [s1 + 0], ->v1
+            S.LI s12, 1
+            S.ADD s14, s14, s12
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
+#[test]
 fn halt_and_illegal_inside_regions() {
     for tail in [".inst 0", "HALT", "J 0x100000", ""] {
         let src = format!(

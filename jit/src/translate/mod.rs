@@ -1,8 +1,9 @@
 //! Translation of one [`Region`] into a Cranelift function.
 //!
 //! Guest registers live in Cranelift [`Variable`]s for the whole region (a vector register is
-//! `ceil(VL / 2)` `i64x2` variables); they are loaded once at entry and the registers the region
-//! can write are stored back at every exit. In a straight-line (non-loop) region, which runs
+//! `ceil(VL / 2)` `i64x2` variables); they are loaded once at entry (except scalars a
+//! straight-line region overwrites before reading them or reaching an exit) and the registers
+//! the region can write are stored back at every exit. In a straight-line (non-loop) region, which runs
 //! once per entry, vector registers stay in the register file instead and compile time comes
 //! first: memory accesses, vector ALU, FP, move and lane-id operations and `V.REDSUM` (above
 //! VL 2) are calls
@@ -384,6 +385,54 @@ fn copy_loop(r: &Region) -> Option<u8> {
         && hoisted.len() == 2
         && matches!((mem::data_reg(ld), mem::data_reg(st)), (Some(Reg::V(d)), Some(Reg::V(s))) if d == s);
     ok.then_some(lm.log2e)
+}
+
+/// Scalar registers a straight-line region (no budget check) overwrites before it reads them
+/// and before its first instruction that can exit (a memory access or the control
+/// instruction): their values at entry are never observed, so they need not be loaded.
+fn written_first(r: &Region) -> u32 {
+    let mut seen = 0u32;
+    let mut fresh = 0u32;
+    for (_, i) in &r.insts {
+        if i.opcode().mem().is_some() || crate::region::is_control(i) {
+            break;
+        }
+        let (u, w) = reg_effects(i);
+        // Only the forms whose scalar result cannot depend on the old value of its register.
+        let only_write =
+            |sd: SReg, srcs: &[Option<SReg>]| srcs.iter().all(|x| *x != Some(sd)).then_some(sd);
+        let pure = match i {
+            Inst::SLi(o) => Some(o.sd),
+            Inst::SAdd(o)
+            | Inst::SSub(o)
+            | Inst::SMul(o)
+            | Inst::SAnd(o)
+            | Inst::SOr(o)
+            | Inst::SXor(o)
+            | Inst::SShl(o)
+            | Inst::SShr(o)
+            | Inst::SSra(o) => {
+                let b = match o.sb {
+                    lanejit_interp::isa::SOrImm::Reg(x) => Some(x),
+                    lanejit_interp::isa::SOrImm::Imm(_) => None,
+                };
+                only_write(o.sd, &[Some(o.sa), b])
+            }
+            Inst::SMov(o) => only_write(o.sd, &[Some(o.sa)]),
+            Inst::SLc0(o) | Inst::SVl(o) | Inst::SGid(o) | Inst::SMask(o) => Some(o.sd),
+            Inst::SGetlane(o) => Some(o.sd),
+            Inst::VRedsum(o) => Some(o.sd),
+            _ => None,
+        };
+        if let Some(sd) = pure {
+            let bit = 1u32 << sd.0;
+            if seen & bit == 0 && w.s & bit != 0 {
+                fresh |= bit;
+            }
+        }
+        seen |= u.s;
+    }
+    fresh & !1
 }
 
 /// Whether a region needs the full/general body split (it has vector work).
@@ -1070,11 +1119,21 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         used.v = 0;
         dirty.v = 0;
     }
+    let fresh = if r.loop_head.is_none() && !cfg.budgeted {
+        written_first(r)
+    } else {
+        0
+    };
     let mut s = [None; 32];
     for (n, slot) in s.iter_mut().enumerate().skip(1) {
         if used.s & (1 << n) != 0 {
             let var = b.declare_var(I64);
-            let val = b.ins().load(I64, tf, regs, (Regs::OFFSET_S + 8 * n) as i32);
+            let val = if fresh & (1 << n) != 0 {
+                // Written before anything reads it or any exit can store it back.
+                unused
+            } else {
+                b.ins().load(I64, tf, regs, (Regs::OFFSET_S + 8 * n) as i32)
+            };
             b.def_var(var, val);
             *slot = Some(var);
         }
