@@ -868,6 +868,62 @@ fn registers_written_before_any_exit_and_read_modify_write() {
 }
 
 #[test]
+fn inline_gathers_and_scatters_check_the_whole_group_range() {
+    // Full iterations of a hardware loop access register-offset EAs in line after one check
+    // of the group's EA range; anything the check cannot prove goes to the helper. Cases: in
+    // place (gather and scatter on the same words), every lane on one word (the last lane's
+    // store wins), lanes on both sides of an unmapped page none of them touches, a store to
+    // a read-only page, a source that ends mid-loop, unaligned lanes, and a group spread over
+    // more pages than the permitted-run table counts (255).
+    let cases = [
+        ("0x10000", "0x10000", "V.MUL v2, v1, 4", 1000),
+        ("0x10000", "0x11000", "V.MUL v2, v1, 0", 100),
+        (
+            "0x12000",
+            "0x12000",
+            "V.AND v2, v1, 1\n V.MUL v2, v2, 0x3000",
+            300,
+        ),
+        ("0x10000", "0x13000", "V.MUL v2, v1, 4", 100),
+        ("0x15000", "0x10000", "V.MUL v2, v1, 8", 1000),
+        ("0x10001", "0x10003", "V.MUL v2, v1, 4", 200),
+        ("0x100000", "0x100004", "V.MUL v2, v1, 0x10000", 64),
+    ];
+    for (src, dst, index, n) in cases {
+        for (ld, st) in [
+            ("V.LW [s1 + v2], ->v3", "V.SW.U v3, [s4 + v2]"),
+            ("V.LDI.U [v2 + 8], ->v3", "V.SD v3, [s4 + (v2 << 3)]"),
+        ] {
+            let ld = ld.replace("[v2 + 8]", "[v5 + 8]");
+            let prog = format!(
+                "
+                .mem 0x10000, 0x3000, rw
+                .mem 0x13000, 0x1000, r
+                .mem 0x15000, 0x1000, rw
+                .mem 0x100000, 0x200000, rw
+                .data 0x10000
+                .fill 1024, 4, 0x01020304
+                .text
+                S.LI s1, {src}
+                S.LI s4, {dst}
+                S.LI s3, {n}
+                LOOP s3
+                V.LC0 v1
+                {index}
+                V.ADD v5, v2, s1
+                {ld}
+                V.ADD v3, v3, v1
+                {st}
+                ENDLOOP
+                HALT
+                "
+            );
+            check_all_vls(&prog);
+        }
+    }
+}
+
+#[test]
 fn halt_and_illegal_inside_regions() {
     for tail in [".inst 0", "HALT", "J 0x100000", ""] {
         let src = format!(

@@ -4,7 +4,9 @@
 //! is one past the highest mapped page (never above the memory limit). It is reserved with
 //! `MAP_NORESERVE` and committed lazily by the host kernel, so mapping gigabytes costs nothing
 //! until touched. A byte table holds one permission per 4 KiB page ([`PERM_R`], [`PERM_W`]; 0 is
-//! unmapped). Tile space is a byte vector with one permission byte per 64-byte granule.
+//! unmapped); two more give, per page, how many consecutive pages from it are readable and
+//! writable (saturating at 255), so compiled code checks a gather's whole EA range with one
+//! lookup. Tile space is a byte vector with one permission byte per 64-byte granule.
 //!
 //! [`Memory::check`] and [`Tile::check`] resolve a whole access range at once: a range of up to
 //! one page touches at most two pages, so a check is a bounds compare and two table loads. Once
@@ -93,6 +95,11 @@ pub struct MemView {
     pub extent: u64,
     /// Page permission table.
     pub perms: *const u8,
+    /// Readable run lengths: the number of consecutive readable pages starting at each page,
+    /// saturating at 255 (`extent / 4096` entries).
+    pub run_r: *const u8,
+    /// Writable run lengths, likewise.
+    pub run_w: *const u8,
 }
 
 /// Raw view of tile space for compiled code.
@@ -107,11 +114,44 @@ pub struct TileView {
     pub perms: *const u8,
 }
 
+/// Per page, how many consecutive pages from it have permission `bit` (at most 255), for
+/// compiled code's one-lookup check of a group's whole EA range. Only the table entries of
+/// mapped pages are written (unmapped ones are 0, like their permissions), so a sparse map
+/// commits no more of this table than of the permission table.
+fn permitted_runs(perms: &[u8], program: &Program, bit: u8) -> Vec<u8> {
+    let mut run = vec![0u8; perms.len()];
+    let mut ranges: Vec<(usize, usize)> = program
+        .mem_map
+        .iter()
+        .map(|r| {
+            (
+                (r.start / PAGE_SIZE) as usize,
+                ((r.start + r.len) / PAGE_SIZE) as usize,
+            )
+        })
+        .collect();
+    // From the highest range down, each range's pages from its top: the page above is then
+    // final (ranges may touch or overlap; a later visit recomputes with final neighbours).
+    ranges.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
+    for (first, end) in ranges {
+        for p in (first..end).rev() {
+            run[p] = if perms[p] & bit == 0 {
+                0
+            } else {
+                run.get(p + 1).map_or(1, |&n| n.saturating_add(1))
+            };
+        }
+    }
+    run
+}
+
 /// Guest memory.
 pub struct Memory {
     map: MmapMut,
     extent: u64,
     perms: Vec<u8>,
+    run_r: Vec<u8>,
+    run_w: Vec<u8>,
 }
 
 impl std::fmt::Debug for Memory {
@@ -148,7 +188,14 @@ impl Memory {
             let count = (r.len / PAGE_SIZE) as usize;
             perms[first..first + count].fill(p);
         }
-        Ok(Memory { map, extent, perms })
+        let [run_r, run_w] = [PERM_R, PERM_W].map(|bit| permitted_runs(&perms, program, bit));
+        Ok(Memory {
+            map,
+            extent,
+            perms,
+            run_r,
+            run_w,
+        })
     }
 
     /// One past the highest host-backed address.
@@ -162,6 +209,8 @@ impl Memory {
             base: self.map.as_mut_ptr(),
             extent: self.extent,
             perms: self.perms.as_ptr(),
+            run_r: self.run_r.as_ptr(),
+            run_w: self.run_w.as_ptr(),
         }
     }
 
@@ -384,4 +433,41 @@ pub fn load_data(program: &Program, mem: &mut Memory, tile: &mut Tile) -> Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permitted_runs_count_consecutive_pages_and_saturate() {
+        // Pages: 0x10-0x12 rw, 0x13 r, 0x14 unmapped, 0x15 rw; 0x20.. 300 rw pages, with an
+        // overlapping range inside them.
+        let p = crate::asm::assemble(
+            "
+            .mem 0x10000, 0x3000, rw
+            .mem 0x13000, 0x1000, r
+            .mem 0x15000, 0x1000, rw
+            .mem 0x20000, 0x12c000, rw
+            .mem 0x30000, 0x2000, rw
+            .text
+            HALT
+            ",
+            "t.s",
+        )
+        .expect("assembles");
+        let mut m = Memory::new(&p, 1 << 32).expect("memory");
+        let v = m.view();
+        // SAFETY: both tables have extent / 4096 entries.
+        let at = |t: *const u8, page: usize| unsafe { *t.add(page) };
+        let r: Vec<u8> = (0x10..0x17).map(|pg| at(v.run_r, pg)).collect();
+        let w: Vec<u8> = (0x10..0x17).map(|pg| at(v.run_w, pg)).collect();
+        assert_eq!(r, [4, 3, 2, 1, 0, 1, 0]);
+        assert_eq!(w, [3, 2, 1, 0, 0, 1, 0]);
+        assert_eq!(at(v.run_r, 0x20), 255, "300 pages saturate");
+        assert_eq!(at(v.run_w, 0x20 + 299), 1);
+        assert_eq!(at(v.run_w, 0x20 + 45), 255);
+        assert_eq!(at(v.run_w, 0x20 + 100), 200);
+        assert_eq!(at(v.run_r, 0xf), 0);
+    }
 }

@@ -58,6 +58,10 @@ pub mod off {
     pub const MEM_EXTENT: i32 = (offset_of!(JitCtx, mem) + 8) as i32;
     /// `mem.perms`.
     pub const MEM_PERMS: i32 = (offset_of!(JitCtx, mem) + 16) as i32;
+    /// `mem.run_r`.
+    pub const MEM_RUN_R: i32 = (offset_of!(JitCtx, mem) + 24) as i32;
+    /// `mem.run_w`.
+    pub const MEM_RUN_W: i32 = (offset_of!(JitCtx, mem) + 32) as i32;
     /// `budget`.
     pub const BUDGET: i32 = offset_of!(JitCtx, budget) as i32;
     /// `retired`.
@@ -70,6 +74,8 @@ const _: () = {
     assert!(std::mem::offset_of!(MemView, base) == 0);
     assert!(std::mem::offset_of!(MemView, extent) == 8);
     assert!(std::mem::offset_of!(MemView, perms) == 16);
+    assert!(std::mem::offset_of!(MemView, run_r) == 24);
+    assert!(std::mem::offset_of!(MemView, run_w) == 32);
 };
 
 /// Access-kind word passed to the memory helpers: bits 0..2 log2 E, bit 2 zero-extend,

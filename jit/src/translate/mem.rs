@@ -9,6 +9,11 @@
 //!   highest lane's data, which is what ascending lane order leaves in memory).
 //! * In a loop's full copies, the contiguous accesses whose check was hoisted to loop entry
 //!   (see the module `translate`) use no check at all.
+//! * Register-offset and immediate forms on guest memory with a full mask (a loop's full
+//!   copies): lane EAs with SIMD adds and shifts, one check of the group's whole EA range
+//!   `[min, max + E)` (in range, and a single lookup in the permitted-run table proving all
+//!   its pages), then per-lane loads or stores in lane order (`Tx::lanes_inline`); a range
+//!   the check cannot prove (a hole between lanes, more than 255 pages) takes the helper.
 //! * Straight-line code (vectors in the register file) always takes the helper path below,
 //!   passing the register file itself as the helper's source or destination.
 //! * Everything else (vector bases or offsets, partial masks, tile space, a failed fast check):
@@ -20,7 +25,8 @@
 //!   raises the precise trap.
 //!
 //! Every native access is dominated by a check proving `[ea, ea + len)` lies in `[0, extent)`:
-//! `ea < extent && extent - ea >= len`, which cannot wrap.
+//! `ea < extent && extent - ea >= len` (or, for a group, `max <= extent - E` with
+//! `extent >= E`), which cannot wrap.
 
 use super::{Tx, flags};
 use crate::abi::{self, kind};
@@ -280,12 +286,8 @@ impl Tx<'_, '_> {
             .b
             .ins()
             .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, len as i64);
-        let mut inb = self.b.ins().band(c1, c2);
-        if align_mask != 0 {
-            let a = self.b.ins().band_imm_s(ea, align_mask as i64);
-            let c3 = self.b.ins().icmp_imm_s(IntCC::Equal, a, 0);
-            inb = self.b.ins().band(inb, c3);
-        }
+        let inb = self.b.ins().band(c1, c2);
+        let inb = self.and_aligned(inb, ea, align_mask);
         let permb = self.b.create_block();
         self.b.ins().brif(inb, permb, &[], fail, &[]);
         self.b.switch_to_block(permb);
@@ -568,6 +570,9 @@ impl Tx<'_, '_> {
                         }
                     }
                     self.b.ins().jump(join, &[]);
+                } else if self.full {
+                    self.lanes_inline(ms, data, addr, need, amask, slow);
+                    self.b.ins().jump(join, &[]);
                 } else {
                     self.b.ins().jump(slow, &[]);
                 }
@@ -639,6 +644,120 @@ impl Tx<'_, '_> {
         }
         let _ = (I8, I16, Mode::Contig);
         true
+    }
+
+    /// `ok && (a & amask) == 0` (just `ok` when no alignment is required).
+    pub(crate) fn and_aligned(&mut self, ok: Value, a: Value, amask: u64) -> Value {
+        if amask == 0 {
+            return ok;
+        }
+        let low = self.b.ins().band_imm_s(a, amask as i64);
+        let al = self.b.ins().icmp_imm_s(IntCC::Equal, low, 0);
+        self.b.ins().band(ok, al)
+    }
+
+    /// A register-offset or immediate access on guest memory under a statically full mask,
+    /// in line. The lane EAs come from SIMD adds and shifts; one check covers the group's
+    /// whole EA range `[min, max + E)`: in range (`max <= extent - E`), its pages permitted
+    /// (one lookup in the permitted-run table, `MemView::run_r` / `run_w`), every lane aligned
+    /// when required. Then plain per-lane loads, or stores in lane order (a later lane's bytes
+    /// win, as in the interpreter). Otherwise nothing was accessed and `slow` (the helper
+    /// path, which raises the precise trap or handles a range wider than the table's runs)
+    /// takes the instruction. Ends in the block after the accesses.
+    fn lanes_inline(
+        &mut self,
+        ms: MemSem,
+        data: Reg,
+        addr: Addr,
+        need: u8,
+        amask: u64,
+        slow: Block,
+    ) {
+        let vl = self.vl as usize;
+        let e = ms.width() as i64;
+        // With no guest memory (extent 0) there is no table to read: only `extent >= E` goes
+        // on, and then `extent - E` does not wrap.
+        let chk = self.b.create_block();
+        let some = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, self.mem_extent, e);
+        self.b.ins().brif(some, chk, &[], slow, &[]);
+        self.b.switch_to_block(chk);
+        self.b.seal_block(chk);
+        let eas = self.ea_chunks(addr, ms.log2e);
+        let lane_ea: Vec<Value> = (0..vl)
+            .map(|i| self.b.ins().extractlane(eas[i / 2], (i % 2) as u8))
+            .collect();
+        let (mut lo, mut hi, mut or) = (lane_ea[0], lane_ea[0], lane_ea[0]);
+        for &ea in &lane_ea[1..] {
+            lo = self.b.ins().umin(lo, ea);
+            hi = self.b.ins().umax(hi, ea);
+            if amask != 0 {
+                or = self.b.ins().bor(or, ea);
+            }
+        }
+        // `hi <= extent - E`: every byte of every lane is below extent (no wrap either).
+        let lim = self.b.ins().iadd_imm_s(self.mem_extent, -e);
+        let mut ok = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, lim);
+        let p0 = self.b.ins().ushr_imm_s(lo, 12);
+        let last = self.b.ins().iadd_imm_s(hi, e - 1);
+        let p1 = self.b.ins().ushr_imm_s(last, 12);
+        let pages = self.b.ins().isub(p1, p0);
+        // A range out of bounds reads entry 0 instead (the flag is already false).
+        let zero = self.iconst(0);
+        let at = self.b.ins().select(ok, p0, zero);
+        let off = match need {
+            PERM_R => crate::abi::off::MEM_RUN_R,
+            _ => crate::abi::off::MEM_RUN_W,
+        };
+        let table = self.b.ins().load(
+            I64,
+            cranelift_codegen::ir::MemFlagsData::trusted(),
+            self.ctx,
+            off,
+        );
+        let at = self.b.ins().iadd(table, at);
+        let run = self.b.ins().uload8(I64, flags(), at, 0);
+        // Pages p0..=p1 are all permitted when the run from p0 is longer than p1 - p0.
+        let covered = self.b.ins().icmp(IntCC::UnsignedLessThan, pages, run);
+        ok = self.b.ins().band(ok, covered);
+        // `or` has a low bit set iff some lane has it.
+        let ok = self.and_aligned(ok, or, amask);
+        let fast = self.b.create_block();
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        self.b.seal_block(fast);
+        let hosts: Vec<Value> = lane_ea
+            .iter()
+            .map(|&ea| self.b.ins().iadd(self.mem_base, ea))
+            .collect();
+        match ms.dir {
+            Dir::Load => {
+                let xs: Vec<Value> = hosts
+                    .iter()
+                    .map(|&h| self.load_lane(h, 0, ms.log2e, ms.ext))
+                    .collect();
+                let vals: Vec<Value> = (0..self.nch)
+                    .map(|c| {
+                        let v = self.b.ins().splat(I64X2, xs[2 * c]);
+                        match xs.get(2 * c + 1) {
+                            Some(&x) => self.b.ins().insertlane(v, x, 1),
+                            None => v,
+                        }
+                    })
+                    .collect();
+                let Reg::V(d) = data else { unreachable!() };
+                self.vset_raw(VReg(d), &vals);
+            }
+            Dir::Store => {
+                let chunks = self.data_chunks(data);
+                for (i, &h) in hosts.iter().enumerate() {
+                    let x = self.b.ins().extractlane(chunks[i / 2], (i % 2) as u8);
+                    self.store_lane(x, h, 0, ms.log2e);
+                }
+            }
+        }
     }
 
     /// Call memory helper `h` with the address arguments `eas` (one for the EA-array and

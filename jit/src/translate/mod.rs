@@ -1454,15 +1454,11 @@ impl Tx<'_, '_> {
         let next = self.b.create_block();
         let bad = self.b.create_block();
         let zero = self.iconst(0);
-        let mut ok = self
+        let ok = self
             .b
             .ins()
             .icmp(IntCC::UnsignedLessThan, lo, self.mem_extent);
-        if amask != 0 {
-            let a = self.b.ins().band_imm_s(lo, amask as i64);
-            let al = self.b.ins().icmp_imm_s(IntCC::Equal, a, 0);
-            ok = self.b.ins().band(ok, al);
-        }
+        let ok = self.and_aligned(ok, lo, amask);
         self.b.ins().brif(ok, inb, &[], done, &[zero.into()]);
         self.b.switch_to_block(inb);
         self.b.seal_block(inb);
