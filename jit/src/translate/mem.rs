@@ -513,6 +513,8 @@ impl Tx<'_, '_> {
             Dir::Store => PERM_W,
         };
         let amask = self.align_mask(ms);
+        // Lane EA chunks the inline path computed (they dominate its slow path too).
+        let mut eas_done: Option<Vec<Value>> = None;
         // Native fast paths on guest memory. Straight-line code compiled for compile speed
         // (`Tx::helpers`) always takes the helper, which reads and writes the register file
         // in place, so it compiles to a call instead of ~60 instructions per access.
@@ -571,7 +573,7 @@ impl Tx<'_, '_> {
                     }
                     self.b.ins().jump(join, &[]);
                 } else if self.full {
-                    self.lanes_inline(ms, data, addr, need, amask, slow);
+                    eas_done = Some(self.lanes_inline(ms, data, addr, need, amask, slow));
                     self.b.ins().jump(join, &[]);
                 } else {
                     self.b.ins().jump(slow, &[]);
@@ -590,7 +592,10 @@ impl Tx<'_, '_> {
             Addr::Contig { base, off } => (vec![self.contig_ea0(base, off, ms.log2e)], 0),
             _ if self.helpers => (self.ea_desc(addr), 2),
             _ => {
-                let eas = self.ea_chunks(addr, ms.log2e);
+                let eas = match eas_done {
+                    Some(eas) => eas,
+                    None => self.ea_chunks(addr, ms.log2e),
+                };
                 (vec![self.spill(0, &eas)], 1)
             }
         };
@@ -663,7 +668,8 @@ impl Tx<'_, '_> {
     /// when required. Then plain per-lane loads, or stores in lane order (a later lane's bytes
     /// win, as in the interpreter). Otherwise nothing was accessed and `slow` (the helper
     /// path, which raises the precise trap or handles a range wider than the table's runs)
-    /// takes the instruction. Ends in the block after the accesses.
+    /// takes the instruction, reusing the lane EA chunks returned here. Ends in the block after
+    /// the accesses.
     fn lanes_inline(
         &mut self,
         ms: MemSem,
@@ -672,9 +678,11 @@ impl Tx<'_, '_> {
         need: u8,
         amask: u64,
         slow: Block,
-    ) {
+    ) -> Vec<Value> {
         let vl = self.vl as usize;
         let e = ms.width() as i64;
+        // Before the first branch, so that `slow` can use them too (returned).
+        let eas = self.ea_chunks(addr, ms.log2e);
         // With no guest memory (extent 0) there is no table to read: only `extent >= E` goes
         // on, and then `extent - E` does not wrap.
         let chk = self.b.create_block();
@@ -685,7 +693,6 @@ impl Tx<'_, '_> {
         self.b.ins().brif(some, chk, &[], slow, &[]);
         self.b.switch_to_block(chk);
         self.b.seal_block(chk);
-        let eas = self.ea_chunks(addr, ms.log2e);
         let lane_ea: Vec<Value> = (0..vl)
             .map(|i| self.b.ins().extractlane(eas[i / 2], (i % 2) as u8))
             .collect();
@@ -758,6 +765,7 @@ impl Tx<'_, '_> {
                 }
             }
         }
+        eas
     }
 
     /// Call memory helper `h` with the address arguments `eas` (one for the EA-array and

@@ -105,7 +105,7 @@ const MAX_SPAN_ITERS: u64 = 1 << 16;
 /// Bytes of one scratch area (64 lanes).
 const AREA: u32 = 64 * 8;
 
-/// Registers an instruction mentions (read or write) and writes.
+/// A set of scalar and vector registers.
 #[derive(Default, Clone, Copy)]
 struct RegSet {
     s: u32,
@@ -135,7 +135,9 @@ impl RegSet {
     }
 }
 
-/// (mentioned, written) registers of `inst`.
+/// (used, written) registers of `inst`. Used are the registers it reads, and every vector
+/// register it writes (a write under a partial mask merges with the old value); a scalar
+/// destination is used only when it is also a source (scalar writes are whole).
 fn reg_effects(inst: &Inst) -> (RegSet, RegSet) {
     let mut u = RegSet::default();
     let mut w = RegSet::default();
@@ -219,7 +221,6 @@ fn reg_effects(inst: &Inst) -> (RegSet, RegSet) {
         | Inst::SShl(o)
         | Inst::SShr(o)
         | Inst::SSra(o) => {
-            u.sreg(o.sd);
             w.sreg(o.sd);
             u.sreg(o.sa);
             if let lanejit_interp::isa::SOrImm::Reg(r) = o.sb {
@@ -227,20 +228,16 @@ fn reg_effects(inst: &Inst) -> (RegSet, RegSet) {
             }
         }
         Inst::SLi(o) => {
-            u.sreg(o.sd);
             w.sreg(o.sd);
         }
         Inst::SMov(o) => {
-            u.sreg(o.sd);
             w.sreg(o.sd);
             u.sreg(o.sa);
         }
         Inst::SLc0(o) | Inst::SVl(o) | Inst::SGid(o) | Inst::SMask(o) => {
-            u.sreg(o.sd);
             w.sreg(o.sd);
         }
         Inst::SGetlane(o) => {
-            u.sreg(o.sd);
             w.sreg(o.sd);
             u.vreg(o.va);
         }
@@ -281,7 +278,6 @@ fn reg_effects(inst: &Inst) -> (RegSet, RegSet) {
             u.vsrc(o.vb);
         }
         Inst::VRedsum(o) => {
-            u.sreg(o.sd);
             w.sreg(o.sd);
             u.vreg(o.va);
         }
@@ -369,16 +365,16 @@ fn hoistable(r: &Region) -> Vec<(u64, Inst)> {
 }
 
 /// A copy loop: an `ENDLOOP` loop whose body is a contiguous load, a store of the loaded
-/// register with the same element width, and the `ENDLOOP`, with both accesses hoisted.
+/// register with the same element width, and the `ENDLOOP`, with both accesses hoisted
+/// (`hoisted`, from [`hoistable`]).
 /// Returns the width's log2. Its full iterations but the last one of each checked span are
 /// one bulk copy (see `Tx::precheck`).
-fn copy_loop(r: &Region) -> Option<u8> {
+fn copy_loop(r: &Region, hoisted: &[(u64, Inst)]) -> Option<u8> {
     let h = r.loop_head?;
     let [(_, ld), (_, st), (_, Inst::Endloop(_))] = &r.insts[h..] else {
         return None;
     };
     let (lm, sm) = (ld.opcode().mem()?, st.opcode().mem()?);
-    let hoisted = hoistable(r);
     let ok = lm.dir == lanejit_interp::isa::Dir::Load
         && sm.dir == lanejit_interp::isa::Dir::Store
         && lm.log2e == sm.log2e
@@ -397,40 +393,10 @@ fn written_first(r: &Region) -> u32 {
         if i.opcode().mem().is_some() || crate::region::is_control(i) {
             break;
         }
+        // A scalar destination that is not also a source is a whole overwrite.
         let (u, w) = reg_effects(i);
-        // Only the forms whose scalar result cannot depend on the old value of its register.
-        let only_write =
-            |sd: SReg, srcs: &[Option<SReg>]| srcs.iter().all(|x| *x != Some(sd)).then_some(sd);
-        let pure = match i {
-            Inst::SLi(o) => Some(o.sd),
-            Inst::SAdd(o)
-            | Inst::SSub(o)
-            | Inst::SMul(o)
-            | Inst::SAnd(o)
-            | Inst::SOr(o)
-            | Inst::SXor(o)
-            | Inst::SShl(o)
-            | Inst::SShr(o)
-            | Inst::SSra(o) => {
-                let b = match o.sb {
-                    lanejit_interp::isa::SOrImm::Reg(x) => Some(x),
-                    lanejit_interp::isa::SOrImm::Imm(_) => None,
-                };
-                only_write(o.sd, &[Some(o.sa), b])
-            }
-            Inst::SMov(o) => only_write(o.sd, &[Some(o.sa)]),
-            Inst::SLc0(o) | Inst::SVl(o) | Inst::SGid(o) | Inst::SMask(o) => Some(o.sd),
-            Inst::SGetlane(o) => Some(o.sd),
-            Inst::VRedsum(o) => Some(o.sd),
-            _ => None,
-        };
-        if let Some(sd) = pure {
-            let bit = 1u32 << sd.0;
-            if seen & bit == 0 && w.s & bit != 0 {
-                fresh |= bit;
-            }
-        }
-        seen |= u.s;
+        fresh |= w.s & !u.s & !seen;
+        seen |= u.s | w.s;
     }
     fresh & !1
 }
@@ -1108,7 +1074,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let mut dirty = RegSet::default();
     for (_, i) in &r.insts {
         let (u, w) = reg_effects(i);
-        used.s |= u.s;
+        used.s |= u.s | w.s;
         used.v |= u.v;
         dirty.s |= w.s;
         dirty.v |= w.v;
@@ -1199,6 +1165,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let zero = b.ins().iconst(I64, 0);
     b.def_var(retired, zero);
 
+    let hoist = hoistable(r);
     let mut tx = Tx {
         b,
         vl: cfg.vl,
@@ -1239,8 +1206,12 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         loops,
         writes_mask,
         writes_trip: r.insts.iter().any(|(_, i)| matches!(i, Inst::Loop(_))),
-        hoist: hoistable(r),
-        copy_loop: if cfg.budgeted { None } else { copy_loop(r) },
+        copy_loop: if cfg.budgeted {
+            None
+        } else {
+            copy_loop(r, &hoist)
+        },
+        hoist,
         prechecked: false,
         lim: None,
         hoist_host: Vec::new(),
