@@ -5,10 +5,12 @@
 //! dropped and its memory freed, and a fresh module takes over.
 
 use crate::JitError;
+use crate::codemem::{CodeMemory, Views};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Key of a compiled region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -73,6 +75,8 @@ pub struct CacheStats {
 /// Compiled regions and the module that holds them.
 pub struct CodeCache {
     pub(crate) module: Option<JITModule>,
+    /// Where `module`'s code is written and where it runs, when they differ.
+    pub(crate) views: Option<Arc<Views>>,
     /// The quick-compiling code generator for straight-line regions (see [`new_isa`]); its
     /// code is placed in `module` as bytes.
     pub(crate) quick_isa: OwnedTargetIsa,
@@ -113,19 +117,25 @@ pub(crate) fn new_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {
         .map_err(|e| JitError::Setup(e.to_string()))
 }
 
-/// A fresh JIT module for the host with the optimising settings of [`new_isa`].
-pub(crate) fn new_module() -> Result<JITModule, JitError> {
-    Ok(JITModule::new(JITBuilder::with_isa(
-        new_isa(false)?,
-        cranelift_module::default_libcall_names(),
-    )))
+/// A fresh JIT module for the host with the optimising settings of [`new_isa`], and the views
+/// of its dual-mapped code memory where the process can use it ([`CodeMemory::probe`]).
+pub(crate) fn new_module() -> Result<(JITModule, Option<Arc<Views>>), JitError> {
+    let mut b = JITBuilder::with_isa(new_isa(false)?, cranelift_module::default_libcall_names());
+    let views = CodeMemory::probe().then(|| {
+        let (mem, views) = CodeMemory::new();
+        b.memory_provider(Box::new(mem));
+        views
+    });
+    Ok((JITModule::new(b), views))
 }
 
 impl CodeCache {
     /// An empty cache.
     pub fn new(limits: CacheLimits) -> Result<CodeCache, JitError> {
+        let (module, views) = new_module()?;
         Ok(CodeCache {
-            module: Some(new_module()?),
+            module: Some(module),
+            views,
             quick_isa: new_isa(true)?,
             map: HashMap::new(),
             limits,
@@ -158,7 +168,9 @@ impl CodeCache {
             // and no compiled code is running (retire is only called between region calls).
             unsafe { m.free_memory() };
         }
-        self.module = Some(new_module()?);
+        let (module, views) = new_module()?;
+        self.module = Some(module);
+        self.views = views;
         self.stats.retired_modules += 1;
         self.stats.module_bytes = 0;
         self.stats.module_funcs = 0;

@@ -7,6 +7,7 @@
 
 pub mod abi;
 pub mod cache;
+mod codemem;
 pub mod region;
 mod translate;
 
@@ -242,10 +243,11 @@ impl Jit {
             module
                 .define_function(id, &mut self.ctx)
                 .map_err(|e| err(&format!("{e:?}")))?;
-            self.ctx
-                .compiled_code()
-                .map(|c| c.code_buffer().len())
-                .unwrap_or(0)
+            let code = self.ctx.compiled_code().expect("just compiled");
+            if !codemem::position_independent(code.buffer.relocs().iter().map(|r| r.kind)) {
+                return Err(err(&"position-dependent relocation"));
+            }
+            code.code_buffer().len()
         } else {
             // Straight-line code runs once per entry: compile it with the quick settings and
             // place the bytes in the module.
@@ -254,6 +256,9 @@ impl Jit {
                 .compile(isa, &mut ControlPlane::default())
                 .map_err(|e| err(&format!("{:?}", e.inner)))?;
             let code = self.ctx.compiled_code().expect("just compiled");
+            if !codemem::position_independent(code.buffer.relocs().iter().map(|r| r.kind)) {
+                return Err(err(&"position-dependent relocation"));
+            }
             let relocs: Vec<ModuleReloc> = code
                 .buffer
                 .relocs()
@@ -271,9 +276,17 @@ impl Jit {
         let module = self.cache.module.as_mut().expect("module");
         module.clear_context(&mut self.ctx);
         module.finalize_definitions().map_err(|e| err(&e))?;
-        let ptr = module.get_finalized_function(id);
+        let written = module.get_finalized_function(id);
+        let ptr = match &self.cache.views {
+            Some(v) => v
+                .exec_addr(written)
+                .expect("code lies in its module's memory"),
+            None => written,
+        };
         // SAFETY: the function was built with the signature (i64) -> i64 of `RegionFn`, in the
-        // host's default calling convention, which is `extern "C"`.
+        // host's default calling convention, which is `extern "C"`, and `ptr` is where it runs:
+        // its executable view when the module's code memory is dual-mapped (`codemem`), whose
+        // code was checked above not to depend on its address.
         let f: RegionFn = unsafe { std::mem::transmute::<*const u8, RegionFn>(ptr) };
         let us = t0.elapsed().as_micros() as u64;
         self.stats.compiled_regions += 1;
