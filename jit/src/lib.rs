@@ -17,7 +17,7 @@ use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{AbiParam, UserFuncName};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_module::{Linkage, Module, ModuleReloc};
+use cranelift_module::{Module, ModuleReloc};
 use lanejit_interp::machine::Machine;
 use region::Code;
 use std::time::Instant;
@@ -107,7 +107,6 @@ pub struct Jit {
     cache: CodeCache,
     ctx: cranelift_codegen::Context,
     fctx: FunctionBuilderContext,
-    next_id: u32,
     stats: JitStats,
     /// Entries of straight-line first compiles (see [`HOT_ENTRIES`]).
     hits: std::collections::HashMap<Key, u32>,
@@ -141,7 +140,6 @@ impl Jit {
             cache,
             ctx,
             fctx: FunctionBuilderContext::new(),
-            next_id: 0,
             stats: JitStats::default(),
             hits: std::collections::HashMap::new(),
         })
@@ -220,10 +218,10 @@ impl Jit {
         self.ctx.func.signature = module.make_signature();
         self.ctx.func.signature.params.push(AbiParam::new(I64));
         self.ctx.func.signature.returns.push(AbiParam::new(I64));
-        let name = format!("region_{}", self.next_id);
-        self.next_id += 1;
+        // Anonymous: nothing links to a region by name, and naming one costs a string and a
+        // map entry per compile.
         let id = module
-            .declare_function(&name, Linkage::Local, &self.ctx.func.signature)
+            .declare_anonymous_function(&self.ctx.func.signature)
             .map_err(|e| err(&e))?;
         self.ctx.func.name = UserFuncName::user(0, id.as_u32());
         let cfg = translate::TxConfig {
