@@ -112,6 +112,23 @@ pub struct TileView {
     pub size: u64,
     /// Granule permission table (`size / 64` entries).
     pub perms: *const u8,
+    /// Readable run lengths: the number of consecutive readable granules starting at each
+    /// granule, saturating at 255 (as many entries as `perms`).
+    pub run_r: *const u8,
+    /// Writable run lengths, likewise.
+    pub run_w: *const u8,
+}
+
+/// Per granule, how many consecutive granules from it have permission `bit` (at most 255):
+/// compiled code checks a whole contiguous group with one lookup.
+fn granule_runs(perms: &[u8], bit: u8) -> Vec<u8> {
+    let mut run = vec![0u8; perms.len()];
+    for g in (0..perms.len()).rev() {
+        if perms[g] & bit != 0 {
+            run[g] = run.get(g + 1).map_or(1, |&n| n.saturating_add(1));
+        }
+    }
+    run
 }
 
 /// Per page, how many consecutive pages from it have permission `bit` (at most 255), for
@@ -323,6 +340,8 @@ impl Memory {
 pub struct Tile {
     bytes: Vec<u8>,
     perms: Vec<u8>,
+    run_r: Vec<u8>,
+    run_w: Vec<u8>,
 }
 
 impl Tile {
@@ -346,6 +365,8 @@ impl Tile {
         }
         Tile {
             bytes: vec![0; size as usize],
+            run_r: granule_runs(&perms, PERM_R),
+            run_w: granule_runs(&perms, PERM_W),
             perms,
         }
     }
@@ -361,6 +382,8 @@ impl Tile {
             base: self.bytes.as_mut_ptr(),
             size: self.bytes.len() as u64,
             perms: self.perms.as_ptr(),
+            run_r: self.run_r.as_ptr(),
+            run_w: self.run_w.as_ptr(),
         }
     }
 
@@ -469,5 +492,32 @@ mod tests {
         assert_eq!(at(v.run_w, 0x20 + 45), 255);
         assert_eq!(at(v.run_w, 0x20 + 100), 200);
         assert_eq!(at(v.run_r, 0xf), 0);
+    }
+
+    #[test]
+    fn granule_runs_count_consecutive_permitted_granules() {
+        // 32 KiB tile (512 granules): granule 2 read-only, 5 none, the rest rw.
+        let p = crate::asm::assemble(
+            "
+            .tilesize 0x8000
+            .tileprotect 0x80, 0x40, r
+            .tileprotect 0x140, 0x40, none
+            .text
+            HALT
+            ",
+            "t.s",
+        )
+        .expect("assembles");
+        let mut t = Tile::new(&p);
+        let v = t.view();
+        // SAFETY: both tables have size / 64 = 512 entries.
+        let at = |t: *const u8, g: usize| unsafe { *t.add(g) };
+        let r: Vec<u8> = (0..7).map(|g| at(v.run_r, g)).collect();
+        let w: Vec<u8> = (0..7).map(|g| at(v.run_w, g)).collect();
+        assert_eq!(r, [5, 4, 3, 2, 1, 0, 255]);
+        assert_eq!(w, [2, 1, 0, 2, 1, 0, 255]);
+        assert_eq!(at(v.run_w, 511), 1, "the last granule");
+        assert_eq!(at(v.run_r, 511 - 254), 255);
+        assert_eq!(at(v.run_r, 511 - 253), 254);
     }
 }

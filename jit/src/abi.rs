@@ -62,6 +62,14 @@ pub mod off {
     pub const MEM_RUN_R: i32 = (offset_of!(JitCtx, mem) + 24) as i32;
     /// `mem.run_w`.
     pub const MEM_RUN_W: i32 = (offset_of!(JitCtx, mem) + 32) as i32;
+    /// `tile.base`.
+    pub const TILE_BASE: i32 = offset_of!(JitCtx, tile) as i32;
+    /// `tile.size`.
+    pub const TILE_SIZE: i32 = (offset_of!(JitCtx, tile) + 8) as i32;
+    /// `tile.run_r`.
+    pub const TILE_RUN_R: i32 = (offset_of!(JitCtx, tile) + 24) as i32;
+    /// `tile.run_w`.
+    pub const TILE_RUN_W: i32 = (offset_of!(JitCtx, tile) + 32) as i32;
     /// `budget`.
     pub const BUDGET: i32 = offset_of!(JitCtx, budget) as i32;
     /// `retired`.
@@ -76,6 +84,10 @@ const _: () = {
     assert!(std::mem::offset_of!(MemView, perms) == 16);
     assert!(std::mem::offset_of!(MemView, run_r) == 24);
     assert!(std::mem::offset_of!(MemView, run_w) == 32);
+    assert!(std::mem::offset_of!(TileView, base) == 0);
+    assert!(std::mem::offset_of!(TileView, size) == 8);
+    assert!(std::mem::offset_of!(TileView, run_r) == 24);
+    assert!(std::mem::offset_of!(TileView, run_w) == 32);
 };
 
 /// Access-kind word passed to the memory helpers: bits 0..2 log2 E, bit 2 zero-extend,

@@ -4,6 +4,10 @@
 //!   permission check for the whole group (`[ea0, ea0 + VL*E)` touches at most two pages), then
 //!   native 128-bit loads with extending forms (`sload32x2`, `sload16x4` + widen, ...) or
 //!   shuffles that narrow the lanes and full-width stores. No per-lane checks.
+//! * The same forms on tile space (`.local`) in a loop's full copies: the group's check is
+//!   `[ea0, ea0 + VL*E)` inside the tile and every 64-byte granule it touches permitted, one
+//!   lookup in the granule-run table (`TileView::run_r` / `run_w`); then the same native
+//!   accesses on the tile's bytes.
 //! * A scalar base with a scalar (or immediate) offset: every lane has the same EA, so one
 //!   check and one scalar access (a load is broadcast; with a full mask a store writes the
 //!   highest lane's data, which is what ascending lane order leaves in memory).
@@ -16,7 +20,8 @@
 //!   the check cannot prove (a hole between lanes, more than 255 pages) takes the helper.
 //! * Straight-line code (vectors in the register file) always takes the helper path below,
 //!   passing the register file itself as the helper's source or destination.
-//! * Everything else (vector bases or offsets, partial masks, tile space, a failed fast check):
+//! * Everything else (vector bases or offsets, partial masks, other tile accesses, a failed
+//!   fast check):
 //!   lane EAs are computed with SIMD adds and shifts into a scratch area and a helper checks all
 //!   active lanes first and then performs the accesses (`abi::lj_load` / `abi::lj_store`;
 //!   a contiguous access passes only lane 0's EA to `abi::lj_load_contig` /
@@ -277,21 +282,7 @@ impl Tx<'_, '_> {
         ok: Block,
         fail: Block,
     ) {
-        let c1 = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedLessThan, ea, self.mem_extent);
-        let room = self.b.ins().isub(self.mem_extent, ea);
-        let c2 = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, len as i64);
-        let inb = self.b.ins().band(c1, c2);
-        let inb = self.and_aligned(inb, ea, align_mask);
-        let permb = self.b.create_block();
-        self.b.ins().brif(inb, permb, &[], fail, &[]);
-        self.b.switch_to_block(permb);
-        self.b.seal_block(permb);
+        self.require_in_bounds(ea, self.mem_extent, len, align_mask, fail);
         // ea < extent and ea + len <= extent: both page indices are inside the table.
         let pg0 = self.b.ins().ushr_imm_s(ea, 12);
         let a0 = self.b.ins().iadd(self.mem_perms, pg0);
@@ -303,6 +294,59 @@ impl Tx<'_, '_> {
         let p = self.b.ins().band(p0, p1);
         let p = self.b.ins().band_imm_s(p, need as i64);
         self.b.ins().brif(p, ok, &[], fail, &[]);
+    }
+
+    /// Go on in a new block only when `[ea, ea + len)` lies inside `[0, size)` (tested as
+    /// `ea < size && size - ea >= len`, which cannot wrap) and `ea & align_mask == 0`; else
+    /// branch to `fail`.
+    fn require_in_bounds(
+        &mut self,
+        ea: Value,
+        size: Value,
+        len: u64,
+        align_mask: u64,
+        fail: Block,
+    ) {
+        let c1 = self.b.ins().icmp(IntCC::UnsignedLessThan, ea, size);
+        let room = self.b.ins().isub(size, ea);
+        let c2 = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, len as i64);
+        let inb = self.b.ins().band(c1, c2);
+        let inb = self.and_aligned(inb, ea, align_mask);
+        let next = self.b.create_block();
+        self.b.ins().brif(inb, next, &[], fail, &[]);
+        self.b.switch_to_block(next);
+        self.b.seal_block(next);
+    }
+
+    /// Branch to `ok` when `[ea, ea + len)` is inside tile space `t` with permission `need` in
+    /// every granule it touches (one lookup in the granule-run table) and `ea & align_mask ==
+    /// 0`, else to `fail`.
+    #[allow(clippy::too_many_arguments)]
+    fn check_tile(
+        &mut self,
+        t: super::TileVals,
+        ea: Value,
+        len: u64,
+        need: u8,
+        align_mask: u64,
+        ok: Block,
+        fail: Block,
+    ) {
+        self.require_in_bounds(ea, t.size, len, align_mask, fail);
+        // ea < size and ea + len <= size: granule ea / 64 is inside the table. Granules
+        // g0..=g1 are all permitted when the run from g0 is longer than g1 - g0.
+        let g0 = self.b.ins().ushr_imm_s(ea, 6);
+        let last = self.b.ins().iadd_imm_s(ea, len as i64 - 1);
+        let g1 = self.b.ins().ushr_imm_s(last, 6);
+        let span = self.b.ins().isub(g1, g0);
+        let table = if need == PERM_R { t.run_r } else { t.run_w };
+        let at = self.b.ins().iadd(table, g0);
+        let run = self.b.ins().uload8(I64, flags(), at, 0);
+        let covered = self.b.ins().icmp(IntCC::UnsignedLessThan, span, run);
+        self.b.ins().brif(covered, ok, &[], fail, &[]);
     }
 
     /// One lane loaded from `host + off` with extension, as i64.
@@ -487,9 +531,9 @@ impl Tx<'_, '_> {
         };
         let (data, addr, local) = operands(inst, ms).expect("memory format");
         let len = (self.vl as u64) << ms.log2e;
-        if self.full && !local {
+        if self.full && (!local || self.tile.is_some()) {
             if let Addr::Contig { base, off } = addr {
-                self.contig_full(pc, ms, data, base, off);
+                self.contig_full(pc, ms, data, base, off, local);
                 return true;
             }
         }
@@ -828,7 +872,15 @@ impl Tx<'_, '_> {
     /// A contiguous access on guest memory under a statically full mask: one check whose
     /// failure means some lane faults (the range is contiguous), so it exits to the
     /// interpreter directly; then the native access in line.
-    fn contig_full(&mut self, pc: u64, ms: MemSem, data: Reg, base: SReg, off: SOrImm) {
+    fn contig_full(
+        &mut self,
+        pc: u64,
+        ms: MemSem,
+        data: Reg,
+        base: SReg,
+        off: SOrImm,
+        local: bool,
+    ) {
         let len = (self.vl as u64) << ms.log2e;
         let need = match ms.dir {
             Dir::Load => PERM_R,
@@ -851,13 +903,22 @@ impl Tx<'_, '_> {
             let fast = self.b.create_block();
             let fail = self.b.create_block();
             self.b.set_cold_block(fail);
-            self.check_mem(ea0, len, need, amask, fast, fail);
+            let base = match self.tile {
+                Some(t) if local => {
+                    self.check_tile(t, ea0, len, need, amask, fast, fail);
+                    t.base
+                }
+                _ => {
+                    self.check_mem(ea0, len, need, amask, fast, fail);
+                    self.mem_base
+                }
+            };
             self.b.switch_to_block(fail);
             self.b.seal_block(fail);
             self.exit_pc(crate::abi::STATUS_INTERP, pc, 0);
             self.b.switch_to_block(fast);
             self.b.seal_block(fast);
-            self.b.ins().iadd(self.mem_base, ea0)
+            self.b.ins().iadd(base, ea0)
         };
         let f = flags();
         match (ms.dir, data) {

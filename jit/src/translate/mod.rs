@@ -423,6 +423,9 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) mem_base: Value,
     pub(crate) mem_extent: Value,
     pub(crate) mem_perms: Value,
+    /// Tile space, for the in-line contiguous `.local` groups of a loop's full copies (loaded
+    /// only by regions that have such accesses).
+    pub(crate) tile: Option<TileVals>,
     pub(crate) budget: Value,
     s: [Option<Variable>; 32],
     v: Vec<Option<Vec<Variable>>>,
@@ -488,6 +491,16 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) hoist_host: Vec<Variable>,
     /// The body is a copy loop ([`copy_loop`]): the element width's log2.
     copy_loop: Option<u8>,
+}
+
+/// Tile space as compiled code sees it: host base, size, and the readable and writable
+/// granule-run tables (`TileView`).
+#[derive(Clone, Copy)]
+pub(crate) struct TileVals {
+    pub(crate) base: Value,
+    pub(crate) size: Value,
+    pub(crate) run_r: Value,
+    pub(crate) run_w: Value,
 }
 
 /// The Rust helpers compiled code calls (see [`abi`]), by signature.
@@ -1055,6 +1068,25 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     } else {
         [unused; 3]
     };
+    let tile = (!vmem
+        && r.insts
+            .iter()
+            .any(|(_, i)| i.is_local() && mem::contig_operands(i).is_some()))
+    .then(|| {
+        let [base, size, run_r, run_w] = [
+            abi::off::TILE_BASE,
+            abi::off::TILE_SIZE,
+            abi::off::TILE_RUN_R,
+            abi::off::TILE_RUN_W,
+        ]
+        .map(|o| b.ins().load(I64, tf, ctx, o));
+        TileVals {
+            base,
+            size,
+            run_r,
+            run_w,
+        }
+    });
     let budget = if cfg.budgeted {
         b.ins().load(I64, tf, ctx, abi::off::BUDGET)
     } else {
@@ -1178,6 +1210,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         mem_base,
         mem_extent,
         mem_perms,
+        tile,
         budget,
         s,
         v,
