@@ -277,6 +277,77 @@ fn hot_straight_line_regions_are_recompiled_inline_and_agree() {
 }
 
 #[test]
+fn hot_branch_loops_gather_and_scatter_in_line_when_the_mask_is_full() {
+    // A branch loop (one straight-line region, recompiled inline once hot) gathering from and
+    // scattering to guest memory and tile space. The mask is all ones except every 8th
+    // iteration (lane 0 off, set without a branch), so the in-line path and the helper path
+    // alternate in the same code. Cases: no
+    // fault; a gather that walks into an unmapped page; a scatter into a read-only tile
+    // granule; a tile gather that runs past the end of the tile; lanes that all hit one word.
+    let prog = |stride: &str, mem_at: &str, tile_at: &str| {
+        format!(
+            "
+            .tilesize 0x4000
+            .tileprotect 0xc00, 0x40, r
+            .mem 0x10000, 0x3000, rw
+            .data 0x10000
+            .fill 3072, 4, 0x91a2b3c4
+            .tiledata 0x100
+            .fill 256, 4, 0x0f0e0d0c
+            .text
+            S.LI s1, {mem_at}
+            S.LI s2, {tile_at}
+            S.LI s8, 100
+            S.LI s10, -1
+            S.LI s11, -2
+            V.LANEID v7
+            V.MUL v4, v7, {stride}
+        outer:
+            S.AND s12, s8, 7
+            S.ADD s12, s12, 7
+            S.SHR s12, s12, 3
+            S.ADD s12, s12, s11
+            V.SETMASK s12
+            V.LW [s1 + v4], ->v5
+            V.ADD v6, v6, v5
+            V.SW.U v6, [s1 + v4]
+            V.LWI.local [v4 + (16 << 2)], ->v3
+            V.ADD v3, v3, v7
+            V.SW.U.local v3, [s2 + v4]
+            S.ADD s1, s1, 64
+            S.ADD s2, s2, 64
+            S.SUB s8, s8, 1
+            BNE s8, 0, outer
+            V.SETMASK s10
+            V.REDSUM s9, v6
+            HALT
+            "
+        )
+    };
+    let cases = [
+        ("4", "0x10000", "0x1000", None),
+        ("4", "0x12800", "0x1000", Some(TrapKind::PageFault)),
+        ("8", "0x10000", "0x800", Some(TrapKind::TileUnauthorized)),
+        ("64", "0x10000", "0x3000", Some(TrapKind::TileOutOfBounds)),
+        ("0", "0x10000", "0x1000", None),
+    ];
+    for (stride, mem_at, tile_at, kind) in cases {
+        let p = asm(&prog(stride, mem_at, tile_at));
+        for vl in VLS {
+            for strict in [false, true] {
+                let (r, st) = check(&p, vl, strict, None);
+                assert!(st.jit_retired > 0, "compiled code ran");
+                assert_eq!(
+                    trap_kind(&r.exit),
+                    kind,
+                    "stride {stride} at {mem_at}/{tile_at} vl {vl}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn overlapping_contiguous_copies_keep_group_order() {
     // dst = src + 4 and dst = src - 4: every group reads after the previous group's store.
     for (s1, s2) in [(0x40000, 0x40004), (0x40004, 0x40000)] {

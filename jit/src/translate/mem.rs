@@ -52,6 +52,20 @@ enum Addr {
     Imm { base: Reg, off: u64 },
 }
 
+/// One vector access as the in-line lane paths need it.
+#[derive(Clone, Copy)]
+struct Access {
+    ms: MemSem,
+    data: Reg,
+    addr: Addr,
+    /// Tile space rather than guest memory.
+    local: bool,
+    /// `PERM_R` or `PERM_W`.
+    need: u8,
+    /// Alignment every lane's EA must have (`Tx::align_mask`).
+    amask: u64,
+}
+
 /// The data register of a memory instruction (a load's destination, a store's source).
 pub(crate) fn data_reg(inst: &Inst) -> Option<Reg> {
     operands(inst, inst.opcode().mem()?).map(|(d, _, _)| d)
@@ -268,6 +282,32 @@ impl Tx<'_, '_> {
                 let k = self.vconst2(off, off);
                 bs.into_iter().map(|b| self.b.ins().iadd(b, k)).collect()
             }
+        }
+    }
+
+    /// `check_mem` or, for `.local` (when the region loaded tile space), `check_tile`.
+    #[allow(clippy::too_many_arguments)]
+    fn check_space(
+        &mut self,
+        local: bool,
+        ea: Value,
+        len: u64,
+        need: u8,
+        align_mask: u64,
+        ok: Block,
+        fail: Block,
+    ) {
+        match self.tile {
+            Some(t) if local => self.check_tile(t, ea, len, need, align_mask, ok, fail),
+            _ => self.check_mem(ea, len, need, align_mask, ok, fail),
+        }
+    }
+
+    /// Host address of EA 0 of guest memory, or of tile space for `.local`.
+    fn space_base(&self, local: bool) -> Value {
+        match self.tile {
+            Some(t) if local => t.base,
+            _ => self.mem_base,
         }
     }
 
@@ -541,7 +581,8 @@ impl Tx<'_, '_> {
         // straight-line code, a contiguous access under a known partial mask) the general
         // path is emitted in the current block.
         let contig = matches!(addr, Addr::Contig { .. });
-        let fast_paths = !(local || self.helpers || (contig && self.known_partial));
+        let fast_paths =
+            !((local && self.tile.is_none()) || self.helpers || (contig && self.known_partial));
         let (join, slow) = if fast_paths {
             let slow = self.b.create_block();
             if self.full {
@@ -557,6 +598,14 @@ impl Tx<'_, '_> {
             Dir::Store => PERM_W,
         };
         let amask = self.align_mask(ms);
+        let acc = Access {
+            ms,
+            data,
+            addr,
+            local,
+            need,
+            amask,
+        };
         // Lane EA chunks the inline path computed (they dominate its slow path too).
         let mut eas_done: Option<Vec<Value>> = None;
         // Native fast paths on guest memory. Straight-line code compiled for compile speed
@@ -570,10 +619,11 @@ impl Tx<'_, '_> {
                 self.b.switch_to_block(chk);
                 self.b.seal_block(chk);
                 let ea0 = self.contig_ea0(base, off, ms.log2e);
-                self.check_mem(ea0, len, need, amask, fast, slow);
+                self.check_space(local, ea0, len, need, amask, fast, slow);
                 self.b.switch_to_block(fast);
                 self.b.seal_block(fast);
-                let host = self.b.ins().iadd(self.mem_base, ea0);
+                let sb = self.space_base(local);
+                let host = self.b.ins().iadd(sb, ea0);
                 match ms.dir {
                     Dir::Load => {
                         let vals = self.load_contig(host, ms.log2e, ms.ext);
@@ -589,10 +639,11 @@ impl Tx<'_, '_> {
             } else if ms.dir == Dir::Load || self.full {
                 if let Some(ea) = self.uniform_ea(addr) {
                     let fast = self.b.create_block();
-                    self.check_mem(ea, ms.width(), need, amask, fast, slow);
+                    self.check_space(local, ea, ms.width(), need, amask, fast, slow);
                     self.b.switch_to_block(fast);
                     self.b.seal_block(fast);
-                    let host = self.b.ins().iadd(self.mem_base, ea);
+                    let sb = self.space_base(local);
+                    let host = self.b.ins().iadd(sb, ea);
                     match ms.dir {
                         Dir::Load => {
                             let x = self.load_lane(host, 0, ms.log2e, ms.ext);
@@ -617,13 +668,13 @@ impl Tx<'_, '_> {
                     }
                     self.b.ins().jump(join, &[]);
                 } else if self.full {
-                    eas_done = Some(self.lanes_inline(ms, data, addr, need, amask, slow));
+                    eas_done = Some(self.lanes_inline(acc, slow));
                     self.b.ins().jump(join, &[]);
                 } else {
-                    self.b.ins().jump(slow, &[]);
+                    self.lanes_when_full(acc, slow, join);
                 }
             } else {
-                self.b.ins().jump(slow, &[]);
+                self.lanes_when_full(acc, slow, join);
             }
             self.b.switch_to_block(slow);
             self.b.seal_block(slow);
@@ -714,17 +765,22 @@ impl Tx<'_, '_> {
     /// path, which raises the precise trap or handles a range wider than the table's runs)
     /// takes the instruction, reusing the lane EA chunks returned here. Ends in the block after
     /// the accesses.
-    fn lanes_inline(
-        &mut self,
-        ms: MemSem,
-        data: Reg,
-        addr: Addr,
-        need: u8,
-        amask: u64,
-        slow: Block,
-    ) -> Vec<Value> {
+    fn lanes_inline(&mut self, acc: Access, slow: Block) -> Vec<Value> {
+        let Access {
+            ms,
+            data,
+            addr,
+            local,
+            need,
+            amask,
+        } = acc;
         let vl = self.vl as usize;
         let e = ms.width() as i64;
+        // Guest memory in pages, or tile space in granules.
+        let (base, extent, shift) = match self.tile {
+            Some(t) if local => (t.base, t.size, 6),
+            _ => (self.mem_base, self.mem_extent, 12),
+        };
         // Before the first branch, so that `slow` can use them too (returned).
         let eas = self.ea_chunks(addr, ms.log2e);
         // With no guest memory (extent 0) there is no table to read: only `extent >= E` goes
@@ -733,7 +789,7 @@ impl Tx<'_, '_> {
         let some = self
             .b
             .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, self.mem_extent, e);
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, extent, e);
         self.b.ins().brif(some, chk, &[], slow, &[]);
         self.b.switch_to_block(chk);
         self.b.seal_block(chk);
@@ -749,28 +805,36 @@ impl Tx<'_, '_> {
             }
         }
         // `hi <= extent - E`: every byte of every lane is below extent (no wrap either).
-        let lim = self.b.ins().iadd_imm_s(self.mem_extent, -e);
+        let lim = self.b.ins().iadd_imm_s(extent, -e);
         let mut ok = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, lim);
-        let p0 = self.b.ins().ushr_imm_s(lo, 12);
+        let p0 = self.b.ins().ushr_imm_s(lo, shift);
         let last = self.b.ins().iadd_imm_s(hi, e - 1);
-        let p1 = self.b.ins().ushr_imm_s(last, 12);
+        let p1 = self.b.ins().ushr_imm_s(last, shift);
         let pages = self.b.ins().isub(p1, p0);
         // A range out of bounds reads entry 0 instead (the flag is already false).
         let zero = self.iconst(0);
         let at = self.b.ins().select(ok, p0, zero);
-        let off = match need {
-            PERM_R => crate::abi::off::MEM_RUN_R,
-            _ => crate::abi::off::MEM_RUN_W,
+        let table = match self.tile {
+            Some(t) if local => {
+                if need == PERM_R {
+                    t.run_r
+                } else {
+                    t.run_w
+                }
+            }
+            _ => {
+                let off = match need {
+                    PERM_R => crate::abi::off::MEM_RUN_R,
+                    _ => crate::abi::off::MEM_RUN_W,
+                };
+                let tf = cranelift_codegen::ir::MemFlagsData::trusted();
+                self.b.ins().load(I64, tf, self.ctx, off)
+            }
         };
-        let table = self.b.ins().load(
-            I64,
-            cranelift_codegen::ir::MemFlagsData::trusted(),
-            self.ctx,
-            off,
-        );
         let at = self.b.ins().iadd(table, at);
         let run = self.b.ins().uload8(I64, flags(), at, 0);
-        // Pages p0..=p1 are all permitted when the run from p0 is longer than p1 - p0.
+        // Pages (granules) p0..=p1 are all permitted when the run from p0 is longer than
+        // p1 - p0.
         let covered = self.b.ins().icmp(IntCC::UnsignedLessThan, pages, run);
         ok = self.b.ins().band(ok, covered);
         // `or` has a low bit set iff some lane has it.
@@ -781,7 +845,7 @@ impl Tx<'_, '_> {
         self.b.seal_block(fast);
         let hosts: Vec<Value> = lane_ea
             .iter()
-            .map(|&ea| self.b.ins().iadd(self.mem_base, ea))
+            .map(|&ea| self.b.ins().iadd(base, ea))
             .collect();
         match ms.dir {
             Dir::Load => {
@@ -810,6 +874,23 @@ impl Tx<'_, '_> {
             }
         }
         eas
+    }
+
+    /// Under a mask not known to be full (a hot straight-line region's recompile): when it is
+    /// all ones at run time, the access in line as [`Tx::lanes_inline`] (then `join`), else,
+    /// or when the check fails, `slow`. Ends in `slow`'s predecessor, terminated.
+    fn lanes_when_full(&mut self, acc: Access, slow: Block, join: Block) {
+        if self.known_partial {
+            self.b.ins().jump(slow, &[]);
+            return;
+        }
+        let chk = self.b.create_block();
+        self.require_full(chk, slow);
+        self.b.switch_to_block(chk);
+        self.b.seal_block(chk);
+        // Its lane EAs do not dominate `slow`, which computes its own.
+        self.lanes_inline(acc, slow);
+        self.b.ins().jump(join, &[]);
     }
 
     /// Call memory helper `h` with the address arguments `eas` (one for the EA-array and

@@ -423,8 +423,8 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) mem_base: Value,
     pub(crate) mem_extent: Value,
     pub(crate) mem_perms: Value,
-    /// Tile space, for the in-line contiguous `.local` groups of a loop's full copies (loaded
-    /// only by regions that have such accesses).
+    /// Tile space, for in-line `.local` accesses (loaded only by regions that have them and
+    /// are not compiled for compile speed).
     pub(crate) tile: Option<TileVals>,
     pub(crate) budget: Value,
     s: [Option<Variable>; 32],
@@ -1068,10 +1068,10 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     } else {
         [unused; 3]
     };
-    let tile = (!vmem
+    let tile = (!helpers
         && r.insts
             .iter()
-            .any(|(_, i)| i.is_local() && mem::contig_operands(i).is_some()))
+            .any(|(_, i)| i.is_local() && i.opcode().mem().is_some()))
     .then(|| {
         let [base, size, run_r, run_w] = [
             abi::off::TILE_BASE,
