@@ -4,7 +4,7 @@
 //! every mapped memory page and the whole tile. Some tests also check that compiled code
 //! really ran (`jit_retired`).
 
-use lanejit::vm::{self, Engine, EngineStats, VmOptions};
+use lanejit::vm::{self, Dispatcher, Engine, EngineStats, VmOptions};
 use lanejit_interp::asm::assemble;
 use lanejit_interp::interp::Decoded;
 use lanejit_interp::machine::{Config, Exit, Machine, Regs, TrapKind};
@@ -343,6 +343,53 @@ fn hot_branch_loops_gather_and_scatter_in_line_when_the_mask_is_full() {
                     "stride {stride} at {mem_at}/{tile_at} vl {vl}"
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn compiled_regions_chain_to_their_successors() {
+    // A branch loop of three regions (the loop block, a jump target and the back edge's
+    // block) around a hardware loop, 600 times: once compiled and hot, each region's exit
+    // calls its successor directly, so the dispatcher enters compiled code about once per
+    // `CHAIN_DEPTH` regions instead of once per region. Also under an instruction limit
+    // that runs out inside a chain.
+    let src = "
+        .mem 0x10000, 0x1000, rw
+        .text
+        S.LI s1, 600
+        S.LI s3, 3
+    top:
+        V.ADD v1, v1, s1
+        J mid
+        S.LI s9, 99
+    mid:
+        LOOP s3
+        V.ADD v2, v2, v1
+        ENDLOOP
+        S.SUB s1, s1, 1
+        BNE s1, 0, top
+        V.REDSUM s5, v2
+        S.LI s6, 0x10000
+        V.SW v2, [s6, lc0<<2, 0]
+        HALT
+        ";
+    let p = asm(src);
+    let d = Decoded::new(&p.code);
+    for vl in VLS {
+        let (r, _) = check(&p, vl, false, None);
+        assert_eq!(r.exit, Exit::Halted);
+        let mut m = Machine::new(&p, config(&p, vl, false, None)).expect("machine");
+        let mut disp = Dispatcher::new(&d, &m, 0).expect("jit");
+        assert_eq!(disp.run(&mut m, &d), Exit::Halted);
+        let calls = disp.jit_stats().calls;
+        // 600 iterations of 3 regions each (top, mid's loop, the BNE block).
+        assert!(
+            calls < 300,
+            "vl {vl}: {calls} dispatcher calls for 1800 region entries"
+        );
+        for max in [1000, 2345, 4001] {
+            check(&p, vl, false, Some(max));
         }
     }
 }

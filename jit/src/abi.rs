@@ -11,6 +11,11 @@
 //! [`STATUS_PARTIAL`] (an `ENDLOOP` loop's next iteration runs under a partial mask: run the
 //! straight-line form of the body at `next_pc`).
 //!
+//! Regions chain: before returning [`STATUS_NEXT`] or [`STATUS_PARTIAL`], a region calls the
+//! successor's code itself when `JitCtx::chain` has it and `chain_left` is not 0, and returns
+//! what that returns. Chained regions share the context: each adds its instructions to
+//! `retired` (the dispatcher starts it at 0) and takes its budget as `budget - retired`.
+//!
 //! Helpers never trap: they report failure and compiled code exits to the interpreter, which
 //! re-executes the instruction to produce the precise trap.
 
@@ -40,11 +45,22 @@ pub struct JitCtx {
     pub tile: TileView,
     /// Instructions this call may retire.
     pub budget: u64,
-    /// Out: instructions retired by this call.
+    /// In: 0. Out: instructions retired by this call (every chained region adds its own).
     pub retired: u64,
     /// Out: where to continue.
     pub next_pc: u64,
+    /// Region chaining: per instruction index `i = pc / 8`, at `2 i` the address of the
+    /// compiled region an exit with [`STATUS_NEXT`] to that pc may call directly, at `2 i + 1`
+    /// that of the straight form of the loop body there, for an exit with [`STATUS_PARTIAL`];
+    /// 0 when there is none (see [`CHAIN_DEPTH`]).
+    pub chain: *const u64,
+    /// Chained calls still allowed below this one.
+    pub chain_left: u64,
 }
+
+/// How deep compiled regions may call their successors directly before returning to the
+/// dispatcher: each chained call is a nested call (at most a few KiB of stack per region).
+pub const CHAIN_DEPTH: u64 = 32;
 
 /// Field offsets of [`JitCtx`], for the translator.
 pub mod off {
@@ -70,6 +86,10 @@ pub mod off {
     pub const TILE_RUN_R: i32 = (offset_of!(JitCtx, tile) + 24) as i32;
     /// `tile.run_w`.
     pub const TILE_RUN_W: i32 = (offset_of!(JitCtx, tile) + 32) as i32;
+    /// `chain`.
+    pub const CHAIN: i32 = offset_of!(JitCtx, chain) as i32;
+    /// `chain_left`.
+    pub const CHAIN_LEFT: i32 = offset_of!(JitCtx, chain_left) as i32;
     /// `budget`.
     pub const BUDGET: i32 = offset_of!(JitCtx, budget) as i32;
     /// `retired`.

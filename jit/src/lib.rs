@@ -60,6 +60,9 @@ pub struct JitStats {
     pub regions: Vec<RegionStat>,
     /// Cache statistics.
     pub cache: CacheStats,
+    /// Calls from the dispatcher into compiled code ([`Jit::run`]); calls from one region to
+    /// the next (chaining, see `abi::CHAIN_DEPTH`) are not counted.
+    pub calls: u64,
 }
 
 /// What kind of function a compiled region is.
@@ -110,6 +113,12 @@ pub struct Jit {
     stats: JitStats,
     /// Entries of straight-line first compiles (see [`HOT_ENTRIES`]).
     hits: std::collections::HashMap<Key, u32>,
+    /// The chaining table (`JitCtx::chain`): per instruction, the code a region exit to its
+    /// pc may call directly, or 0, and the same for the straight form of the loop body
+    /// starting there (a loop's exit to its tail). It holds what the dispatcher would run,
+    /// except straight-line first compiles (whose entries it counts to recompile them once
+    /// hot); cleared when the module holding the code is retired.
+    chain: Vec<u64>,
 }
 
 impl std::fmt::Debug for Jit {
@@ -142,6 +151,9 @@ impl Jit {
             fctx: FunctionBuilderContext::new(),
             stats: JitStats::default(),
             hits: std::collections::HashMap::new(),
+            // Two slots per instruction (its region, its loop body's straight form); at least
+            // one pair, so that the table's address is always valid to read.
+            chain: vec![0; 2 * words.len().max(1)],
         })
     }
 
@@ -166,6 +178,18 @@ impl Jit {
             let hot = Key { hot: true, ..key };
             if let Ok(Some(c)) = self.compile_key(hot) {
                 self.cache.insert(key, Entry::Code(c.0, false));
+                self.set_chain(key, c.0);
+            }
+        }
+    }
+
+    /// Let region exits to `key`'s pc call `f` directly: exits with `STATUS_NEXT` for a
+    /// region, with `STATUS_PARTIAL` for the straight form of a loop body (`key.straight`).
+    fn set_chain(&mut self, key: Key, f: RegionFn) {
+        let i = 2 * (key.pc / 8) as usize + key.straight as usize;
+        if let Some(slot) = self.chain.get_mut(i) {
+            if key.pc % 8 == 0 {
+                *slot = f as usize as u64;
             }
         }
     }
@@ -207,6 +231,7 @@ impl Jit {
             self.cache.retire()?;
             // Every first compile is gone with its module: recompiles count afresh.
             self.hits.clear();
+            self.chain.fill(0);
         }
         let t0 = Instant::now();
         let module = self.cache.module.as_mut().expect("module");
@@ -230,6 +255,7 @@ impl Jit {
             call_conv: module.isa().default_call_conv(),
             budgeted: self.budgeted,
             hot: key.hot,
+            chain_slots: (self.chain.len() / 2) as u64,
         };
         let fcfg = module.target_config();
         {
@@ -306,6 +332,9 @@ impl Jit {
         self.cache.stats.module_funcs += 1;
         let first = region.loop_head.is_none() && !key.hot;
         self.cache.insert(key, Entry::Code(f, first));
+        if !first && !key.straight && !key.hot {
+            self.set_chain(key, f);
+        }
         Ok(Some(Compiled(f, first)))
     }
 
@@ -319,6 +348,7 @@ impl Jit {
     pub fn run(&mut self, c: Compiled, m: &mut Machine) -> RegionExit {
         let before = m.retired;
         let entry = self.key(m.pc, false);
+        self.stats.calls += 1;
         let mut status = self.call(c, m);
         if c.1 {
             self.count_entry(entry);
@@ -360,6 +390,8 @@ impl Jit {
             budget: m.budget_left(),
             retired: 0,
             next_pc: m.pc,
+            chain: self.chain.as_ptr(),
+            chain_left: abi::CHAIN_DEPTH,
         };
         // SAFETY: `c` was compiled by this JIT for this configuration; the context points at
         // `m`'s live register file, memory and tile, which stay borrowed for the call; compiled

@@ -207,6 +207,8 @@ fn helpers_reject_wrapping_and_out_of_range_lanes() {
         budget: u64::MAX,
         retired: 0,
         next_pc: 0,
+        chain: std::ptr::null(),
+        chain_left: 0,
     };
     let mut out = [0u64; 64];
     let data = [0u64; 64];
@@ -264,6 +266,8 @@ fn contiguous_helpers_derive_lane_eas_from_lane_0() {
         budget: u64::MAX,
         retired: 0,
         next_pc: 0,
+        chain: std::ptr::null(),
+        chain_left: 0,
     };
     let mut out = [0u64; 64];
     // Lanes 1 and 3 of a word access at 0x10000: EAs 0x10004 and 0x1000c.

@@ -1,6 +1,7 @@
 //! Lowering of control instructions: `J`, `Bxx`, `LOOP`, `ENDLOOP`. A taken edge to the loop
 //! head of a loop region becomes the native back edge; every other edge leaves the region with
-//! [`STATUS_NEXT`] and the successor pc, so the dispatcher can enter the next compiled region.
+//! [`STATUS_NEXT`] and the successor pc. The exit then calls the successor's compiled code
+//! directly when the chaining table has it (`Tx::chain`), else returns to the dispatcher.
 //! Control on values the translator knows (`S.LI`, folded scalar ALU, see `Tx::const_of`) is
 //! decided at translation time: a constant LOOP trip needs no zero test, a branch on two
 //! constants takes one edge.

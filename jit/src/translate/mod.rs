@@ -97,6 +97,8 @@ pub struct TxConfig {
     pub budgeted: bool,
     /// A hot straight-line region's recompile: inline vector code instead of helper calls.
     pub hot: bool,
+    /// Slots of the chaining table (`JitCtx::chain`), one per instruction (0: no chaining).
+    pub chain_slots: u64,
 }
 
 /// Most iterations one loop entry's span check covers (see `Tx::precheck`).
@@ -423,6 +425,8 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) mem_base: Value,
     pub(crate) mem_extent: Value,
     pub(crate) mem_perms: Value,
+    /// Slots of the chaining table (see [`TxConfig::chain_slots`]).
+    chain_slots: u64,
     /// Tile space, for in-line `.local` accesses (loaded only by regions that have them and
     /// are not compiled for compile speed).
     pub(crate) tile: Option<TileVals>,
@@ -463,7 +467,7 @@ pub(crate) struct Tx<'a, 'f> {
     /// The scratch areas, created on first use.
     scratch: Option<StackSlot>,
     /// Helper signatures, imported on first use (every imported signature costs compile time).
-    sigs: [Option<SigRef>; 6],
+    sigs: [Option<SigRef>; 7],
     /// Current form of every vector register.
     pub(crate) form: [Form; 32],
     /// Packed variables of registers that a contiguous load may leave packed.
@@ -518,6 +522,8 @@ pub(crate) enum Helper {
     Redsum,
     /// `lj_copy`.
     Copy,
+    /// A compiled region (`RegionFn`), called by a chained exit.
+    Region,
 }
 
 /// Flags for accesses to memory that a check has proven in bounds.
@@ -789,6 +795,7 @@ impl<'a, 'f> Tx<'a, 'f> {
             Helper::Vop => (&[I64, I32, I64, I64], None),
             Helper::Redsum => (&[I64, I32, I64], Some(I64)),
             Helper::Copy => (&[I64, I64, I64], None),
+            Helper::Region => (&[I64], Some(I64)),
         };
         let mut sg = Signature::new(self.call_conv);
         sg.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -868,9 +875,93 @@ impl<'a, 'f> Tx<'a, 'f> {
         let pc = self.b.use_var(self.xpc);
         let st = self.b.use_var(self.xstatus);
         let f = MemFlagsData::trusted();
-        self.b.ins().store(f, r, self.ctx, abi::off::RETIRED);
+        // Added, not stored: chained regions share the context.
+        let before = self.b.ins().load(I64, f, self.ctx, abi::off::RETIRED);
+        let total = self.b.ins().iadd(before, r);
+        self.b.ins().store(f, total, self.ctx, abi::off::RETIRED);
         self.b.ins().store(f, pc, self.ctx, abi::off::NEXT_PC);
+        self.chain(pc, st);
         self.b.ins().return_(&[st]);
+    }
+
+    /// Region chaining: an exit with `STATUS_NEXT` (`STATUS_PARTIAL`) to a pc whose region
+    /// (loop body's straight form) the chaining table holds calls that code directly, while
+    /// `chain_left` allows, and returns its status, instead of returning to the dispatcher.
+    /// Emits nothing when the exit is known not to chain; else ends in the block that goes on
+    /// to return `st`.
+    fn chain(&mut self, next_pc: Value, st: Value) {
+        let known = self.const_of(st);
+        if self.chain_slots == 0 || known.is_some_and(|s| s != STATUS_NEXT && s != STATUS_PARTIAL) {
+            return;
+        }
+        let f = MemFlagsData::trusted();
+        // The slot index, and (when not known here) whether it is one: an instruction's pc.
+        let (idx, ok) = match self.const_of(next_pc) {
+            Some(p) if p % 8 == 0 && p / 8 < self.chain_slots => (self.iconst(p / 8), None),
+            Some(_) => return,
+            None => {
+                let low = self.b.ins().band_imm_s(next_pc, 7);
+                let aligned = self.b.ins().icmp_imm_s(IntCC::Equal, low, 0);
+                let idx = self.b.ins().ushr_imm_s(next_pc, 3);
+                let slots = self.chain_slots as i64;
+                let inb = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, idx, slots);
+                let ok = self.b.ins().band(aligned, inb);
+                // Out of range reads slot 0 instead; `ok` is false then.
+                let zero = self.iconst(0);
+                (self.b.ins().select(ok, idx, zero), Some(ok))
+            }
+        };
+        let table = self.b.ins().load(I64, f, self.ctx, abi::off::CHAIN);
+        let off = self.b.ins().ishl_imm_s(idx, 4);
+        let at = self.b.ins().iadd(table, off);
+        // Slot 2 i for STATUS_NEXT, 2 i + 1 for STATUS_PARTIAL.
+        let target = match known {
+            Some(STATUS_NEXT) => self.b.ins().load(I64, f, at, 0),
+            Some(_) => self.b.ins().load(I64, f, at, 8),
+            None => {
+                let part = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::Equal, st, STATUS_PARTIAL as i64);
+                let part = self.b.ins().uextend(I64, part);
+                let sh = self.b.ins().ishl_imm_s(part, 3);
+                let at = self.b.ins().iadd(at, sh);
+                self.b.ins().load(I64, f, at, 0)
+            }
+        };
+        let left = self.b.ins().load(I64, f, self.ctx, abi::off::CHAIN_LEFT);
+        let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, target, 0);
+        let room = self.b.ins().icmp_imm_s(IntCC::NotEqual, left, 0);
+        let mut go = self.b.ins().band(has, room);
+        if let Some(ok) = ok {
+            go = self.b.ins().band(go, ok);
+        }
+        if known.is_none() {
+            // STATUS_NEXT or STATUS_PARTIAL.
+            let next = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, st, STATUS_NEXT as i64);
+            let part = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, st, STATUS_PARTIAL as i64);
+            let either = self.b.ins().bor(next, part);
+            go = self.b.ins().band(go, either);
+        }
+        let call = self.b.create_block();
+        let ret = self.b.create_block();
+        self.b.ins().brif(go, call, &[], ret, &[]);
+        self.b.switch_to_block(call);
+        self.b.seal_block(call);
+        let left = self.b.ins().iadd_imm_s(left, -1);
+        self.b.ins().store(f, left, self.ctx, abi::off::CHAIN_LEFT);
+        let sig = self.sig(Helper::Region);
+        let c = self.b.ins().call_indirect(sig, target, &[self.ctx]);
+        let r = self.b.inst_results(c)[0];
+        self.b.ins().return_(&[r]);
+        self.b.switch_to_block(ret);
+        self.b.seal_block(ret);
     }
 
     /// Exit to `pc` with a constant.
@@ -1088,7 +1179,10 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         }
     });
     let budget = if cfg.budgeted {
-        b.ins().load(I64, tf, ctx, abi::off::BUDGET)
+        // What is left of the call's budget after the regions chained before this one.
+        let all = b.ins().load(I64, tf, ctx, abi::off::BUDGET);
+        let used = b.ins().load(I64, tf, ctx, abi::off::RETIRED);
+        b.ins().isub(all, used)
     } else {
         unused
     };
@@ -1204,6 +1298,10 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         nch,
         strict: cfg.strict_align,
         budgeted: cfg.budgeted,
+        // First compiles of straight-line code run a few times before their hot recompile
+        // replaces them: they return to the dispatcher, which counts those entries, and save
+        // the chaining code's compile time.
+        chain_slots: if helpers { 0 } else { cfg.chain_slots },
         call_conv: cfg.call_conv,
         ctx,
         regs,
@@ -1231,7 +1329,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         full: false,
         off: 0,
         scratch: None,
-        sigs: [None; 6],
+        sigs: [None; 7],
         form: [Form::Wide; 32],
         pv,
         fast: None,
