@@ -60,7 +60,7 @@ pub struct JitCtx {
 
 /// How deep compiled regions may call their successors directly before returning to the
 /// dispatcher: each chained call is a nested call (at most a few KiB of stack per region).
-pub const CHAIN_DEPTH: u64 = 32;
+pub const CHAIN_DEPTH: u64 = 16;
 
 /// Field offsets of [`JitCtx`], for the translator.
 pub mod off {
