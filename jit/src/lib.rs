@@ -395,7 +395,10 @@ impl Jit {
         };
         // SAFETY: `c` was compiled by this JIT for this configuration; the context points at
         // `m`'s live register file, memory and tile, which stay borrowed for the call; compiled
-        // code only accesses them within the bounds it checks against the views.
+        // code only accesses them within the bounds it checks against the views. The chaining
+        // table (borrowed with `self`, not changed during the call) holds only code of the
+        // current module compiled for this configuration: it is cleared whenever a module is
+        // retired, and chained calls stop after `CHAIN_DEPTH`.
         let status = unsafe { (c.0)(&mut ctx) };
         m.pc = ctx.next_pc;
         m.retired += ctx.retired;
