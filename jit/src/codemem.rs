@@ -156,8 +156,11 @@ impl CodeMemory {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
-        POOL.with_borrow_mut(|pool| {
-            for mut c in self.chunks.drain(..) {
+        let chunks = std::mem::take(&mut self.chunks);
+        // During thread exit the pool may be gone already: the chunks are then just unmapped.
+        let _ = POOL.try_with(|pool| {
+            let mut pool = pool.borrow_mut();
+            for mut c in chunks {
                 if c.rw.len() == CHUNK && pool.len() < POOL_CHUNKS {
                     c.used = 0;
                     pool.push(c);
@@ -202,7 +205,7 @@ impl JITMemoryProvider for CodeMemory {
             return Ok(p);
         }
         let pooled = if size <= CHUNK {
-            POOL.with_borrow_mut(|p| p.pop())
+            POOL.try_with(|p| p.borrow_mut().pop()).ok().flatten()
         } else {
             None
         };
