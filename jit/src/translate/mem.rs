@@ -311,6 +311,28 @@ impl Tx<'_, '_> {
         }
     }
 
+    /// The permitted-run table for `need` of guest memory (per page, loaded from the context
+    /// here) or of tile space (per granule).
+    fn run_table(&mut self, local: bool, need: u8) -> Value {
+        match self.tile {
+            Some(t) if local => {
+                if need == PERM_R {
+                    t.run_r
+                } else {
+                    t.run_w
+                }
+            }
+            _ => {
+                let off = match need {
+                    PERM_R => crate::abi::off::MEM_RUN_R,
+                    _ => crate::abi::off::MEM_RUN_W,
+                };
+                let tf = cranelift_codegen::ir::MemFlagsData::trusted();
+                self.b.ins().load(I64, tf, self.ctx, off)
+            }
+        }
+    }
+
     /// Branch to `ok` when `[ea, ea + len)` is inside guest memory with permission `need` (and
     /// `ea & align_mask == 0`), else to `fail`.
     fn check_mem(
@@ -382,7 +404,7 @@ impl Tx<'_, '_> {
         let last = self.b.ins().iadd_imm_s(ea, len as i64 - 1);
         let g1 = self.b.ins().ushr_imm_s(last, 6);
         let span = self.b.ins().isub(g1, g0);
-        let table = if need == PERM_R { t.run_r } else { t.run_w };
+        let table = self.run_table(true, need);
         let at = self.b.ins().iadd(table, g0);
         let run = self.b.ins().uload8(I64, flags(), at, 0);
         let covered = self.b.ins().icmp(IntCC::UnsignedLessThan, span, run);
@@ -814,23 +836,7 @@ impl Tx<'_, '_> {
         // A range out of bounds reads entry 0 instead (the flag is already false).
         let zero = self.iconst(0);
         let at = self.b.ins().select(ok, p0, zero);
-        let table = match self.tile {
-            Some(t) if local => {
-                if need == PERM_R {
-                    t.run_r
-                } else {
-                    t.run_w
-                }
-            }
-            _ => {
-                let off = match need {
-                    PERM_R => crate::abi::off::MEM_RUN_R,
-                    _ => crate::abi::off::MEM_RUN_W,
-                };
-                let tf = cranelift_codegen::ir::MemFlagsData::trusted();
-                self.b.ins().load(I64, tf, self.ctx, off)
-            }
-        };
+        let table = self.run_table(local, need);
         let at = self.b.ins().iadd(table, at);
         let run = self.b.ins().uload8(I64, flags(), at, 0);
         // Pages (granules) p0..=p1 are all permitted when the run from p0 is longer than
@@ -984,16 +990,8 @@ impl Tx<'_, '_> {
             let fast = self.b.create_block();
             let fail = self.b.create_block();
             self.b.set_cold_block(fail);
-            let base = match self.tile {
-                Some(t) if local => {
-                    self.check_tile(t, ea0, len, need, amask, fast, fail);
-                    t.base
-                }
-                _ => {
-                    self.check_mem(ea0, len, need, amask, fast, fail);
-                    self.mem_base
-                }
-            };
+            self.check_space(local, ea0, len, need, amask, fast, fail);
+            let base = self.space_base(local);
             self.b.switch_to_block(fail);
             self.b.seal_block(fail);
             self.exit_pc(crate::abi::STATUS_INTERP, pc, 0);
