@@ -39,8 +39,10 @@
 //!
 //! Every failed check branches to a cold exit that writes the state before the instruction
 //! and returns [`STATUS_INTERP`] with that instruction's pc, so the interpreter re-executes it
-//! and raises the precise trap. Family-specific lowering lives in [`mem`], [`alu`] and
-//! [`control`].
+//! and raises the precise trap. Exits to a successor (`STATUS_NEXT`, or `STATUS_PARTIAL` to a
+//! loop's tail) of loop regions and hot recompiles first try the chaining table
+//! (`Tx::chain`): when it holds the successor's code, the exit calls it instead of returning
+//! to the dispatcher. Family-specific lowering lives in [`mem`], [`alu`] and [`control`].
 
 mod alu;
 mod control;
