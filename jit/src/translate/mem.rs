@@ -1,13 +1,11 @@
 //! Lowering of the seed's loads and stores.
 //!
-//! * Contiguous (`lc0`) forms on guest memory with a full mask: one range, alignment and
-//!   permission check for the whole group (`[ea0, ea0 + VL*E)` touches at most two pages), then
-//!   native 128-bit loads with extending forms (`sload32x2`, `sload16x4` + widen, ...) or
-//!   shuffles that narrow the lanes and full-width stores. No per-lane checks.
-//! * The same forms on tile space (`.local`) in a loop's full copies: the group's check is
-//!   `[ea0, ea0 + VL*E)` inside the tile and every 64-byte granule it touches permitted, one
-//!   lookup in the granule-run table (`TileView::run_r` / `run_w`); then the same native
-//!   accesses on the tile's bytes.
+//! * Contiguous (`lc0`) forms with a full mask: one range, alignment and permission check for
+//!   the whole group (`Tx::check_space`: `[ea0, ea0 + VL*E)` inside the space, and one lookup
+//!   in its permitted-run table proving every page, or for `.local` every 64-byte granule, it
+//!   touches), then native 128-bit loads with extending forms (`sload32x2`, `sload16x4` +
+//!   widen, ...) or shuffles that narrow the lanes and full-width stores. No per-lane checks.
+//!   Guest memory and tile space differ only in `Tx::space` (base, size, unit) and the table.
 //! * A scalar base with a scalar (or immediate) offset: every lane has the same EA, so one
 //!   check and one scalar access (a load is broadcast; with a full mask a store writes the
 //!   highest lane's data, which is what ascending lane order leaves in memory).
@@ -285,7 +283,19 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// `check_mem` or, for `.local` (when the region loaded tile space), `check_tile`.
+    /// Guest memory, or tile space for `.local` (when the region loaded it): the host address
+    /// of EA 0, the size in bytes, and log2 of the permission unit (4 KiB pages, 64-byte
+    /// granules).
+    fn space(&self, local: bool) -> (Value, Value, i64) {
+        match self.tile {
+            Some(t) if local => (t.base, t.size, 6),
+            _ => (self.mem_base, self.mem_extent, 12),
+        }
+    }
+
+    /// Branch to `ok` when `[ea, ea + len)` is inside the space of `local` with permission
+    /// `need` in every page (granule) it touches, which one lookup in the permitted-run table
+    /// proves, and `ea & align_mask == 0`; else to `fail`.
     #[allow(clippy::too_many_arguments)]
     fn check_space(
         &mut self,
@@ -297,18 +307,19 @@ impl Tx<'_, '_> {
         ok: Block,
         fail: Block,
     ) {
-        match self.tile {
-            Some(t) if local => self.check_tile(t, ea, len, need, align_mask, ok, fail),
-            _ => self.check_mem(ea, len, need, align_mask, ok, fail),
-        }
-    }
-
-    /// Host address of EA 0 of guest memory, or of tile space for `.local`.
-    fn space_base(&self, local: bool) -> Value {
-        match self.tile {
-            Some(t) if local => t.base,
-            _ => self.mem_base,
-        }
+        let (_, size, shift) = self.space(local);
+        self.require_in_bounds(ea, size, len, align_mask, fail);
+        // ea < size and ea + len <= size: unit ea >> shift is inside the table. Units
+        // u0..=u1 are all permitted when the run from u0 is longer than u1 - u0.
+        let u0 = self.b.ins().ushr_imm_s(ea, shift);
+        let last = self.b.ins().iadd_imm_s(ea, len as i64 - 1);
+        let u1 = self.b.ins().ushr_imm_s(last, shift);
+        let span = self.b.ins().isub(u1, u0);
+        let table = self.run_table(local, need);
+        let at = self.b.ins().iadd(table, u0);
+        let run = self.b.ins().uload8(I64, flags(), at, 0);
+        let covered = self.b.ins().icmp(IntCC::UnsignedLessThan, span, run);
+        self.b.ins().brif(covered, ok, &[], fail, &[]);
     }
 
     /// The permitted-run table for `need` of guest memory (per page, loaded from the context
@@ -331,31 +342,6 @@ impl Tx<'_, '_> {
                 self.b.ins().load(I64, tf, self.ctx, off)
             }
         }
-    }
-
-    /// Branch to `ok` when `[ea, ea + len)` is inside guest memory with permission `need` (and
-    /// `ea & align_mask == 0`), else to `fail`.
-    fn check_mem(
-        &mut self,
-        ea: Value,
-        len: u64,
-        need: u8,
-        align_mask: u64,
-        ok: Block,
-        fail: Block,
-    ) {
-        self.require_in_bounds(ea, self.mem_extent, len, align_mask, fail);
-        // ea < extent and ea + len <= extent: both page indices are inside the table.
-        let pg0 = self.b.ins().ushr_imm_s(ea, 12);
-        let a0 = self.b.ins().iadd(self.mem_perms, pg0);
-        let p0 = self.b.ins().uload8(I32, flags(), a0, 0);
-        let last = self.b.ins().iadd_imm_s(ea, len as i64 - 1);
-        let pg1 = self.b.ins().ushr_imm_s(last, 12);
-        let a1 = self.b.ins().iadd(self.mem_perms, pg1);
-        let p1 = self.b.ins().uload8(I32, flags(), a1, 0);
-        let p = self.b.ins().band(p0, p1);
-        let p = self.b.ins().band_imm_s(p, need as i64);
-        self.b.ins().brif(p, ok, &[], fail, &[]);
     }
 
     /// Go on in a new block only when `[ea, ea + len)` lies inside `[0, size)` (tested as
@@ -381,34 +367,6 @@ impl Tx<'_, '_> {
         self.b.ins().brif(inb, next, &[], fail, &[]);
         self.b.switch_to_block(next);
         self.b.seal_block(next);
-    }
-
-    /// Branch to `ok` when `[ea, ea + len)` is inside tile space `t` with permission `need` in
-    /// every granule it touches (one lookup in the granule-run table) and `ea & align_mask ==
-    /// 0`, else to `fail`.
-    #[allow(clippy::too_many_arguments)]
-    fn check_tile(
-        &mut self,
-        t: super::TileVals,
-        ea: Value,
-        len: u64,
-        need: u8,
-        align_mask: u64,
-        ok: Block,
-        fail: Block,
-    ) {
-        self.require_in_bounds(ea, t.size, len, align_mask, fail);
-        // ea < size and ea + len <= size: granule ea / 64 is inside the table. Granules
-        // g0..=g1 are all permitted when the run from g0 is longer than g1 - g0.
-        let g0 = self.b.ins().ushr_imm_s(ea, 6);
-        let last = self.b.ins().iadd_imm_s(ea, len as i64 - 1);
-        let g1 = self.b.ins().ushr_imm_s(last, 6);
-        let span = self.b.ins().isub(g1, g0);
-        let table = self.run_table(true, need);
-        let at = self.b.ins().iadd(table, g0);
-        let run = self.b.ins().uload8(I64, flags(), at, 0);
-        let covered = self.b.ins().icmp(IntCC::UnsignedLessThan, span, run);
-        self.b.ins().brif(covered, ok, &[], fail, &[]);
     }
 
     /// One lane loaded from `host + off` with extension, as i64.
@@ -644,7 +602,7 @@ impl Tx<'_, '_> {
                 self.check_space(local, ea0, len, need, amask, fast, slow);
                 self.b.switch_to_block(fast);
                 self.b.seal_block(fast);
-                let sb = self.space_base(local);
+                let (sb, _, _) = self.space(local);
                 let host = self.b.ins().iadd(sb, ea0);
                 match ms.dir {
                     Dir::Load => {
@@ -664,7 +622,7 @@ impl Tx<'_, '_> {
                     self.check_space(local, ea, ms.width(), need, amask, fast, slow);
                     self.b.switch_to_block(fast);
                     self.b.seal_block(fast);
-                    let sb = self.space_base(local);
+                    let (sb, _, _) = self.space(local);
                     let host = self.b.ins().iadd(sb, ea);
                     match ms.dir {
                         Dir::Load => {
@@ -799,10 +757,7 @@ impl Tx<'_, '_> {
         let vl = self.vl as usize;
         let e = ms.width() as i64;
         // Guest memory in pages, or tile space in granules.
-        let (base, extent, shift) = match self.tile {
-            Some(t) if local => (t.base, t.size, 6),
-            _ => (self.mem_base, self.mem_extent, 12),
-        };
+        let (base, extent, shift) = self.space(local);
         // Before the first branch, so that `slow` can use them too (returned).
         let eas = self.ea_chunks(addr, ms.log2e);
         // With no guest memory (extent 0) there is no table to read: only `extent >= E` goes
@@ -991,7 +946,7 @@ impl Tx<'_, '_> {
             let fail = self.b.create_block();
             self.b.set_cold_block(fail);
             self.check_space(local, ea0, len, need, amask, fast, fail);
-            let base = self.space_base(local);
+            let (base, _, _) = self.space(local);
             self.b.switch_to_block(fail);
             self.b.seal_block(fail);
             self.exit_pc(crate::abi::STATUS_INTERP, pc, 0);
