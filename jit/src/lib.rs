@@ -256,6 +256,7 @@ impl Jit {
             budgeted: self.budgeted,
             hot: key.hot,
             chain_slots: (self.chain.len() / 2) as u64,
+            native_fma: module.isa().has_native_fma(),
         };
         let fcfg = module.target_config();
         {

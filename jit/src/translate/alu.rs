@@ -2,7 +2,9 @@
 //! and `V.SETMASK`. Vector operations work on `i64x2` chunks; writes to a vector register are
 //! blended with the lane mask unless the mask is statically all ones. Floating-point results
 //! are canonicalised with a compare-and-select after every operation; f32 results have their
-//! upper 32 bits cleared. FMA calls a Rust helper (`mul_add`), so no host feature matters.
+//! upper 32 bits cleared. FMA is the host's fused multiply-add (exactly rounded, like the
+//! interpreter's `mul_add`) where the host has one (`TxConfig::native_fma`), else a call to
+//! the Rust helper `abi::lj_fma`, so results never depend on the host's features.
 //! Straight-line code hands vector ALU and FP operations, `V.MOV`, `V.LANEID`, `V.LC0` (above
 //! VL 2) and `V.REDSUM` to
 //! `abi::lj_vop` / `abi::lj_redsum`, which apply the ISA table's lane semantics on the register
@@ -170,34 +172,67 @@ impl Tx<'_, '_> {
         self.b.ins().call_indirect(sig, f, &[self.regs, w, b, m]);
     }
 
-    /// The vector operands of an f32 add, subtract or multiply that stay packed across it
-    /// (see [`Self::fp_packed`]): all of them, when the packed form applies; else none.
+    /// The vector operands of an f32 add, subtract, multiply or FMA that stay packed across it
+    /// (see [`Self::fp_packed`]): when the packed form applies (a full mask, `vd` can be
+    /// packed, some operand already is and none is packed at another width), every vector
+    /// operand; else none (the wide path, after every operand is materialised).
     pub(crate) fn packed_f32_operands(&self, inst: &Inst) -> u32 {
-        let (Inst::VFaddS(o) | Inst::VFsubS(o) | Inst::VFmulS(o)) = inst else {
+        let (Inst::VFaddS(o) | Inst::VFsubS(o) | Inst::VFmulS(o) | Inst::VFmaS(o)) = inst else {
             return 0;
         };
-        let packed32 = |r: VReg| matches!(self.form[r.0 as usize], Form::Packed { log2e: 2, .. });
-        if !self.full || self.vmem || !self.can_pack(o.vd, 2) || !packed32(o.va) {
+        let fma = matches!(inst, Inst::VFmaS(_));
+        if !self.full || self.vmem || !self.can_pack(o.vd, 2) || (fma && !self.native_fma) {
             return 0;
         }
-        // vd too: under a full mask every lane is overwritten, its old value is not read.
-        let keep = (1 << o.va.0) | (1 << o.vd.0);
-        match o.vb {
-            VSrc::V(b) if packed32(b) => keep | (1 << b.0),
-            VSrc::V(_) => 0,
-            VSrc::S(_) | VSrc::Imm(_) => keep,
+        let mut regs = vec![o.va];
+        if let VSrc::V(b) = o.vb {
+            regs.push(b);
         }
+        if fma {
+            regs.push(o.vd);
+        }
+        let mut any = false;
+        for r in &regs {
+            match self.form[r.0 as usize] {
+                Form::Packed { log2e: 2, .. } => any = true,
+                Form::Packed { .. } => return 0,
+                Form::Wide => {}
+            }
+        }
+        if !any {
+            return 0;
+        }
+        // vd too: under a full mask every lane is overwritten (FMA reads it as an operand).
+        regs.iter().fold(1 << o.vd.0, |k, r| k | (1 << r.0))
     }
 
-    /// f32 add, subtract or multiply on packed operands under a full mask: the f32 lanes are
-    /// the packed words themselves (the low 32 bits of each 64-bit lane), four per `f32x4`
-    /// operation, with one NaN canonicalisation per vector; the result stays packed with zero
-    /// extension (an f32 result's upper 32 bits are zero).
+    /// The f32 lanes of `r` packed four to an `i8x16` (the low 32 bits of every lane): its
+    /// packed variables at width 4, or its wide chunks narrowed by one shuffle per pair.
+    fn f32_lanes(&mut self, r: VReg) -> Vec<Value> {
+        if let Form::Packed { log2e: 2, .. } = self.form[r.0 as usize] {
+            return self.packed_vals(r, 2);
+        }
+        let chunks = self.vget_all(r);
+        let idx = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
+        chunks
+            .chunks(2)
+            .map(|p| {
+                let a = self.bitcast(cranelift_codegen::ir::types::I8X16, p[0]);
+                let b = self.bitcast(cranelift_codegen::ir::types::I8X16, p[1]);
+                self.shuffle(a, b, idx)
+            })
+            .collect()
+    }
+
+    /// f32 add, subtract, multiply or FMA under a full mask on packed f32 lanes (the low 32
+    /// bits of each 64-bit lane), four per `f32x4` operation, with one NaN canonicalisation
+    /// per vector; the result stays packed with zero extension (an f32 result's upper 32 bits
+    /// are zero). Operands still wide are narrowed first ([`Self::f32_lanes`]).
     fn fp_packed(&mut self, op: FpOp, vd: VReg, va: VReg, vb: VSrc) {
         let n = (self.vl as usize * 4) / 16;
-        let a = self.packed_vals(va, 2);
+        let a = self.f32_lanes(va);
         let b: Vec<Value> = match vb {
-            VSrc::V(r) => self.packed_vals(r, 2),
+            VSrc::V(r) => self.f32_lanes(r),
             VSrc::S(_) | VSrc::Imm(_) => {
                 let x = match vb {
                     VSrc::S(r) => self.sget(r),
@@ -212,6 +247,7 @@ impl Tx<'_, '_> {
                 vec![v; n]
             }
         };
+        let d = (op == FpOp::Fma).then(|| self.f32_lanes(vd));
         let kc = self.b.ins().iconst(I32, CANONICAL_NAN_F32 as i64);
         let canon = self.b.ins().splat(I32X4, kc);
         let vars = self.pv[vd.0 as usize].clone().expect("packed vars of vd");
@@ -223,7 +259,11 @@ impl Tx<'_, '_> {
                 FpOp::Add => self.b.ins().fadd(x, y),
                 FpOp::Sub => self.b.ins().fsub(x, y),
                 FpOp::Mul => self.b.ins().fmul(x, y),
-                FpOp::Fma => unreachable!("FMA is not packed"),
+                FpOp::Fma => {
+                    let z = d.as_ref().expect("FMA reads vd")[j];
+                    let z = self.bitcast(F32X4, z);
+                    self.b.ins().fma(x, y, z)
+                }
             };
             let isnan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
             let ri = self.bitcast(I32X4, r);
@@ -248,7 +288,8 @@ impl Tx<'_, '_> {
             self.fp_packed(op, vd, va, vb);
             return;
         }
-        if op == FpOp::Fma {
+        if op == FpOp::Fma && !self.native_fma {
+            // No host FMA: the exactly rounded software `mul_add`, lane by lane.
             let a = self.vget_all(va);
             let bs = self.vsrc_all(vb);
             let d = self.vget_all(vd);
@@ -280,7 +321,13 @@ impl Tx<'_, '_> {
                 FpOp::Add => self.b.ins().fadd(a, b),
                 FpOp::Sub => self.b.ins().fsub(a, b),
                 FpOp::Mul => self.b.ins().fmul(a, b),
-                FpOp::Fma => unreachable!(),
+                FpOp::Fma => {
+                    // Exactly rounded on the host (`native_fma`); f32 lanes' upper halves
+                    // compute garbage that `fp_finish` clears.
+                    let d = self.vget(vd, c);
+                    let d = self.bitcast(fty, d);
+                    self.b.ins().fma(a, b, d)
+                }
             };
             out.push(self.fp_finish(w, r, k));
         }

@@ -101,6 +101,10 @@ pub struct TxConfig {
     pub hot: bool,
     /// Slots of the chaining table (`JitCtx::chain`), one per instruction (0: no chaining).
     pub chain_slots: u64,
+    /// Whether the host has a fused multiply-add instruction (`TargetIsa::has_native_fma`):
+    /// then `V.FMA.S`/`.D` are one exactly rounded host instruction per vector; else they
+    /// call `abi::lj_fma` (software `mul_add`), so results never depend on the host.
+    pub native_fma: bool,
 }
 
 /// Most iterations one loop entry's span check covers (see `Tx::precheck`).
@@ -316,12 +320,12 @@ fn fast_loop_ok(r: &Region) -> bool {
             .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_)))
 }
 
-/// Registers a contiguous load on guest memory or an f32 add, subtract or multiply writes
+/// Registers a contiguous load on guest memory or an f32 add, subtract, multiply or FMA writes
 /// (candidates for the packed form).
 fn packable(r: &Region) -> u32 {
     let mut set = 0;
     for (_, i) in &r.insts {
-        if let Inst::VFaddS(o) | Inst::VFsubS(o) | Inst::VFmulS(o) = i {
+        if let Inst::VFaddS(o) | Inst::VFsubS(o) | Inst::VFmulS(o) | Inst::VFmaS(o) = i {
             set |= 1 << o.vd.0;
         }
         if let Some(ms) = i.opcode().mem() {
@@ -444,6 +448,8 @@ pub(crate) struct Tx<'a, 'f> {
     /// Whether straight-line code hands vector work to the register-file helpers (first
     /// compile: compile speed first) rather than inline code (a hot region's recompile).
     pub(crate) helpers: bool,
+    /// [`TxConfig::native_fma`].
+    pub(crate) native_fma: bool,
     pub(crate) mask: Variable,
     /// Per-lane form of the mask, one `i64x2` per chunk.
     pub(crate) lmask: Vec<Variable>,
@@ -1316,6 +1322,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         v,
         vmem,
         helpers,
+        native_fma: cfg.native_fma,
         mask,
         lmask,
         lmask_valid: false,
