@@ -21,7 +21,7 @@ use lanejit_interp::isa::{
 
 impl Tx<'_, '_> {
     /// Scalar `a op b`.
-    fn salu(&mut self, op: AluOp, a: Value, b: Value) -> Value {
+    pub(crate) fn salu(&mut self, op: AluOp, a: Value, b: Value) -> Value {
         let ins = self.b.ins();
         match op {
             AluOp::Add => ins.iadd(a, b),

@@ -226,28 +226,32 @@ impl Tx<'_, '_> {
         self.b.ins().iadd(b, o)
     }
 
-    /// The common EA when every lane has the same one.
-    fn uniform_ea(&mut self, addr: Addr) -> Option<Value> {
+    /// The stride of an access's lane EAs when they are affine (see [`super::shape`]): the
+    /// contiguous form has none here (it has its own paths).
+    fn ea_stride(&self, addr: Addr) -> Option<i64> {
         match addr {
-            Addr::RegOff {
-                base: Reg::S(b),
-                off: Reg::S(o),
-                shift,
-            } => {
-                let b = self.sget(SReg(b));
-                let o = self.sget(SReg(o));
-                let o = self.b.ins().ishl_imm_s(o, shift as i64);
-                Some(self.b.ins().iadd(b, o))
-            }
-            Addr::Imm {
-                base: Reg::S(b),
-                off,
-            } => {
-                let b = self.sget(SReg(b));
-                Some(self.b.ins().iadd_imm_s(b, off as i64))
-            }
-            _ => None,
+            Addr::Contig { .. } => None,
+            Addr::RegOff { base, off, shift } => self.regoff_stride(base, off, shift),
+            Addr::Imm { base, .. } => self.imm_stride(base),
         }
+    }
+
+    /// The lane EAs of an access as an affine value, when [`Self::ea_stride`] has one.
+    fn ea_shape(&mut self, addr: Addr) -> Option<super::shape::Affine> {
+        match addr {
+            Addr::Contig { .. } => None,
+            Addr::RegOff { base, off, shift } => self.regoff_shape(base, off, shift),
+            Addr::Imm { base, off } => self.imm_shape(base, off),
+        }
+    }
+
+    /// The common EA when every lane has the same one (scalar operands, or vectors the
+    /// shape analysis knows are uniform).
+    fn uniform_ea(&mut self, addr: Addr) -> Option<Value> {
+        if self.ea_stride(addr) != Some(0) {
+            return None;
+        }
+        self.ea_shape(addr).map(|a| a.base)
     }
 
     /// Per-lane EAs as `i64x2` chunks.
@@ -554,6 +558,12 @@ impl Tx<'_, '_> {
         if self.full && (!local || self.tile.is_some()) {
             if let Addr::Contig { base, off } = addr {
                 self.contig_full(pc, ms, data, base, off, local);
+                return true;
+            }
+            if self.ea_stride(addr) == Some(ms.width() as i64) {
+                // Affine with stride E: contiguous, whichever form spelled it.
+                let ea0 = self.ea_shape(addr).expect("an affine EA").base;
+                self.contig_checked(pc, ms, data, ea0, local);
                 return true;
             }
         }
@@ -901,7 +911,9 @@ impl Tx<'_, '_> {
             return None;
         }
         let (data, addr, local) = operands(inst, ms)?;
-        let (Addr::Contig { .. }, false, Reg::V(n)) = (addr, local, data) else {
+        let contiguous =
+            matches!(addr, Addr::Contig { .. }) || self.ea_stride(addr) == Some(ms.width() as i64);
+        let (true, false, Reg::V(n)) = (contiguous, local, data) else {
             return None;
         };
         match (ms.dir, self.form[n as usize]) {
@@ -911,9 +923,8 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// A contiguous access on guest memory under a statically full mask: one check whose
-    /// failure means some lane faults (the range is contiguous), so it exits to the
-    /// interpreter directly; then the native access in line.
+    /// A contiguous access under a statically full mask: its group's check hoisted to loop
+    /// entry (see `Tx::precheck`), or [`Self::contig_checked`].
     fn contig_full(
         &mut self,
         pc: u64,
@@ -923,37 +934,56 @@ impl Tx<'_, '_> {
         off: SOrImm,
         local: bool,
     ) {
+        let hoisted = if self.prechecked {
+            self.hoist.iter().position(|(p, _)| *p == pc)
+        } else {
+            None
+        };
+        match hoisted {
+            Some(j) => {
+                // `Tx::precheck` proved this iteration's group, like every group up to `lim`.
+                let h = self.b.use_var(self.hoist_host[j]);
+                let l = self.b.use_var(self.lc0);
+                let l = self.b.ins().ishl_imm_s(l, ms.log2e as i64);
+                let host = self.b.ins().iadd(h, l);
+                self.contig_access(ms, data, host);
+            }
+            None => {
+                let ea0 = self.contig_ea0(base, off, ms.log2e);
+                self.contig_checked(pc, ms, data, ea0, local);
+            }
+        }
+    }
+
+    /// A contiguous access from `ea0` under a statically full mask: one check whose failure
+    /// means some lane faults (the range is contiguous), so it exits to the interpreter
+    /// directly; then the native access in line.
+    fn contig_checked(&mut self, pc: u64, ms: MemSem, data: Reg, ea0: Value, local: bool) {
         let len = (self.vl as u64) << ms.log2e;
         let need = match ms.dir {
             Dir::Load => PERM_R,
             Dir::Store => PERM_W,
         };
         let amask = self.align_mask(ms);
-        let hoisted = if self.prechecked {
-            self.hoist.iter().position(|(p, _)| *p == pc)
-        } else {
-            None
-        };
-        let host = if let Some(j) = hoisted {
-            // `Tx::precheck` proved this iteration's group, like every group up to `lim`.
-            let h = self.b.use_var(self.hoist_host[j]);
-            let l = self.b.use_var(self.lc0);
-            let l = self.b.ins().ishl_imm_s(l, ms.log2e as i64);
-            self.b.ins().iadd(h, l)
-        } else {
-            let ea0 = self.contig_ea0(base, off, ms.log2e);
-            let fast = self.b.create_block();
-            let fail = self.b.create_block();
-            self.b.set_cold_block(fail);
-            self.check_space(local, ea0, len, need, amask, fast, fail);
-            let (base, _, _) = self.space(local);
-            self.b.switch_to_block(fail);
-            self.b.seal_block(fail);
-            self.exit_pc(crate::abi::STATUS_INTERP, pc, 0);
-            self.b.switch_to_block(fast);
-            self.b.seal_block(fast);
-            self.b.ins().iadd(base, ea0)
-        };
+        let fast = self.b.create_block();
+        let fail = self.b.create_block();
+        self.b.set_cold_block(fail);
+        self.check_space(local, ea0, len, need, amask, fast, fail);
+        let (base, _, _) = self.space(local);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        self.exit_pc(crate::abi::STATUS_INTERP, pc, 0);
+        self.b.switch_to_block(fast);
+        self.b.seal_block(fast);
+        let host = self.b.ins().iadd(base, ea0);
+        self.contig_access(ms, data, host);
+    }
+
+    /// The native accesses of a checked contiguous group at `host`: a load into the packed
+    /// form where its register has one, a store of a register packed at the same width as
+    /// its bytes, else 128-bit accesses with widening or narrowing.
+    fn contig_access(&mut self, ms: MemSem, data: Reg, host: Value) {
+        let len = (self.vl as u64) << ms.log2e;
         let f = flags();
         match (ms.dir, data) {
             (Dir::Load, Reg::V(d)) if self.can_pack(VReg(d), ms.log2e) => {
@@ -973,14 +1003,8 @@ impl Tx<'_, '_> {
                 self.vset_raw(VReg(d), &vals);
             }
             (Dir::Store, Reg::V(n))
-                if self.form[n as usize]
-                    == (super::Form::Packed {
-                        log2e: ms.log2e,
-                        ext: match self.form[n as usize] {
-                            super::Form::Packed { ext, .. } => ext,
-                            super::Form::Wide => Ext::None,
-                        },
-                    }) =>
+                if matches!(self.form[n as usize],
+                    super::Form::Packed { log2e, .. } if log2e == ms.log2e) =>
             {
                 // narrow(widen(x)) folded: write the loaded bytes back as they are.
                 let vals = self.packed_vals(VReg(n), ms.log2e);

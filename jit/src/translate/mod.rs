@@ -47,6 +47,7 @@
 mod alu;
 mod control;
 mod mem;
+mod shape;
 
 use crate::abi::{self, STATUS_INTERP, STATUS_NEXT, STATUS_PARTIAL};
 use crate::region::{Region, RunEnd};
@@ -320,8 +321,8 @@ fn fast_loop_ok(r: &Region) -> bool {
             .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_)))
 }
 
-/// Registers a contiguous load on guest memory or an f32 add, subtract, multiply or FMA writes
-/// (candidates for the packed form).
+/// Registers a load on guest memory or an f32 add, subtract, multiply or FMA writes
+/// (candidates for the packed form: any load may turn out contiguous, see [`shape`]).
 fn packable(r: &Region) -> u32 {
     let mut set = 0;
     for (_, i) in &r.insts {
@@ -329,10 +330,7 @@ fn packable(r: &Region) -> u32 {
             set |= 1 << o.vd.0;
         }
         if let Some(ms) = i.opcode().mem() {
-            if ms.dir == lanejit_interp::isa::Dir::Load
-                && ms.mode == lanejit_interp::isa::Mode::Contig
-                && !i.is_local()
-            {
+            if ms.dir == lanejit_interp::isa::Dir::Load && !i.is_local() {
                 let (_, w) = reg_effects(i);
                 set |= w.v;
             }
@@ -503,6 +501,8 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) hoist_host: Vec<Variable>,
     /// The body is a copy loop ([`copy_loop`]): the element width's log2.
     copy_loop: Option<u8>,
+    /// The lane shape of every vector register in the current body copy (see [`shape`]).
+    pub(crate) shape: [Option<shape::Affine>; 32],
 }
 
 /// Tile space as compiled code sees it: host base, size, and the readable and writable
@@ -1086,8 +1086,20 @@ impl<'a, 'f> Tx<'a, 'f> {
                 self.materialize(VReg(n));
             }
         }
+        // Computed before the instruction is lowered, in a block that dominates the rest
+        // of the body copy.
+        let shape = if w.v != 0 {
+            self.result_shape(inst)
+        } else {
+            None
+        };
         if !self.mem_inst(pc, inst) && !self.alu_inst(inst) {
             unreachable!("region discovery only admits lowerable instructions: {inst}");
+        }
+        for n in 0..32 {
+            if w.v & (1 << n) != 0 {
+                self.shape[n] = shape;
+            }
         }
         self.off += 1;
     }
@@ -1095,6 +1107,7 @@ impl<'a, 'f> Tx<'a, 'f> {
     /// Translate `r.insts[from..]` in the current block (one body version).
     fn run(&mut self, r: &Region, from: usize, header: Option<Block>) {
         self.lmask_valid = false;
+        self.forget_shapes();
         let head_pc = r.insts[r.loop_head.unwrap_or(0)].0;
         for (i, (pc, inst)) in r.insts.iter().enumerate().skip(from) {
             if i == 0 && matches!(inst, Inst::Loop(_)) {
@@ -1355,6 +1368,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         prechecked: false,
         lim: None,
         hoist_host: Vec::new(),
+        shape: [None; 32],
     };
 
     let h = r.loop_head.unwrap_or(0);
