@@ -5,8 +5,8 @@
 //! `MAP_NORESERVE` and committed lazily by the host kernel, so mapping gigabytes costs nothing
 //! until touched. A byte table holds one permission per 4 KiB page ([`PERM_R`], [`PERM_W`]; 0 is
 //! unmapped); two more give, per page, how many consecutive pages from it are readable and
-//! writable (saturating at 255), so compiled code checks a gather's whole EA range with one
-//! lookup. Tile space is a byte vector with one permission byte per 64-byte granule.
+//! writable (a `u32`, exact: at most 2^28 pages), so compiled code checks a gather's whole EA
+//! range, whatever its span, with one lookup. Tile space is a byte vector with one permission byte per 64-byte granule.
 //!
 //! [`Memory::check`] and [`Tile::check`] resolve a whole access range at once: a range of up to
 //! one page touches at most two pages, so a check is a bounds compare and two table loads. Once
@@ -95,11 +95,11 @@ pub struct MemView {
     pub extent: u64,
     /// Page permission table.
     pub perms: *const u8,
-    /// Readable run lengths: the number of consecutive readable pages starting at each page,
-    /// saturating at 255 (`extent / 4096` entries).
-    pub run_r: *const u8,
+    /// Readable run lengths: the number of consecutive readable pages starting at each page
+    /// (`extent / 4096` entries).
+    pub run_r: *const u32,
     /// Writable run lengths, likewise.
-    pub run_w: *const u8,
+    pub run_w: *const u32,
 }
 
 /// Raw view of tile space for compiled code.
@@ -113,30 +113,30 @@ pub struct TileView {
     /// Granule permission table (`size / 64` entries).
     pub perms: *const u8,
     /// Readable run lengths: the number of consecutive readable granules starting at each
-    /// granule, saturating at 255 (as many entries as `perms`).
-    pub run_r: *const u8,
+    /// granule (as many entries as `perms`).
+    pub run_r: *const u32,
     /// Writable run lengths, likewise.
-    pub run_w: *const u8,
+    pub run_w: *const u32,
 }
 
-/// Per granule, how many consecutive granules from it have permission `bit` (at most 255):
-/// compiled code checks a whole contiguous group with one lookup.
-fn granule_runs(perms: &[u8], bit: u8) -> Vec<u8> {
-    let mut run = vec![0u8; perms.len()];
+/// Per granule, how many consecutive granules from it have permission `bit`: compiled code
+/// checks a whole group's range with one lookup.
+fn granule_runs(perms: &[u8], bit: u8) -> Vec<u32> {
+    let mut run = vec![0u32; perms.len()];
     for g in (0..perms.len()).rev() {
         if perms[g] & bit != 0 {
-            run[g] = run.get(g + 1).map_or(1, |&n| n.saturating_add(1));
+            run[g] = run.get(g + 1).map_or(1, |&n| n + 1);
         }
     }
     run
 }
 
-/// Per page, how many consecutive pages from it have permission `bit` (at most 255), for
-/// compiled code's one-lookup check of a group's whole EA range. Only the table entries of
+/// Per page, how many consecutive pages from it have permission `bit` (exact: a table has at
+/// most 2^28 entries), for compiled code's one-lookup check of a group's whole EA range. Only the table entries of
 /// mapped pages are written (unmapped ones are 0, like their permissions), so a sparse map
 /// commits no more of this table than of the permission table.
-fn permitted_runs(perms: &[u8], program: &Program, bit: u8) -> Vec<u8> {
-    let mut run = vec![0u8; perms.len()];
+fn permitted_runs(perms: &[u8], program: &Program, bit: u8) -> Vec<u32> {
+    let mut run = vec![0u32; perms.len()];
     let mut ranges: Vec<(usize, usize)> = program
         .mem_map
         .iter()
@@ -155,7 +155,7 @@ fn permitted_runs(perms: &[u8], program: &Program, bit: u8) -> Vec<u8> {
             run[p] = if perms[p] & bit == 0 {
                 0
             } else {
-                run.get(p + 1).map_or(1, |&n| n.saturating_add(1))
+                run.get(p + 1).map_or(1, |&n| n + 1)
             };
         }
     }
@@ -167,8 +167,8 @@ pub struct Memory {
     map: MmapMut,
     extent: u64,
     perms: Vec<u8>,
-    run_r: Vec<u8>,
-    run_w: Vec<u8>,
+    run_r: Vec<u32>,
+    run_w: Vec<u32>,
 }
 
 impl std::fmt::Debug for Memory {
@@ -340,8 +340,8 @@ impl Memory {
 pub struct Tile {
     bytes: Vec<u8>,
     perms: Vec<u8>,
-    run_r: Vec<u8>,
-    run_w: Vec<u8>,
+    run_r: Vec<u32>,
+    run_w: Vec<u32>,
 }
 
 impl Tile {
@@ -463,7 +463,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn permitted_runs_count_consecutive_pages_and_saturate() {
+    fn permitted_runs_count_consecutive_pages() {
         // Pages: 0x10-0x12 rw, 0x13 r, 0x14 unmapped, 0x15 rw; 0x20.. 300 rw pages, with an
         // overlapping range inside them.
         let p = crate::asm::assemble(
@@ -482,12 +482,12 @@ mod tests {
         let mut m = Memory::new(&p, 1 << 32).expect("memory");
         let v = m.view();
         // SAFETY: both tables have extent / 4096 entries.
-        let at = |t: *const u8, page: usize| unsafe { *t.add(page) };
-        let r: Vec<u8> = (0x10..0x17).map(|pg| at(v.run_r, pg)).collect();
-        let w: Vec<u8> = (0x10..0x17).map(|pg| at(v.run_w, pg)).collect();
+        let at = |t: *const u32, page: usize| unsafe { *t.add(page) };
+        let r: Vec<u32> = (0x10..0x17).map(|pg| at(v.run_r, pg)).collect();
+        let w: Vec<u32> = (0x10..0x17).map(|pg| at(v.run_w, pg)).collect();
         assert_eq!(r, [4, 3, 2, 1, 0, 1, 0]);
         assert_eq!(w, [3, 2, 1, 0, 0, 1, 0]);
-        assert_eq!(at(v.run_r, 0x20), 255, "300 pages saturate");
+        assert_eq!(at(v.run_r, 0x20), 300, "runs are exact, not saturated");
         assert_eq!(at(v.run_w, 0x20 + 299), 1);
         assert_eq!(at(v.run_w, 0x20 + 45), 255);
         assert_eq!(at(v.run_w, 0x20 + 100), 200);
@@ -511,11 +511,11 @@ mod tests {
         let mut t = Tile::new(&p);
         let v = t.view();
         // SAFETY: both tables have size / 64 = 512 entries.
-        let at = |t: *const u8, g: usize| unsafe { *t.add(g) };
-        let r: Vec<u8> = (0..7).map(|g| at(v.run_r, g)).collect();
-        let w: Vec<u8> = (0..7).map(|g| at(v.run_w, g)).collect();
-        assert_eq!(r, [5, 4, 3, 2, 1, 0, 255]);
-        assert_eq!(w, [2, 1, 0, 2, 1, 0, 255]);
+        let at = |t: *const u32, g: usize| unsafe { *t.add(g) };
+        let r: Vec<u32> = (0..7).map(|g| at(v.run_r, g)).collect();
+        let w: Vec<u32> = (0..7).map(|g| at(v.run_w, g)).collect();
+        assert_eq!(r, [5, 4, 3, 2, 1, 0, 506]);
+        assert_eq!(w, [2, 1, 0, 2, 1, 0, 506]);
         assert_eq!(at(v.run_w, 511), 1, "the last granule");
         assert_eq!(at(v.run_r, 511 - 254), 255);
         assert_eq!(at(v.run_r, 511 - 253), 254);

@@ -82,6 +82,8 @@ pub mod off {
     pub const TILE_BASE: i32 = offset_of!(JitCtx, tile) as i32;
     /// `tile.size`.
     pub const TILE_SIZE: i32 = (offset_of!(JitCtx, tile) + 8) as i32;
+    /// `tile.perms`.
+    pub const TILE_PERMS: i32 = (offset_of!(JitCtx, tile) + 16) as i32;
     /// `tile.run_r`.
     pub const TILE_RUN_R: i32 = (offset_of!(JitCtx, tile) + 24) as i32;
     /// `tile.run_w`.
@@ -106,6 +108,7 @@ const _: () = {
     assert!(std::mem::offset_of!(MemView, run_w) == 32);
     assert!(std::mem::offset_of!(TileView, base) == 0);
     assert!(std::mem::offset_of!(TileView, size) == 8);
+    assert!(std::mem::offset_of!(TileView, perms) == 16);
     assert!(std::mem::offset_of!(TileView, run_r) == 24);
     assert!(std::mem::offset_of!(TileView, run_w) == 32);
 };

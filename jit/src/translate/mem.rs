@@ -14,8 +14,10 @@
 //! * Register-offset and immediate forms on guest memory with a full mask (a loop's full
 //!   copies): lane EAs with SIMD adds and shifts, one check of the group's whole EA range
 //!   `[min, max + E)` (in range, and a single lookup in the permitted-run table proving all
-//!   its pages), then per-lane loads or stores in lane order (`Tx::lanes_inline`); a range
-//!   the check cannot prove (a hole between lanes, more than 255 pages) takes the helper.
+//!   its pages, whatever the span: runs are exact `u32` counts), then per-lane loads or
+//!   stores in lane order (`Tx::lanes_inline`). A range with a unit it may not touch (a hole
+//!   or a read-only page between the lanes) is checked lane by lane against the permission
+//!   table in a small loop (`Tx::lanes_permitted`); only a lane that faults takes the helper.
 //! * Straight-line code (vectors in the register file) always takes the helper path below,
 //!   passing the register file itself as the helper's source or destination.
 //! * Everything else (vector bases or offsets, partial masks, other tile accesses, a failed
@@ -319,11 +321,18 @@ impl Tx<'_, '_> {
         let last = self.b.ins().iadd_imm_s(ea, len as i64 - 1);
         let u1 = self.b.ins().ushr_imm_s(last, shift);
         let span = self.b.ins().isub(u1, u0);
-        let table = self.run_table(local, need);
-        let at = self.b.ins().iadd(table, u0);
-        let run = self.b.ins().uload8(I64, flags(), at, 0);
+        let run = self.run_at(local, need, u0);
         let covered = self.b.ins().icmp(IntCC::UnsignedLessThan, span, run);
         self.b.ins().brif(covered, ok, &[], fail, &[]);
+    }
+
+    /// Entry `unit` (a page, or a granule for `.local`) of the permitted-run table for `need`:
+    /// how many units from it on all have that permission (`u32` entries).
+    fn run_at(&mut self, local: bool, need: u8, unit: Value) -> Value {
+        let table = self.run_table(local, need);
+        let off = self.b.ins().ishl_imm_s(unit, 2);
+        let at = self.b.ins().iadd(table, off);
+        self.b.ins().uload32(flags(), at, 0)
     }
 
     /// The permitted-run table for `need` of guest memory (per page, loaded from the context
@@ -801,9 +810,7 @@ impl Tx<'_, '_> {
         // A range out of bounds reads entry 0 instead (the flag is already false).
         let zero = self.iconst(0);
         let at = self.b.ins().select(ok, p0, zero);
-        let table = self.run_table(local, need);
-        let at = self.b.ins().iadd(table, at);
-        let run = self.b.ins().uload8(I64, flags(), at, 0);
+        let run = self.run_at(local, need, at);
         // Pages (granules) p0..=p1 are all permitted when the run from p0 is longer than
         // p1 - p0.
         let covered = self.b.ins().icmp(IntCC::UnsignedLessThan, pages, run);
@@ -811,7 +818,15 @@ impl Tx<'_, '_> {
         // `or` has a low bit set iff some lane has it.
         let ok = self.and_aligned(ok, or, amask);
         let fast = self.b.create_block();
-        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        let holes = self.b.create_block();
+        self.b.ins().brif(ok, fast, &[], holes, &[]);
+        // The range has a unit without permission (a hole between the lanes, or data of
+        // another permission): when in bounds, check lane by lane.
+        self.b.switch_to_block(holes);
+        self.b.seal_block(holes);
+        let inb = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, lim);
+        let inb = self.and_aligned(inb, or, amask);
+        self.lanes_permitted(inb, &eas, acc, fast, slow);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
         let hosts: Vec<Value> = lane_ea
@@ -845,6 +860,60 @@ impl Tx<'_, '_> {
             }
         }
         eas
+    }
+
+    /// When `inb` (every lane's bytes inside the space, aligned as required), check each of
+    /// the VL lanes of `eas` against the space's permission table (both ends of its access:
+    /// E <= a page or granule), in a loop of constant code size; branch to `ok` when every
+    /// lane has `acc.need`, else to `fail`.
+    fn lanes_permitted(&mut self, inb: Value, eas: &[Value], acc: Access, ok: Block, fail: Block) {
+        let (_, _, shift) = self.space(acc.local);
+        let perms = match self.tile {
+            Some(t) if acc.local => t.perms,
+            _ => self.mem_perms,
+        };
+        let scan = self.b.create_block();
+        self.b.ins().brif(inb, scan, &[], fail, &[]);
+        self.b.switch_to_block(scan);
+        self.b.seal_block(scan);
+        let p = self.spill(3, eas);
+        let lp = self.b.create_block();
+        let i = self.b.append_block_param(lp, I64);
+        let all = self.b.append_block_param(lp, I64);
+        let done = self.b.create_block();
+        let fin = self.b.append_block_param(done, I64);
+        let zero = self.iconst(0);
+        let ones = self.iconst(0xff);
+        self.b.ins().jump(lp, &[zero.into(), ones.into()]);
+        self.b.switch_to_block(lp);
+        let off = self.b.ins().ishl_imm_s(i, 3);
+        let at = self.b.ins().iadd(p, off);
+        let ea = self
+            .b
+            .ins()
+            .load(I64, cranelift_codegen::ir::MemFlagsData::trusted(), at, 0);
+        let last = self.b.ins().iadd_imm_s(ea, acc.ms.width() as i64 - 1);
+        let mut all2 = all;
+        for a in [ea, last] {
+            // In bounds (`inb`): the unit is inside the table.
+            let u = self.b.ins().ushr_imm_s(a, shift);
+            let at = self.b.ins().iadd(perms, u);
+            let bits = self.b.ins().uload8(I64, flags(), at, 0);
+            all2 = self.b.ins().band(all2, bits);
+        }
+        let i2 = self.b.ins().iadd_imm_s(i, 1);
+        let more = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, i2, self.vl as i64);
+        self.b
+            .ins()
+            .brif(more, lp, &[i2.into(), all2.into()], done, &[all2.into()]);
+        self.b.seal_block(lp);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+        let t = self.b.ins().band_imm_s(fin, acc.need as i64);
+        self.b.ins().brif(t, ok, &[], fail, &[]);
     }
 
     /// Under a mask not known to be full (a hot straight-line region's recompile): when it is

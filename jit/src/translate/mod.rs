@@ -505,12 +505,13 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) shape: [Option<shape::Affine>; 32],
 }
 
-/// Tile space as compiled code sees it: host base, size, and the readable and writable
-/// granule-run tables (`TileView`).
+/// Tile space as compiled code sees it: host base, size, the granule permission table, and
+/// the readable and writable granule-run tables (`TileView`).
 #[derive(Clone, Copy)]
 pub(crate) struct TileVals {
     pub(crate) base: Value,
     pub(crate) size: Value,
+    pub(crate) perms: Value,
     pub(crate) run_r: Value,
     pub(crate) run_w: Value,
 }
@@ -1185,9 +1186,10 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
             .iter()
             .any(|(_, i)| i.is_local() && i.opcode().mem().is_some()))
     .then(|| {
-        let [base, size, run_r, run_w] = [
+        let [base, size, perms, run_r, run_w] = [
             abi::off::TILE_BASE,
             abi::off::TILE_SIZE,
+            abi::off::TILE_PERMS,
             abi::off::TILE_RUN_R,
             abi::off::TILE_RUN_W,
         ]
@@ -1195,6 +1197,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         TileVals {
             base,
             size,
+            perms,
             run_r,
             run_w,
         }
