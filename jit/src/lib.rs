@@ -21,6 +21,7 @@ use cranelift_module::{Module, ModuleReloc};
 use lanejit_interp::machine::Machine;
 use region::Code;
 use std::time::Instant;
+pub use translate::plan::{self, Plan};
 
 /// The JIT could not be set up or could not compile.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +90,10 @@ pub struct RegionStat {
     pub us: u64,
     /// Machine-code bytes.
     pub code_bytes: usize,
+    /// Cranelift IR instructions it was translated to.
+    pub ir_insts: usize,
+    /// The form it was compiled in (see `translate::plan`).
+    pub plan: Plan,
     /// A recompile of a hot straight-line function with inline vector code (see
     /// [`HOT_ENTRIES`]), not a first compile.
     pub hot: bool,
@@ -223,9 +228,18 @@ impl Jit {
             Some(Entry::Declined) => return Ok(None),
             None => {}
         }
-        let Some(region) = region::discover(&self.code, pc, key.straight) else {
+        let Some(mut region) = region::discover(&self.code, pc, key.straight) else {
             self.cache.insert(key, Entry::Declined);
             return Ok(None);
+        };
+        // The form of the code (`translate::plan`): loops and hot recompiles within a compile
+        // budget; first compiles of straight-line code hand vector work to helpers, whose
+        // code is small whatever the region.
+        let vector = region.loop_head.is_some() || key.hot;
+        let mut plan = if vector {
+            plan::choose(&region, self.vl)
+        } else {
+            Plan::Memory
         };
         if self.cache.full() {
             self.cache.retire()?;
@@ -239,32 +253,65 @@ impl Jit {
             pc,
             msg: e.to_string(),
         };
-        self.ctx.clear();
-        self.ctx.func.signature = module.make_signature();
-        self.ctx.func.signature.params.push(AbiParam::new(I64));
-        self.ctx.func.signature.returns.push(AbiParam::new(I64));
-        // Anonymous: nothing links to a region by name, and naming one costs a string and a
-        // map entry per compile.
-        let id = module
-            .declare_anonymous_function(&self.ctx.func.signature)
-            .map_err(|e| err(&e))?;
-        self.ctx.func.name = UserFuncName::user(0, id.as_u32());
-        let cfg = translate::TxConfig {
-            vl: self.vl,
-            strict_align: self.strict_align,
-            call_conv: module.isa().default_call_conv(),
-            budgeted: self.budgeted,
-            hot: key.hot,
-            chain_slots: (self.chain.len() / 2) as u64,
-            native_fma: module.isa().has_native_fma(),
-        };
-        let fcfg = module.target_config();
-        {
+        let mut sig = module.make_signature();
+        sig.params.push(AbiParam::new(I64));
+        sig.returns.push(AbiParam::new(I64));
+        let mut id = None;
+        let cfg = loop {
+            if plan == Plan::Interpret {
+                if region.loop_head.is_none() || key.hot {
+                    // A hot recompile over budget: the first compile stays.
+                    self.cache.insert(key, Entry::Declined);
+                    return Ok(None);
+                }
+                // A loop over budget: the straight-line form of its body, one iteration
+                // per call, with helpers.
+                match region::discover(&self.code, pc, true) {
+                    Some(r) => region = r,
+                    None => {
+                        self.cache.insert(key, Entry::Declined);
+                        return Ok(None);
+                    }
+                }
+                plan = Plan::Memory;
+            }
+            // Anonymous: nothing links to a region by name, and naming one costs a string
+            // and a map entry per compile.
+            let fid = match id {
+                Some(f) => f,
+                None => *id.insert(
+                    module
+                        .declare_anonymous_function(&sig)
+                        .map_err(|e| err(&e))?,
+                ),
+            };
+            self.ctx.clear();
+            self.ctx.func.signature = sig.clone();
+            self.ctx.func.name = UserFuncName::user(0, fid.as_u32());
+            let cfg = translate::TxConfig {
+                vl: self.vl,
+                strict_align: self.strict_align,
+                call_conv: module.isa().default_call_conv(),
+                budgeted: self.budgeted,
+                hot: key.hot,
+                chain_slots: (self.chain.len() / 2) as u64,
+                plan,
+                native_fma: module.isa().has_native_fma(),
+            };
+            let fcfg = module.target_config();
             let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
             translate::translate(&mut b, &region, cfg);
             b.finalize(fcfg);
-        }
-        let size = if region.loop_head.is_some() {
+            let emitted = self.ctx.func.dfg.num_insts();
+            if !vector || plan::fits(plan, emitted) {
+                break cfg;
+            }
+            // The estimate was wrong: the next cheaper form.
+            plan = plan::cheaper(plan);
+        };
+        let id = id.expect("declared");
+        let ir_insts = self.ctx.func.dfg.num_insts();
+        let size = if region.loop_head.is_some() && cfg.plan == Plan::Registers {
             module
                 .define_function(id, &mut self.ctx)
                 .map_err(|e| err(&format!("{e:?}")))?;
@@ -274,8 +321,9 @@ impl Jit {
             }
             code.code_buffer().len()
         } else {
-            // Straight-line code runs once per entry: compile it with the quick settings and
-            // place the bytes in the module.
+            // Straight-line code runs once per entry, and the memory form of a large loop
+            // must compile in bounded time: the quick settings, and the bytes placed in the
+            // module.
             let isa = &*self.cache.quick_isa;
             self.ctx
                 .compile(isa, &mut ControlPlane::default())
@@ -327,6 +375,8 @@ impl Jit {
             insts: region.insts.len(),
             us,
             code_bytes: size,
+            ir_insts,
+            plan: cfg.plan,
             hot: key.hot,
         });
         self.cache.stats.module_bytes += size;

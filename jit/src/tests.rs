@@ -319,3 +319,55 @@ fn hot_straight_line_code_is_recompiled_once() {
         "first compile and one hot recompile: {regions:?}"
     );
 }
+
+#[test]
+fn compile_cost_is_bounded_by_the_plan() {
+    use crate::{Plan, RegionKind, plan};
+    // Unrolled loop bodies at VL 64 (the bounded-cost issue's hostile kernels): the loop
+    // region is compiled in the form its estimate allows, never above the IR bound.
+    let cases = [
+        ("V.SHL v1, v1, v2", 8, Some(Plan::Registers)),
+        ("V.SHL v1, v1, v2", 16, Some(Plan::Memory)),
+        ("V.SHL v1, v1, v2", 250, None),
+        ("V.MUL v1, v1, v2", 250, None),
+        ("V.LW [s1 + (v2 << 2)], ->v1", 250, None),
+        ("V.FMA.S v1, v3, v2", 250, None),
+    ];
+    for (op, n, want) in cases {
+        let body: String = (0..n).map(|_| format!("        {op}\n")).collect();
+        let src = format!(
+            "        S.LI s1, 0x11000\n        S.LI s3, 640\n        V.LANEID v2\n\
+             V.AND v2, v2, 3\n        LOOP s3\n{body}        ENDLOOP\n        HALT\n"
+        );
+        let p = lanejit_interp::asm::assemble(&src, "big.s").expect("assembles");
+        let mut m = machine(&p.code, 64);
+        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        run_compiled(&mut jit, &mut m);
+        let regions = jit.stats().regions;
+        for r in &regions {
+            assert!(
+                plan::fits(r.plan, r.ir_insts),
+                "{op} x{n}: {} IR instructions in the {:?} form",
+                r.ir_insts,
+                r.plan
+            );
+        }
+        // The body starts after the three-word S.LI pair, V.LANEID, V.AND and LOOP.
+        let body_pc = 0x38;
+        let at_body: Vec<_> = regions.iter().filter(|r| r.pc == body_pc).collect();
+        match want {
+            Some(plan) => assert!(
+                at_body
+                    .iter()
+                    .any(|r| r.kind == RegionKind::Loop && r.plan == plan),
+                "{op} x{n}: {regions:?}"
+            ),
+            None => assert!(
+                at_body
+                    .iter()
+                    .all(|r| r.kind == RegionKind::Straight && r.plan == Plan::Memory),
+                "{op} x{n}: the loop falls back to its straight form: {regions:?}"
+            ),
+        }
+    }
+}

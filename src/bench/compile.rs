@@ -240,6 +240,8 @@ mod tests {
             insts,
             us,
             code_bytes: 1,
+            ir_insts: 1,
+            plan: lanejit_jit::Plan::Registers,
             hot,
         };
         // transpose_tile's shape: the body entered at 0x48 (after a straight run ending in

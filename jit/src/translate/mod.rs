@@ -47,6 +47,7 @@
 mod alu;
 mod control;
 mod mem;
+pub mod plan;
 mod shape;
 
 use crate::abi::{self, STATUS_INTERP, STATUS_NEXT, STATUS_PARTIAL};
@@ -102,6 +103,9 @@ pub struct TxConfig {
     pub hot: bool,
     /// Slots of the chaining table (`JitCtx::chain`), one per instruction (0: no chaining).
     pub chain_slots: u64,
+    /// The form the region is compiled in ([`plan`]): [`plan::Plan::Memory`] keeps vector
+    /// registers in the register file even in a loop.
+    pub plan: plan::Plan,
     /// Whether the host has a fused multiply-add instruction (`TargetIsa::has_native_fma`):
     /// then `V.FMA.S`/`.D` are one exactly rounded host instruction per vector; else they
     /// call `abi::lj_fma` (software `mul_add`), so results never depend on the host.
@@ -441,7 +445,8 @@ pub(crate) struct Tx<'a, 'f> {
     /// loads its chunks, every write stores them as soon as the instruction's checks have
     /// passed (so exits need not write vectors back). Used for straight-line regions, which
     /// run once per entry and compile several times faster without the vector variables
-    /// (no SSA phis at the shared exit, short live ranges).
+    /// (no SSA phis at the shared exit, short live ranges), and for loops whose vector state
+    /// is too large for the register form ([`plan::Plan::Memory`]).
     pub(crate) vmem: bool,
     /// Whether straight-line code hands vector work to the register-file helpers (first
     /// compile: compile speed first) rather than inline code (a hot region's recompile).
@@ -1167,9 +1172,9 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     let regs = b.ins().load(I64, tf, ctx, abi::off::REGS);
     // Only what the region uses is loaded: straight-line code hands memory to helpers (which
     // read the context themselves), and the budget matters only under an instruction limit.
-    let vmem = r.loop_head.is_none();
+    let vmem = r.loop_head.is_none() || cfg.plan == plan::Plan::Memory;
     let unused = b.ins().iconst(I64, 0);
-    let helpers = vmem && !cfg.hot;
+    let helpers = r.loop_head.is_none() && !cfg.hot;
     let needs_mem = !helpers && r.insts.iter().any(|(_, i)| i.opcode().mem().is_some());
     let [mem_base, mem_extent, mem_perms] = if needs_mem {
         [

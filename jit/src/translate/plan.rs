@@ -1,0 +1,137 @@
+//! How a region is compiled, chosen before translation so that compile time and memory stay
+//! bounded whatever the region holds (a loop body of 250 per-lane shifts at VL 64 is an
+//! ordinary unrolled kernel, and must not take seconds).
+//!
+//! Three forms, from the fastest code to the cheapest compile:
+//!
+//! * [`Plan::Registers`]: guest vector registers in SSA variables (`i64x2` chunks), the
+//!   optimising settings (egraph, backtracking register allocator). Best code, but the
+//!   allocator's cost grows with the live state: VL/2 chunks per vector register, all live at
+//!   every exit of the loop.
+//! * [`Plan::Memory`]: vector registers stay in the register file (`Tx::vmem`: every read
+//!   loads its chunks, every write stores them) and per-lane memory work runs in loops over the
+//!   lanes (`Tx::lanes_loop`), compiled with the quick settings (no optimisation, single-pass
+//!   allocator). The code is linear, with nothing live across instructions but scalars; about
+//!   1 µs of compile time per IR instruction on this project's machines.
+//! * [`Plan::Interpret`]: too large even so; a loop region is compiled as the straight-line
+//!   form of its body (helpers on the register file, about ten IR instructions per guest
+//!   instruction, one iteration per call), a hot straight-line recompile is not made.
+//!
+//! [`estimate`] predicts the IR size of the register form from the ISA table's semantic
+//! classes (per instruction: a constant plus a cost per `i64x2` chunk or per lane), measured
+//! on the bench kernels and the hostile kernels of the bounded-cost issue (250 shifts, 250
+//! multiplies, 250 gathers, 250 FMAs at VL 64). A region gets the register form when the
+//! estimate is at most [`REGISTERS_IR`] and its live vector state at most
+//! [`REGISTERS_STATE`] chunks; else the memory form when the estimate is at most
+//! [`MEMORY_IR`]; else the straight-line fallback. `Jit::compile_key` also checks the IR the
+//! translator really emitted against the same bounds (a wrong estimate costs one
+//! re-translation in the next form, never an unbounded compile).
+
+use super::mem::LANE_LOOP_MIN_VL;
+use super::{RegSet, reg_effects};
+use crate::region::Region;
+use lanejit_interp::isa::{AluOp, Inst, Mode, Sem, VSrc};
+
+/// The form a region is compiled in (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Vector registers in SSA variables, optimising settings.
+    Registers,
+    /// Vector registers in the register file, quick settings.
+    Memory,
+    /// Not compiled in a vector form: the straight-line helper form of a loop body, or no
+    /// hot recompile.
+    Interpret,
+}
+
+/// Most IR instructions (estimated or emitted) for [`Plan::Registers`].
+pub const REGISTERS_IR: usize = 8_000;
+/// Most live `i64x2` chunks of vector registers for [`Plan::Registers`] (VL/2 per vector
+/// register the region uses): beyond it the allocator spills most of them anyway, at a
+/// compile cost that grows faster than the code.
+pub const REGISTERS_STATE: usize = 256;
+/// Most IR instructions (estimated or emitted) for [`Plan::Memory`]: about 15 ms of compile
+/// time at the quick settings.
+pub const MEMORY_IR: usize = 15_000;
+
+/// The estimated IR instructions of one guest instruction at `vl` lanes (`nch` chunks), in
+/// the register form or (`memory`) the memory form, where every vector operand is loaded and
+/// every result stored, and gathers and scatters loop over the lanes.
+fn inst_cost(inst: &Inst, vl: usize, nch: usize, memory: bool) -> usize {
+    let io = if memory { nch } else { 0 };
+    io + match inst.opcode().sem() {
+        Sem::Mem(ms) => match ms.mode {
+            Mode::Contig => 20 + 3 * nch,
+            Mode::RegOff { .. } | Mode::Imm { .. } if memory && vl >= LANE_LOOP_MIN_VL => {
+                60 + 6 * nch
+            }
+            // Any of these may turn out contiguous (lane shapes), or gather lane by lane.
+            Mode::RegOff { .. } | Mode::Imm { .. } => 40 + 2 * nch + 5 * vl,
+        },
+        Sem::VAlu(op) => {
+            let per_lane_shift = matches!(op, AluOp::Shl | AluOp::Shr | AluOp::Sra)
+                && matches!(inst, Inst::VShl(o) | Inst::VShr(o) | Inst::VSra(o) if matches!(o.vb, VSrc::V(_)));
+            let per_chunk = match op {
+                _ if per_lane_shift => 12,
+                AluOp::Mul => 4,
+                _ => 2,
+            };
+            5 + per_chunk * nch
+        }
+        Sem::Fp(..) => 10 + 10 * nch,
+        Sem::VMov | Sem::VRead(_) | Sem::RedSum => 5 + 3 * nch,
+        _ => 6,
+    }
+}
+
+/// The estimated IR size of `r` at `vl` lanes in the register form or (`memory`) the memory
+/// form: a loop's body is emitted twice (the full copy and the partial or second full copy).
+pub fn estimate(r: &Region, vl: u32, memory: bool) -> usize {
+    let vl = vl as usize;
+    let nch = vl.div_ceil(2);
+    let body: usize = r
+        .insts
+        .iter()
+        .map(|(_, i)| inst_cost(i, vl, nch, memory))
+        .sum();
+    let copies = if r.loop_head.is_some() { 2 } else { 1 };
+    copies * body + 100
+}
+
+/// `i64x2` chunks of vector registers `r` uses at `vl` lanes (its live vector state).
+pub fn state(r: &Region, vl: u32) -> usize {
+    let mut used = RegSet::default();
+    for (_, i) in &r.insts {
+        let (u, w) = reg_effects(i);
+        used.v |= u.v | w.v;
+    }
+    used.v.count_ones() as usize * (vl as usize).div_ceil(2)
+}
+
+/// The form `r` is compiled in at `vl` lanes.
+pub fn choose(r: &Region, vl: u32) -> Plan {
+    if estimate(r, vl, false) <= REGISTERS_IR && state(r, vl) <= REGISTERS_STATE {
+        Plan::Registers
+    } else if estimate(r, vl, true) <= MEMORY_IR {
+        Plan::Memory
+    } else {
+        Plan::Interpret
+    }
+}
+
+/// The next cheaper form.
+pub fn cheaper(plan: Plan) -> Plan {
+    match plan {
+        Plan::Registers => Plan::Memory,
+        Plan::Memory | Plan::Interpret => Plan::Interpret,
+    }
+}
+
+/// Whether `emitted` IR instructions fit `plan`'s bound (the check after translation).
+pub fn fits(plan: Plan, emitted: usize) -> bool {
+    match plan {
+        Plan::Registers => emitted <= 2 * REGISTERS_IR,
+        Plan::Memory => emitted <= 2 * MEMORY_IR,
+        Plan::Interpret => true,
+    }
+}
