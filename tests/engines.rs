@@ -1275,3 +1275,60 @@ fn perf_copy_kernel() {
         times.len()
     );
 }
+
+#[test]
+fn large_maps_fill_their_page_tables_lazily_on_every_engine() {
+    // 64 MiB + 12 KiB mapped: more than `memory::EAGER_PAGES`, so the per-page tables are
+    // filled chunk by chunk (16 MiB) on first use. A copy streams across chunk boundaries
+    // (the hoisted span check meets chunks not filled yet), a gather spreads over every
+    // chunk, and a read-only page and a hole lie inside the big range's span.
+    let src = "
+        .mem 0x1000000, 0x2000000, rw
+        .mem 0x3000000, 0x1000, r
+        .mem 0x3002000, 0x2000000, rw
+        .mem 0x5800000, 0x2000, rw
+        .data 0x1000000
+        .word 1, 2, 3, 4, 5, 6, 7, 8
+        .data 0x3000000
+        .word 0x77
+        .text
+        S.LI s1, 0x1ffe000
+        S.LI s2, 0x4ff0000
+        S.LI s3, 0x3000
+        LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.ADD v1, v1, 9
+        V.SW v1, [s2, lc0<<2, 0]
+        ENDLOOP
+        S.LI s4, 0x1000000
+        S.LI s3, 64
+        LOOP s3
+        V.LC0 v2
+        V.MUL v2, v2, 0x7ff3
+        V.AND v2, v2, 0xfffff
+        V.LW [s4 + (v2 << 6)], ->v3
+        V.SW v3, [s4 + (v2 << (2 + 4))]
+        ENDLOOP
+        S.LI s5, 0x3000000
+        V.LANEID v4
+        V.LW [s5 + (v4 << 12)], ->v5
+        HALT
+    ";
+    let p = asm(src);
+    for vl in [1, 4, 16, 64] {
+        let (r, stats) = check(&p, vl, false, None);
+        assert!(stats.jit_retired > 0, "vl {vl}: compiled code ran");
+        let out = r
+            .pages
+            .iter()
+            .find(|(a, _)| *a == 0x4ff0000)
+            .expect("mapped");
+        assert_eq!(&out.1[..4], &9u32.to_le_bytes(), "vl {vl}: the copy ran");
+        assert!(
+            trap_kind(&r.exit).is_some() || vl == 1,
+            "vl {vl}: {:?}",
+            r.exit
+        );
+    }
+    check(&p, 8, false, Some(3000));
+}
