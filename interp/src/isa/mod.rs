@@ -660,6 +660,16 @@ macro_rules! define_isa {
             pub fn is_local(&self) -> bool {
                 match self { $( Inst::$name(ops) => ops.local(), )* }
             }
+
+            pub fn effects(&self) -> Effects {
+                let mut e = Effects::default();
+                match self { $( Inst::$name(ops) => ops.effects($sem, &mut e), )* }
+                e
+            }
+
+            pub fn mem_operands(&self) -> Option<MemOperands> {
+                match self { $( Inst::$name(ops) => ops.mem_operands(), )* }
+            }
         }
 
         impl fmt::Display for Inst {

@@ -344,6 +344,111 @@ pub trait Format: Sized + Copy {
     fn local(&self) -> bool {
         false
     }
+    /// Add the registers the instruction reads and writes to `e` (`sem`: its semantics).
+    fn effects(&self, _sem: Sem, _e: &mut Effects) {}
+    /// A memory instruction's data register, address operands and space.
+    fn mem_operands(&self) -> Option<MemOperands> {
+        None
+    }
+}
+
+/// The registers an instruction reads and writes (`Inst::effects`), as bit sets (bit `n`:
+/// register `n`), generated from the operand formats so that no engine keeps its own
+/// per-opcode list. A vector destination is a write only (under a partial mask its inactive
+/// lanes keep their value: engines that need the old value treat writes as reads too).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Effects {
+    /// Scalar registers read.
+    pub reads_s: u32,
+    /// Vector registers read.
+    pub reads_v: u32,
+    /// Whether LC0BASE is read (`lc0` operands, contiguous forms, `S.LC0`, `V.LC0`).
+    pub reads_lc0: bool,
+    /// Scalar registers written.
+    pub writes_s: u32,
+    /// Vector registers written.
+    pub writes_v: u32,
+}
+
+impl Effects {
+    /// `r` is read.
+    pub fn read(&mut self, r: Reg) {
+        match r {
+            Reg::S(n) => self.reads_s |= 1 << n,
+            Reg::V(n) => self.reads_v |= 1 << n,
+            Reg::Lc0 => self.reads_lc0 = true,
+        }
+    }
+    /// `r` is read.
+    pub fn read_s(&mut self, r: SReg) {
+        self.reads_s |= 1 << r.0;
+    }
+    /// `r` is read.
+    pub fn read_v(&mut self, r: VReg) {
+        self.reads_v |= 1 << r.0;
+    }
+    /// A vector operand's register, if any, is read.
+    pub fn read_src(&mut self, s: VSrc) {
+        match s {
+            VSrc::V(r) => self.read_v(r),
+            VSrc::S(r) => self.read_s(r),
+            VSrc::Imm(_) => {}
+        }
+    }
+    /// A scalar-or-immediate operand's register, if any, is read.
+    pub fn read_s_or_imm(&mut self, s: SOrImm) {
+        if let SOrImm::Reg(r) = s {
+            self.read_s(r);
+        }
+    }
+    /// `r` is written.
+    pub fn write_s(&mut self, r: SReg) {
+        self.writes_s |= 1 << r.0;
+    }
+    /// `r` is written.
+    pub fn write_v(&mut self, r: VReg) {
+        self.writes_v |= 1 << r.0;
+    }
+}
+
+/// How a memory instruction forms its lane EAs, as written (see [`super::MemSem`] for the
+/// shifts and scaling its mnemonic applies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemAddr {
+    /// `base + (off << shift)`, the shift from `shamt` ([`super::MemSem::reg_shift`]).
+    RegOff {
+        /// SrcL.
+        base: Reg,
+        /// SrcR.
+        off: Reg,
+        /// The written shift amount.
+        shamt: u8,
+    },
+    /// `base + imm` scaled or not ([`super::MemSem::imm_offset`]).
+    Imm {
+        /// SrcL.
+        base: Reg,
+        /// The immediate.
+        imm: i32,
+    },
+    /// `base + (lc0 << log2 E) + off`.
+    Contig {
+        /// The scalar base.
+        base: SReg,
+        /// The scalar or immediate offset.
+        off: SOrImm,
+    },
+}
+
+/// A memory instruction's operands (`Inst::mem_operands`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MemOperands {
+    /// A load's destination (`vN`) or a store's data (`vN` or `sN`).
+    pub data: Reg,
+    /// The address operands.
+    pub addr: MemAddr,
+    /// Tile space.
+    pub local: bool,
 }
 
 fn mem_sem(sem: Sem) -> super::MemSem {
@@ -442,6 +547,22 @@ pub struct LoadRR {
 }
 
 impl Format for LoadRR {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.write_v(self.dst);
+        e.read(self.base);
+        e.read(self.off);
+    }
+    fn mem_operands(&self) -> Option<MemOperands> {
+        Some(MemOperands {
+            data: Reg::V(self.dst.0),
+            addr: MemAddr::RegOff {
+                base: self.base,
+                off: self.off,
+                shamt: self.shamt,
+            },
+            local: self.local,
+        })
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         let bits = flag_l(self.local)
             | ((32 + self.dst.0 as u64) << 16)
@@ -484,6 +605,20 @@ pub struct LoadImm {
 }
 
 impl Format for LoadImm {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.write_v(self.dst);
+        e.read(self.base);
+    }
+    fn mem_operands(&self) -> Option<MemOperands> {
+        Some(MemOperands {
+            data: Reg::V(self.dst.0),
+            addr: MemAddr::Imm {
+                base: self.base,
+                imm: self.imm,
+            },
+            local: self.local,
+        })
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         let bits = flag_l(self.local)
             | FLAG_I
@@ -528,6 +663,22 @@ pub struct LoadC {
 }
 
 impl Format for LoadC {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.write_v(self.dst);
+        e.read_s(self.base);
+        e.read_s_or_imm(self.off);
+        e.reads_lc0 = true;
+    }
+    fn mem_operands(&self) -> Option<MemOperands> {
+        Some(MemOperands {
+            data: Reg::V(self.dst.0),
+            addr: MemAddr::Contig {
+                base: self.base,
+                off: self.off,
+            },
+            local: self.local,
+        })
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         let bits = flag_l(self.local)
             | ((32 + self.dst.0 as u64) << 16)
@@ -571,6 +722,22 @@ pub struct StoreRR {
 }
 
 impl Format for StoreRR {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.read(self.src);
+        e.read(self.base);
+        e.read(self.off);
+    }
+    fn mem_operands(&self) -> Option<MemOperands> {
+        Some(MemOperands {
+            data: self.src,
+            addr: MemAddr::RegOff {
+                base: self.base,
+                off: self.off,
+                shamt: self.shamt,
+            },
+            local: self.local,
+        })
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         let bits = flag_l(self.local)
             | reg_bits(self.src, 16)
@@ -612,6 +779,20 @@ pub struct StoreImm {
 }
 
 impl Format for StoreImm {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.read(self.src);
+        e.read(self.base);
+    }
+    fn mem_operands(&self) -> Option<MemOperands> {
+        Some(MemOperands {
+            data: self.src,
+            addr: MemAddr::Imm {
+                base: self.base,
+                imm: self.imm,
+            },
+            local: self.local,
+        })
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         let bits = flag_l(self.local)
             | FLAG_I
@@ -655,6 +836,22 @@ pub struct StoreC {
 }
 
 impl Format for StoreC {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.read(self.src);
+        e.read_s(self.base);
+        e.read_s_or_imm(self.off);
+        e.reads_lc0 = true;
+    }
+    fn mem_operands(&self) -> Option<MemOperands> {
+        Some(MemOperands {
+            data: self.src,
+            addr: MemAddr::Contig {
+                base: self.base,
+                off: self.off,
+            },
+            local: self.local,
+        })
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         let bits = flag_l(self.local)
             | reg_bits(self.src, 16)
@@ -693,6 +890,11 @@ pub struct SAlu {
 }
 
 impl Format for SAlu {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.write_s(self.sd);
+        e.read_s(self.sa);
+        e.read_s_or_imm(self.sb);
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         let b = match self.sb {
             SOrImm::Reg(r) => (r.0 as u64) << 32,
@@ -732,6 +934,9 @@ pub struct SLi {
 }
 
 impl Format for SLi {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.write_s(self.sd);
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         ((self.sd.0 as u64) << 16, Some(self.imm))
     }
@@ -758,6 +963,10 @@ pub struct SMov {
 }
 
 impl Format for SMov {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.write_s(self.sd);
+        e.read_s(self.sa);
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         (
             ((self.sd.0 as u64) << 16) | ((self.sa.0 as u64) << 24),
@@ -784,6 +993,10 @@ pub struct SUnary {
 }
 
 impl Format for SUnary {
+    fn effects(&self, sem: Sem, e: &mut Effects) {
+        e.write_s(self.sd);
+        e.reads_lc0 |= matches!(sem, Sem::SRead(super::SRead::Lc0));
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         ((self.sd.0 as u64) << 16, None)
     }
@@ -810,6 +1023,10 @@ pub struct SGetLane {
 }
 
 impl Format for SGetLane {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.write_s(self.sd);
+        e.read_v(self.va);
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         let bits = ((self.sd.0 as u64) << 16)
             | ((32 + self.va.0 as u64) << 24)
@@ -866,6 +1083,11 @@ pub struct VAlu {
 }
 
 impl Format for VAlu {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.write_v(self.vd);
+        e.read_v(self.va);
+        e.read_src(self.vb);
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         let bits = ((32 + self.vd.0 as u64) << 16)
             | ((32 + self.va.0 as u64) << 24)
@@ -895,6 +1117,10 @@ pub struct VMov {
 }
 
 impl Format for VMov {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.write_v(self.vd);
+        e.read_src(self.src);
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         (
             ((32 + self.vd.0 as u64) << 16) | encode_vsrc(self.src),
@@ -921,6 +1147,10 @@ pub struct VUnary {
 }
 
 impl Format for VUnary {
+    fn effects(&self, sem: Sem, e: &mut Effects) {
+        e.write_v(self.vd);
+        e.reads_lc0 |= matches!(sem, Sem::VRead(super::VRead::Lc0));
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         ((32 + self.vd.0 as u64) << 16, None)
     }
@@ -947,6 +1177,14 @@ pub struct VFp {
 }
 
 impl Format for VFp {
+    fn effects(&self, sem: Sem, e: &mut Effects) {
+        e.write_v(self.vd);
+        e.read_v(self.va);
+        e.read_src(self.vb);
+        if matches!(sem, Sem::Fp(super::FpOp::Fma, _)) {
+            e.read_v(self.vd);
+        }
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         let bits = ((32 + self.vd.0 as u64) << 16)
             | ((32 + self.va.0 as u64) << 24)
@@ -976,6 +1214,10 @@ pub struct VRedSum {
 }
 
 impl Format for VRedSum {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.write_s(self.sd);
+        e.read_v(self.va);
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         (
             ((self.sd.0 as u64) << 16) | ((32 + self.va.0 as u64) << 24),
@@ -1002,6 +1244,9 @@ pub struct VSetMask {
 }
 
 impl Format for VSetMask {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.read_s(self.sa);
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         ((self.sa.0 as u64) << 16, None)
     }
@@ -1067,6 +1312,10 @@ pub struct Branch {
 }
 
 impl Format for Branch {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.read_s(self.sa);
+        e.read_s_or_imm(self.sb);
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         let b = match self.sb {
             SOrImm::Reg(r) => (r.0 as u64) << 24,
@@ -1104,6 +1353,9 @@ pub struct Loop {
 }
 
 impl Format for Loop {
+    fn effects(&self, _sem: Sem, e: &mut Effects) {
+        e.read_s(self.sa);
+    }
     fn encode_fields(&self) -> (u64, Option<u64>) {
         (
             ((self.sa.0 as u64) << 16) | (((self.exit.0 & MAX_TARGET) as u64) << 40),

@@ -38,7 +38,7 @@ use crate::abi::{self, kind};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8, I8X16, I16, I32, I64, I64X2};
 use cranelift_codegen::ir::{Block, InstBuilder, Value};
-use lanejit_interp::isa::{Dir, Ext, Inst, MemSem, Mode, Reg, SOrImm, SReg, VReg};
+use lanejit_interp::isa::{Dir, Ext, Inst, MemAddr, MemSem, Mode, Reg, SOrImm, SReg, VReg};
 use lanejit_interp::memory::{PERM_R, PERM_W};
 
 /// The VL from which register-offset and immediate accesses in the memory form of a region
@@ -78,110 +78,23 @@ pub(crate) fn data_reg(inst: &Inst) -> Option<Reg> {
     operands(inst, inst.opcode().mem()?).map(|(d, _, _)| d)
 }
 
-/// The data register, the address and `.local` of a memory instruction.
+/// The data register, the address and `.local` of a memory instruction, from the ISA
+/// table's operand formats (`Inst::mem_operands`), with the mnemonic's shift or scale applied.
 fn operands(inst: &Inst, ms: MemSem) -> Option<(Reg, Addr, bool)> {
-    Some(match inst {
-        Inst::VLb(o)
-        | Inst::VLh(o)
-        | Inst::VLw(o)
-        | Inst::VLd(o)
-        | Inst::VLbu(o)
-        | Inst::VLhu(o)
-        | Inst::VLwu(o) => (
-            Reg::V(o.dst.0),
-            Addr::RegOff {
-                base: o.base,
-                off: o.off,
-                shift: ms.reg_shift(o.shamt),
-            },
-            o.local,
-        ),
-        Inst::VLbi(o)
-        | Inst::VLhi(o)
-        | Inst::VLwi(o)
-        | Inst::VLdi(o)
-        | Inst::VLbui(o)
-        | Inst::VLhui(o)
-        | Inst::VLwui(o)
-        | Inst::VLhiU(o)
-        | Inst::VLwiU(o)
-        | Inst::VLdiU(o)
-        | Inst::VLhuiU(o)
-        | Inst::VLwuiU(o) => (
-            Reg::V(o.dst.0),
-            Addr::Imm {
-                base: o.base,
-                off: ms.imm_offset(o.imm),
-            },
-            o.local,
-        ),
-        Inst::VLbC(o)
-        | Inst::VLhC(o)
-        | Inst::VLwC(o)
-        | Inst::VLdC(o)
-        | Inst::VLbuC(o)
-        | Inst::VLhuC(o)
-        | Inst::VLwuC(o) => (
-            Reg::V(o.dst.0),
-            Addr::Contig {
-                base: o.base,
-                off: o.off,
-            },
-            o.local,
-        ),
-        Inst::VSb(o)
-        | Inst::VSh(o)
-        | Inst::VSw(o)
-        | Inst::VSd(o)
-        | Inst::VShU(o)
-        | Inst::VSwU(o)
-        | Inst::VSdU(o) => (
-            o.src,
-            Addr::RegOff {
-                base: o.base,
-                off: o.off,
-                shift: ms.reg_shift(o.shamt),
-            },
-            o.local,
-        ),
-        Inst::VSbi(o)
-        | Inst::VShi(o)
-        | Inst::VSwi(o)
-        | Inst::VSdi(o)
-        | Inst::VShiU(o)
-        | Inst::VSwiU(o)
-        | Inst::VSdiU(o) => (
-            o.src,
-            Addr::Imm {
-                base: o.base,
-                off: ms.imm_offset(o.imm),
-            },
-            o.local,
-        ),
-        Inst::VSbC(o) | Inst::VShC(o) | Inst::VSwC(o) | Inst::VSdC(o) => (
-            o.src,
-            Addr::Contig {
-                base: o.base,
-                off: o.off,
-            },
-            o.local,
-        ),
-        _ => return None,
-    })
-}
-
-/// Whether a memory instruction's addresses read LC0BASE (the contiguous form, or `lc0` as
-/// a base or offset register).
-pub(crate) fn uses_lc0(inst: &Inst) -> bool {
-    let Some(ms) = inst.opcode().mem() else {
-        return false;
+    let o = inst.mem_operands()?;
+    let addr = match o.addr {
+        MemAddr::RegOff { base, off, shamt } => Addr::RegOff {
+            base,
+            off,
+            shift: ms.reg_shift(shamt),
+        },
+        MemAddr::Imm { base, imm } => Addr::Imm {
+            base,
+            off: ms.imm_offset(imm),
+        },
+        MemAddr::Contig { base, off } => Addr::Contig { base, off },
     };
-    match operands(inst, ms).map(|o| o.1) {
-        Some(Addr::Contig { .. }) => true,
-        Some(Addr::RegOff { base, off, .. }) => base == Reg::Lc0 || off == Reg::Lc0,
-        Some(Addr::Imm { base, .. }) => base == Reg::Lc0,
-        None => false,
-    }
+    Some((o.data, addr, o.local))
 }
 
 /// Base and offset of a contiguous access.

@@ -60,7 +60,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use lanejit_interp::isa::{Inst, Reg, SReg, Sem, VReg, VSrc};
+use lanejit_interp::isa::{Inst, Reg, SReg, Sem, VReg};
 use lanejit_interp::machine::{Regs, all_lanes};
 
 /// How a vector register's current value is held.
@@ -125,193 +125,21 @@ struct RegSet {
     v: u32,
 }
 
-impl RegSet {
-    fn reg(&mut self, r: Reg) {
-        match r {
-            Reg::S(n) => self.s |= 1 << n,
-            Reg::V(n) => self.v |= 1 << n,
-            Reg::Lc0 => {}
-        }
-    }
-    fn sreg(&mut self, r: SReg) {
-        self.s |= 1 << r.0;
-    }
-    fn vreg(&mut self, r: VReg) {
-        self.v |= 1 << r.0;
-    }
-    fn vsrc(&mut self, r: VSrc) {
-        match r {
-            VSrc::V(v) => self.vreg(v),
-            VSrc::S(s) => self.sreg(s),
-            VSrc::Imm(_) => {}
-        }
-    }
-}
-
-/// (used, written) registers of `inst`. Used are the registers it reads, and every vector
-/// register it writes (a write under a partial mask merges with the old value); a scalar
-/// destination is used only when it is also a source (scalar writes are whole).
+/// (used, written) registers of `inst`, from the ISA table's operand formats
+/// (`Inst::effects`). Used are the registers it reads, and every vector register it writes (a
+/// write under a partial mask merges with the old value); a scalar destination is used only
+/// when it is also a source (scalar writes are whole).
 fn reg_effects(inst: &Inst) -> (RegSet, RegSet) {
-    let mut u = RegSet::default();
-    let mut w = RegSet::default();
-    match inst {
-        Inst::VLb(o)
-        | Inst::VLh(o)
-        | Inst::VLw(o)
-        | Inst::VLd(o)
-        | Inst::VLbu(o)
-        | Inst::VLhu(o)
-        | Inst::VLwu(o) => {
-            u.vreg(o.dst);
-            w.vreg(o.dst);
-            u.reg(o.base);
-            u.reg(o.off);
-        }
-        Inst::VLbi(o)
-        | Inst::VLhi(o)
-        | Inst::VLwi(o)
-        | Inst::VLdi(o)
-        | Inst::VLbui(o)
-        | Inst::VLhui(o)
-        | Inst::VLwui(o)
-        | Inst::VLhiU(o)
-        | Inst::VLwiU(o)
-        | Inst::VLdiU(o)
-        | Inst::VLhuiU(o)
-        | Inst::VLwuiU(o) => {
-            u.vreg(o.dst);
-            w.vreg(o.dst);
-            u.reg(o.base);
-        }
-        Inst::VLbC(o)
-        | Inst::VLhC(o)
-        | Inst::VLwC(o)
-        | Inst::VLdC(o)
-        | Inst::VLbuC(o)
-        | Inst::VLhuC(o)
-        | Inst::VLwuC(o) => {
-            u.vreg(o.dst);
-            w.vreg(o.dst);
-            u.sreg(o.base);
-            if let lanejit_interp::isa::SOrImm::Reg(r) = o.off {
-                u.sreg(r);
-            }
-        }
-        Inst::VSb(o)
-        | Inst::VSh(o)
-        | Inst::VSw(o)
-        | Inst::VSd(o)
-        | Inst::VShU(o)
-        | Inst::VSwU(o)
-        | Inst::VSdU(o) => {
-            u.reg(o.src);
-            u.reg(o.base);
-            u.reg(o.off);
-        }
-        Inst::VSbi(o)
-        | Inst::VShi(o)
-        | Inst::VSwi(o)
-        | Inst::VSdi(o)
-        | Inst::VShiU(o)
-        | Inst::VSwiU(o)
-        | Inst::VSdiU(o) => {
-            u.reg(o.src);
-            u.reg(o.base);
-        }
-        Inst::VSbC(o) | Inst::VShC(o) | Inst::VSwC(o) | Inst::VSdC(o) => {
-            u.reg(o.src);
-            u.sreg(o.base);
-            if let lanejit_interp::isa::SOrImm::Reg(r) = o.off {
-                u.sreg(r);
-            }
-        }
-        Inst::SAdd(o)
-        | Inst::SSub(o)
-        | Inst::SMul(o)
-        | Inst::SAnd(o)
-        | Inst::SOr(o)
-        | Inst::SXor(o)
-        | Inst::SShl(o)
-        | Inst::SShr(o)
-        | Inst::SSra(o) => {
-            w.sreg(o.sd);
-            u.sreg(o.sa);
-            if let lanejit_interp::isa::SOrImm::Reg(r) = o.sb {
-                u.sreg(r);
-            }
-        }
-        Inst::SLi(o) => {
-            w.sreg(o.sd);
-        }
-        Inst::SMov(o) => {
-            w.sreg(o.sd);
-            u.sreg(o.sa);
-        }
-        Inst::SLc0(o) | Inst::SVl(o) | Inst::SGid(o) | Inst::SMask(o) => {
-            w.sreg(o.sd);
-        }
-        Inst::SGetlane(o) => {
-            w.sreg(o.sd);
-            u.vreg(o.va);
-        }
-        Inst::VAdd(o)
-        | Inst::VSub(o)
-        | Inst::VMul(o)
-        | Inst::VAnd(o)
-        | Inst::VOr(o)
-        | Inst::VXor(o)
-        | Inst::VShl(o)
-        | Inst::VShr(o)
-        | Inst::VSra(o) => {
-            u.vreg(o.vd);
-            w.vreg(o.vd);
-            u.vreg(o.va);
-            u.vsrc(o.vb);
-        }
-        Inst::VMov(o) => {
-            u.vreg(o.vd);
-            w.vreg(o.vd);
-            u.vsrc(o.src);
-        }
-        Inst::VLaneid(o) | Inst::VLc0(o) => {
-            u.vreg(o.vd);
-            w.vreg(o.vd);
-        }
-        Inst::VFaddS(o)
-        | Inst::VFsubS(o)
-        | Inst::VFmulS(o)
-        | Inst::VFmaS(o)
-        | Inst::VFaddD(o)
-        | Inst::VFsubD(o)
-        | Inst::VFmulD(o)
-        | Inst::VFmaD(o) => {
-            u.vreg(o.vd);
-            w.vreg(o.vd);
-            u.vreg(o.va);
-            u.vsrc(o.vb);
-        }
-        Inst::VRedsum(o) => {
-            w.sreg(o.sd);
-            u.vreg(o.va);
-        }
-        Inst::VSetmask(o) => u.sreg(o.sa),
-        Inst::Beq(o)
-        | Inst::Bne(o)
-        | Inst::Blt(o)
-        | Inst::Bge(o)
-        | Inst::Bltu(o)
-        | Inst::Bgeu(o) => {
-            u.sreg(o.sa);
-            if let lanejit_interp::isa::SOrImm::Reg(r) = o.sb {
-                u.sreg(r);
-            }
-        }
-        Inst::Loop(o) => u.sreg(o.sa),
-        Inst::J(_) | Inst::Endloop(_) | Inst::Nop(_) | Inst::Halt(_) => {}
-    }
+    let e = inst.effects();
     // s0 is never loaded or stored: it reads as zero and discards writes.
-    u.s &= !1;
-    w.s &= !1;
+    let u = RegSet {
+        s: e.reads_s & !1,
+        v: e.reads_v | e.writes_v,
+    };
+    let w = RegSet {
+        s: e.writes_s & !1,
+        v: e.writes_v,
+    };
     (u, w)
 }
 
@@ -1219,10 +1047,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         .insts
         .iter()
         .any(|(_, i)| matches!(i, Inst::Loop(_) | Inst::Endloop(_)));
-    let reads_lc0 = loops
-        || r.insts
-            .iter()
-            .any(|(_, i)| matches!(i, Inst::SLc0(_) | Inst::VLc0(_)) || mem::uses_lc0(i));
+    let reads_lc0 = loops || r.insts.iter().any(|(_, i)| i.effects().reads_lc0);
     let writes_mask = loops || r.insts.iter().any(|(_, i)| matches!(i, Inst::VSetmask(_)));
 
     let mut used = RegSet::default();
