@@ -2,7 +2,7 @@
 //! the same work, on host vectors holding the same data, producing the same output bytes.
 //!
 //! The loops are ordinary, autovectorisable Rust (no intrinsics). Each is built twice by
-//! [`multiversion!`]: once for the x86-64 baseline (SSE2) and once with
+//! `multiversion!`: once for the x86-64 baseline (SSE2) and once with
 //! `#[target_feature(enable = "avx2,fma")]`; the entry point picks the AVX2+FMA build at run
 //! time when the CPU has both ([`isa`]), as a C or Rust program multiversioned for its host
 //! would. Floating point is never contracted (Rust does not fuse `a * b + c`), so a loop
