@@ -404,6 +404,27 @@ impl Native {
         }
     }
 
+    /// Reset the native outputs (zero, or saxpy32's input y), so that a run that wrote
+    /// nothing cannot pass for a good one.
+    #[cfg(test)]
+    pub(super) fn clear_outputs(&mut self) {
+        match self {
+            Native::Widen { sum, .. } | Native::Dot { sum, .. } => *sum = 0,
+            Native::Saxpy { y, y0, .. } => y.copy_from_slice(y0),
+            Native::Copy { dst, .. }
+            | Native::Gather { dst, .. }
+            | Native::Scatter { dst, .. }
+            | Native::Strided { dst, .. }
+            | Native::Tile { t: dst, .. }
+            | Native::Lut { dst, .. }
+            | Native::Aos { dst, .. } => dst.fill(0),
+            Native::Stencil { dst, .. }
+            | Native::Fir { dst, .. }
+            | Native::Spmv { dst, .. }
+            | Native::Matmul { dst, .. } => dst.fill(0.0),
+        }
+    }
+
     /// Bytes of the output at [`DST`] (0 for the sums in `s5`).
     pub(super) fn out_bytes(&self) -> u64 {
         let words = match self {

@@ -697,6 +697,26 @@ mod tests {
         }
     }
 
+    /// The baseline and the AVX2+FMA builds of every native loop give the guest's bytes
+    /// (on a host without AVX2 and FMA both runs take the baseline build).
+    #[test]
+    fn both_native_builds_give_the_same_output() {
+        use std::sync::atomic::Ordering;
+        for k in Kernel::ALL {
+            let mut w = Workload::new(k, 4096, 8).unwrap();
+            w.verify().unwrap();
+            for baseline in [true, false] {
+                native::FORCE_BASELINE.store(baseline, Ordering::Relaxed);
+                w.native.clear_outputs();
+                assert!(!w.native.matches(&w.machine), "{}", k.name());
+                w.native.run(false);
+                let ok = w.native.matches(&w.machine);
+                native::FORCE_BASELINE.store(false, Ordering::Relaxed);
+                assert!(ok, "{} (baseline build: {baseline})", k.name());
+            }
+        }
+    }
+
     #[test]
     fn median_of_odd_and_even() {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);

@@ -36,10 +36,19 @@ macro_rules! multiversion {
     };
 }
 
+/// Unit tests set this to run the baseline builds on a host that has AVX2 and FMA.
+#[cfg(test)]
+pub(super) static FORCE_BASELINE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// Whether this CPU has AVX2 and FMA (detected once, then cached by `std`).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn has_avx2_fma() -> bool {
+    #[cfg(test)]
+    if FORCE_BASELINE.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
     std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
 }
 
