@@ -404,65 +404,56 @@ impl Native {
         }
     }
 
-    /// Reset the native outputs (zero, or saxpy32's input y), so that a run that wrote
-    /// nothing cannot pass for a good one.
-    #[cfg(test)]
-    pub(super) fn clear_outputs(&mut self) {
+    /// The native output: words or floats at [`DST`], or the sum `s5` holds.
+    fn output(&self) -> Output<'_> {
         match self {
-            Native::Widen { sum, .. } | Native::Dot { sum, .. } => *sum = 0,
-            Native::Saxpy { y, y0, .. } => y.copy_from_slice(y0),
+            Native::Widen { sum, .. } | Native::Dot { sum, .. } => Output::Sum(*sum),
             Native::Copy { dst, .. }
             | Native::Gather { dst, .. }
             | Native::Scatter { dst, .. }
             | Native::Strided { dst, .. }
             | Native::Tile { t: dst, .. }
             | Native::Lut { dst, .. }
-            | Native::Aos { dst, .. } => dst.fill(0),
-            Native::Stencil { dst, .. }
+            | Native::Aos { dst, .. } => Output::Words(dst),
+            Native::Saxpy { y: dst, .. }
+            | Native::Stencil { dst, .. }
             | Native::Fir { dst, .. }
             | Native::Spmv { dst, .. }
-            | Native::Matmul { dst, .. } => dst.fill(0.0),
+            | Native::Matmul { dst, .. } => Output::Floats(dst),
         }
     }
 
     /// Bytes of the output at [`DST`] (0 for the sums in `s5`).
     pub(super) fn out_bytes(&self) -> u64 {
-        let words = match self {
-            Native::Widen { .. } | Native::Dot { .. } => 0,
-            Native::Copy { dst, .. }
-            | Native::Gather { dst, .. }
-            | Native::Scatter { dst, .. }
-            | Native::Strided { dst, .. }
-            | Native::Tile { t: dst, .. }
-            | Native::Lut { dst, .. }
-            | Native::Aos { dst, .. } => dst.len(),
-            Native::Saxpy { y: dst, .. }
-            | Native::Stencil { dst, .. }
-            | Native::Fir { dst, .. }
-            | Native::Spmv { dst, .. }
-            | Native::Matmul { dst, .. } => dst.len(),
-        };
-        4 * words as u64
-    }
-
-    /// Whether the guest's output (after a run) equals the native output.
-    pub(super) fn matches(&self, m: &Machine) -> bool {
-        match self {
-            Native::Widen { sum, .. } | Native::Dot { sum, .. } => m.regs.s[5] == *sum as u64,
-            Native::Tile { t, tile, .. } => {
-                mem_same(m, DST, t) && same(m.tile.bytes(0, 4 * tile.len() as u64), tile)
-            }
-            Native::Copy { dst, .. }
-            | Native::Gather { dst, .. }
-            | Native::Scatter { dst, .. }
-            | Native::Strided { dst, .. }
-            | Native::Lut { dst, .. }
-            | Native::Aos { dst, .. } => mem_same(m, DST, dst),
-            Native::Saxpy { y: dst, .. }
-            | Native::Stencil { dst, .. }
-            | Native::Fir { dst, .. }
-            | Native::Spmv { dst, .. }
-            | Native::Matmul { dst, .. } => mem_same(m, DST, dst),
+        match self.output() {
+            Output::Sum(_) => 0,
+            Output::Words(w) => 4 * w.len() as u64,
+            Output::Floats(f) => 4 * f.len() as u64,
         }
     }
+
+    /// Whether the guest's output (after a run) equals the native output (and for
+    /// tile_stage the tile's band too).
+    pub(super) fn matches(&self, m: &Machine) -> bool {
+        if let Native::Tile { tile, .. } = self {
+            if !same(m.tile.bytes(0, 4 * tile.len() as u64), tile) {
+                return false;
+            }
+        }
+        match self.output() {
+            Output::Sum(sum) => m.regs.s[5] == sum as u64,
+            Output::Words(w) => mem_same(m, DST, w),
+            Output::Floats(f) => mem_same(m, DST, f),
+        }
+    }
+}
+
+/// A workload's native output ([`Native::output`]).
+enum Output<'a> {
+    /// The sum in `s5`.
+    Sum(i64),
+    /// Words at [`DST`].
+    Words(&'a [u32]),
+    /// Floats at [`DST`].
+    Floats(&'a [f32]),
 }
