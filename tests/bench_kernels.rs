@@ -2,7 +2,7 @@
 //! and on every engine (interpreter, JIT, tiered) gives exactly the output of its plain Rust
 //! reference loop, on the same data, at several VLs and at sizes that leave a masked tail.
 
-use lanejit::bench::{Kernel, Which, Workload, permutation};
+use lanejit::bench::{DST, IDX, Kernel, Which, Workload, permutation};
 use lanejit::vm::{self, Engine, VmOptions};
 use lanejit_interp::asm::assemble;
 use lanejit_interp::interp::Decoded;
@@ -60,6 +60,28 @@ fn params_and_elements() {
     assert_eq!(Kernel::TileStage.elements(64), 4096);
     assert!(Kernel::TileStage.param(64, 32).is_err());
     assert!(Kernel::Copy32.param((64 << 20) + 4, 32).is_err());
+    // Issue 11's kernels: grid width, outputs, rows, matrix dimension, structs, bytes.
+    assert_eq!(Kernel::Stencil5Lc0.param(256 << 10, 32).unwrap(), 256);
+    assert_eq!(Kernel::Stencil5Vaddr.param(16 << 20, 32).unwrap(), 2048);
+    assert_eq!(Kernel::Stencil5Lc0.elements(256), 254 * 254);
+    assert!(Kernel::Stencil5Lc0.param(32, 32).is_err());
+    assert_eq!(Kernel::Fir8Lc0.param(256 << 10, 32).unwrap(), 65536 - 7);
+    assert!(Kernel::Fir8Vaddr.param(28, 32).is_err());
+    assert_eq!(Kernel::SpmvCsr.param(48 << 10, 32).unwrap(), 1024);
+    let nnz = Kernel::SpmvCsr.elements(1024);
+    assert!((8 * 1024..=16 * 1024).contains(&nnz), "{nnz}");
+    for size in [256 << 10, 16 << 20, 64 << 20] {
+        assert_eq!(Kernel::Matmul256.param(size, 32).unwrap(), 256);
+    }
+    assert_eq!(Kernel::Matmul256.param(4096, 32).unwrap(), 32);
+    assert_eq!(Kernel::Matmul256.elements(256), 1 << 24);
+    assert!(Kernel::Matmul256.param(1000, 32).is_err());
+    assert_eq!(Kernel::Lut32.param(16 << 20, 32).unwrap(), 4 << 20);
+    assert_eq!(Kernel::AosSoaVaddr.param(16 << 20, 32).unwrap(), 1 << 20);
+    assert_eq!(Kernel::Dot8.param(256 << 10, 32).unwrap(), 256 << 10);
+    for k in Kernel::ALL {
+        assert_eq!(Kernel::from_name(k.name()).unwrap(), k);
+    }
     assert!(Kernel::from_name("nope").is_err());
     assert_eq!(Kernel::from_name("tile_stage").unwrap(), Kernel::TileStage);
 }
@@ -93,6 +115,35 @@ fn engines_match_native_at_small_sizes() {
             }
         }
     }
+}
+
+/// The lc0 and vector-address forms of a kernel compute the same output from the same data.
+#[test]
+fn both_forms_give_the_same_output() {
+    for (a, b) in [
+        (Kernel::Stencil5Lc0, Kernel::Stencil5Vaddr),
+        (Kernel::Fir8Lc0, Kernel::Fir8Vaddr),
+        (Kernel::AosSoaLc0, Kernel::AosSoaVaddr),
+    ] {
+        let out = |k: Kernel| {
+            let mut w = Workload::new(k, 8192, 16).unwrap();
+            w.verify().unwrap();
+            let len = 8192;
+            w.machine().mem.bytes(DST, len).unwrap().to_vec()
+        };
+        let (x, y) = (out(a), out(b));
+        assert!(x.iter().any(|&b| b != 0), "{}", a.name());
+        assert_eq!(x, y, "{} vs {}", a.name(), b.name());
+    }
+}
+
+/// lut32's 4 MiB table holds data on every page (an untouched guest page would read the
+/// host's zero page and flatter every engine).
+#[test]
+fn the_lookup_table_is_filled() {
+    let w = Workload::new(Kernel::Lut32, 4096, 32).unwrap();
+    let table = w.machine().mem.bytes(IDX, 4 << 20).unwrap();
+    assert!(table.chunks(4096).all(|p| p.iter().any(|&b| b != 0)));
 }
 
 #[test]

@@ -18,7 +18,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
     /// Only these kernels (repeatable or comma-separated): copy32 widensum8 gather32
-    /// scatter32 strided32 saxpy32 tile_stage.
+    /// scatter32 strided32 saxpy32 tile_stage stencil5_lc0 stencil5_vaddr fir8_lc0
+    /// fir8_vaddr spmv_csr matmul256 lut32 aos_soa_lc0 aos_soa_vaddr dot8.
     #[arg(long = "kernel", value_name = "K", value_delimiter = ',')]
     pub kernel: Vec<String>,
     /// Also draw the table as an SVG bar chart into this file.
@@ -226,7 +227,7 @@ pub fn run_suite(opts: &SuiteOptions, tick: &mut dyn FnMut(&str)) -> Result<Repo
     }
     Ok(Report {
         date: utc_now(),
-        cpu: cpu_name(),
+        cpu: format!("{}; native loops {}", cpu_name(), super::native::isa()),
         command: opts.command.clone(),
         vl: opts.vl,
         reps: opts.reps,

@@ -23,14 +23,16 @@
 
 pub mod cli;
 pub mod compile;
+mod data;
+pub mod native;
 pub mod report;
 
 use crate::vm::{self, Engine, VmOptions};
+use data::Native;
 use lanejit_interp::asm::assemble;
 use lanejit_interp::interp::Decoded;
 use lanejit_interp::machine::{Config, Exit, Machine, Regs, all_lanes};
 use lanejit_jit::{Jit, JitStats};
-use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 /// Guest address of the source buffer (src, table, x, the matrix).
@@ -39,19 +41,27 @@ pub const SRC: u64 = 0x1000_0000;
 /// memory and for the native loops alike. Buffers whose distance is a multiple of 4 KiB hit
 /// 4K-aliasing stalls (on this host's AMD EPYC a 16 KiB `memcpy` between such buffers runs
 /// 20x slower), so the placement is fixed rather than left to the allocator.
-pub const PAGE_OFFSETS: [usize; 3] = [0, 0x440, 0x880];
+pub const PAGE_OFFSETS: [usize; 5] = [0, 0x440, 0x880, 0xcc0, 0x220];
 /// Guest address of the index buffer (gather32, scatter32).
 pub const IDX: u64 = 0x2000_0440;
 /// Guest address of the destination buffer (dst, y, the transposed matrix).
 pub const DST: u64 = 0x3000_0880;
+/// Guest address of a fourth buffer (spmv_csr's rowptr).
+pub const AUX: u64 = 0x4000_0cc0;
+/// Guest address of a fifth buffer (spmv_csr's x).
+pub const AUX2: u64 = 0x5000_0220;
 /// Largest source size: each guest buffer maps 64 MiB.
 pub const MAX_SIZE: u64 = 64 << 20;
 /// The sizes of the full suite: 16 KiB, 256 KiB and 64 MiB of source data.
 pub const SIZES: [u64; 3] = [16 << 10, 256 << 10, 64 << 20];
 /// Tile size of tile_stage (its `.tilesize`): one band of VL rows must fit.
 pub const TILE_STAGE_TILE: u64 = 1 << 20;
-/// saxpy32's `a`.
-pub const SAXPY_A: f32 = 1.5;
+/// spmv_csr: the most nonzeros in a row (its `.equ K`); rows hold `SPMV_K / 2 ..= SPMV_K`.
+pub const SPMV_K: u64 = 16;
+/// matmul256: the largest dimension, and the block of rows of B it stages (N is a multiple).
+pub const MATMUL_N: u64 = 256;
+/// matmul256: rows of B per staged block (its `.equ KB`).
+pub const MATMUL_KB: u64 = 16;
 
 /// Something a benchmark could not do.
 #[derive(Debug, thiserror::Error)]
@@ -67,9 +77,7 @@ pub enum BenchError {
         why: String,
     },
     /// An unknown kernel name.
-    #[error(
-        "unknown kernel `{0}` (known: copy32 widensum8 gather32 scatter32 strided32 saxpy32 tile_stage)"
-    )]
+    #[error("unknown kernel `{0}` (known: {names})", names = Kernel::names())]
     UnknownKernel(String),
     /// An unknown engine name.
     #[error("unknown engine `{0}` (known: interp jit tiered native)")]
@@ -152,11 +160,31 @@ pub enum Kernel {
     Saxpy32,
     /// Rows staged through `.local`, written back transposed.
     TileStage,
+    /// 2D 5-point f32 stencil with FMA, neighbours as contiguous loads.
+    Stencil5Lc0,
+    /// The same stencil, neighbours as `V.LWI.U` off vector addresses from `V.LC0`.
+    Stencil5Vaddr,
+    /// 8-tap f32 FIR with FMA, taps as contiguous loads.
+    Fir8Lc0,
+    /// The same FIR, taps as `V.LWI.U` off vector addresses from `V.LC0`.
+    Fir8Vaddr,
+    /// f32 sparse matrix times vector, CSR, one row per lane.
+    SpmvCsr,
+    /// 256 x 256 f32 matrix product, blocks of B staged in tile space.
+    Matmul256,
+    /// Lookup-table transform through a 4 MiB table.
+    Lut32,
+    /// AoS -> SoA of 4-word structs, fields as strided loads with `lc0` offsets.
+    AosSoaLc0,
+    /// The same, fields as `V.LWI.U` off vector addresses from `V.LC0`.
+    AosSoaVaddr,
+    /// int8 dot product.
+    Dot8,
 }
 
 impl Kernel {
     /// Every kernel, in table order.
-    pub const ALL: [Kernel; 7] = [
+    pub const ALL: [Kernel; 17] = [
         Kernel::Copy32,
         Kernel::Widensum8,
         Kernel::Gather32,
@@ -164,6 +192,16 @@ impl Kernel {
         Kernel::Strided32,
         Kernel::Saxpy32,
         Kernel::TileStage,
+        Kernel::Stencil5Lc0,
+        Kernel::Stencil5Vaddr,
+        Kernel::Fir8Lc0,
+        Kernel::Fir8Vaddr,
+        Kernel::SpmvCsr,
+        Kernel::Matmul256,
+        Kernel::Lut32,
+        Kernel::AosSoaLc0,
+        Kernel::AosSoaVaddr,
+        Kernel::Dot8,
     ];
 
     /// The kernel's name (its file stem).
@@ -176,7 +214,22 @@ impl Kernel {
             Kernel::Strided32 => "strided32",
             Kernel::Saxpy32 => "saxpy32",
             Kernel::TileStage => "tile_stage",
+            Kernel::Stencil5Lc0 => "stencil5_lc0",
+            Kernel::Stencil5Vaddr => "stencil5_vaddr",
+            Kernel::Fir8Lc0 => "fir8_lc0",
+            Kernel::Fir8Vaddr => "fir8_vaddr",
+            Kernel::SpmvCsr => "spmv_csr",
+            Kernel::Matmul256 => "matmul256",
+            Kernel::Lut32 => "lut32",
+            Kernel::AosSoaLc0 => "aos_soa_lc0",
+            Kernel::AosSoaVaddr => "aos_soa_vaddr",
+            Kernel::Dot8 => "dot8",
         }
+    }
+
+    /// Every kernel's name, space-separated.
+    pub fn names() -> String {
+        Kernel::ALL.map(Kernel::name).join(" ")
     }
 
     /// The kernel named `s`.
@@ -197,6 +250,16 @@ impl Kernel {
             Kernel::Strided32 => include_str!("../../seeds/kernels/bench/strided32.s"),
             Kernel::Saxpy32 => include_str!("../../seeds/kernels/bench/saxpy32.s"),
             Kernel::TileStage => include_str!("../../seeds/kernels/bench/tile_stage.s"),
+            Kernel::Stencil5Lc0 => include_str!("../../seeds/kernels/bench/stencil5_lc0.s"),
+            Kernel::Stencil5Vaddr => include_str!("../../seeds/kernels/bench/stencil5_vaddr.s"),
+            Kernel::Fir8Lc0 => include_str!("../../seeds/kernels/bench/fir8_lc0.s"),
+            Kernel::Fir8Vaddr => include_str!("../../seeds/kernels/bench/fir8_vaddr.s"),
+            Kernel::SpmvCsr => include_str!("../../seeds/kernels/bench/spmv_csr.s"),
+            Kernel::Matmul256 => include_str!("../../seeds/kernels/bench/matmul256.s"),
+            Kernel::Lut32 => include_str!("../../seeds/kernels/bench/lut32.s"),
+            Kernel::AosSoaLc0 => include_str!("../../seeds/kernels/bench/aos_soa_lc0.s"),
+            Kernel::AosSoaVaddr => include_str!("../../seeds/kernels/bench/aos_soa_vaddr.s"),
+            Kernel::Dot8 => include_str!("../../seeds/kernels/bench/dot8.s"),
         }
     }
 
@@ -206,8 +269,13 @@ impl Kernel {
     }
 
     /// The kernel's `N` for `size` bytes of source data at `vl`: words for the 32-bit kernels,
-    /// bytes for widensum8, words read (one per 64 bytes) for strided32, and the matrix
-    /// dimension (`N * N * 4 <= size`, a multiple of VL) for tile_stage.
+    /// bytes for widensum8 and dot8 (bytes of `a`), words read (one per 64 bytes) for
+    /// strided32, the matrix dimension (`N * N * 4 <= size`, a multiple of VL) for tile_stage,
+    /// the grid width (`N * N * 4 <= size`) for the stencils, outputs (`size / 4 - 7`: x holds
+    /// `size / 4` floats) for fir8, rows (`size / 48`: the values of about 12 nonzeros per
+    /// row fill `size`) for spmv_csr, structs (`size / 16`) for aos_soa, and for matmul256 the
+    /// dimension `sqrt(size / 4)` rounded down to a multiple of 16 and capped at 256 (so
+    /// every size from 256 KiB up runs the same 256 x 256 product).
     pub fn param(self, size: u64, vl: u32) -> Result<u64, BenchError> {
         let bad = |why: &str| BenchError::BadSize {
             kernel: self.name(),
@@ -218,8 +286,19 @@ impl Kernel {
             return Err(bad("the source size must be 1 byte to 64 MiB"));
         }
         let n = match self {
-            Kernel::Widensum8 => size,
+            Kernel::Widensum8 | Kernel::Dot8 => size,
             Kernel::Strided32 => size / 64,
+            Kernel::Stencil5Lc0 | Kernel::Stencil5Vaddr => {
+                let n = (size / 4).isqrt();
+                if n < 3 {
+                    return Err(bad("the grid needs at least 3 x 3 points"));
+                }
+                n
+            }
+            Kernel::Fir8Lc0 | Kernel::Fir8Vaddr => (size / 4).saturating_sub(7),
+            Kernel::SpmvCsr => size / (4 * 12),
+            Kernel::Matmul256 => ((size / 4).isqrt() / MATMUL_KB * MATMUL_KB).min(MATMUL_N),
+            Kernel::AosSoaLc0 | Kernel::AosSoaVaddr => size / 16,
             Kernel::TileStage => {
                 let vl = u64::from(vl.max(1));
                 let n = (size / 4).isqrt() / vl * vl;
@@ -232,16 +311,20 @@ impl Kernel {
         };
         if n == 0 {
             return Err(bad(
-                "too small for one element (one VL-row band for tile_stage)",
+                "too small for one element (one VL-row band for tile_stage, 16 x 16 for matmul256)",
             ));
         }
         Ok(n)
     }
 
-    /// Elements one run processes for parameter `n`.
-    pub const fn elements(self, n: u64) -> u64 {
+    /// Elements one run processes for parameter `n`: interior points for the stencils,
+    /// nonzeros for spmv_csr, multiply-adds (`n^3`) for matmul256.
+    pub fn elements(self, n: u64) -> u64 {
         match self {
             Kernel::TileStage => n * n,
+            Kernel::Stencil5Lc0 | Kernel::Stencil5Vaddr => n.saturating_sub(2).pow(2),
+            Kernel::SpmvCsr => (0..n).map(spmv_row_len).sum(),
+            Kernel::Matmul256 => n * n * n,
             _ => n,
         }
     }
@@ -336,344 +419,17 @@ pub fn perm_multiplier(n: u64) -> u64 {
     k
 }
 
+/// Nonzeros in row `r` of spmv_csr's matrix: `SPMV_K / 2 ..= SPMV_K`, from a hash of `r`.
+pub fn spmv_row_len(r: u64) -> u64 {
+    SPMV_K / 2 + SplitMix::new(r).next_u64() % (SPMV_K / 2 + 1)
+}
+
 /// `idx[i] = i * K mod n` ([`perm_multiplier`]): a permutation of `0..n`.
 pub fn permutation(n: u64) -> Vec<u32> {
     let k = perm_multiplier(n);
     (0..n)
         .map(|i| ((u128::from(i) * u128::from(k)) % u128::from(n)) as u32)
         .collect()
-}
-
-// ---------------------------------------------------------------------------------------
-// The plain Rust reference loops (built with the workspace's release flags).
-
-/// copy32: `dst[i] = src[i]`.
-#[inline(never)]
-pub fn native_copy32(src: &[u32], dst: &mut [u32]) {
-    for (d, &s) in dst.iter_mut().zip(src) {
-        *d = s;
-    }
-}
-
-/// memcpy beside copy32.
-#[inline(never)]
-pub fn native_memcpy(src: &[u32], dst: &mut [u32]) {
-    dst.copy_from_slice(src);
-}
-
-/// widensum8: the sum of the bytes sign-extended to 64 bits (wrapping).
-#[inline(never)]
-pub fn native_widensum8(src: &[i8]) -> i64 {
-    src.iter().fold(0i64, |a, &b| a.wrapping_add(i64::from(b)))
-}
-
-/// gather32: `dst[i] = table[idx[i]]`.
-#[inline(never)]
-pub fn native_gather32(table: &[u32], idx: &[u32], dst: &mut [u32]) {
-    for (d, &i) in dst.iter_mut().zip(idx) {
-        *d = table[i as usize];
-    }
-}
-
-/// scatter32: `dst[idx[i]] = src[i]`.
-#[inline(never)]
-pub fn native_scatter32(src: &[u32], idx: &[u32], dst: &mut [u32]) {
-    for (&s, &i) in src.iter().zip(idx) {
-        dst[i as usize] = s;
-    }
-}
-
-/// strided32: `dst[i] = src[16 * i]`.
-#[inline(never)]
-pub fn native_strided32(src: &[u32], dst: &mut [u32]) {
-    for (i, d) in dst.iter_mut().enumerate() {
-        *d = src[16 * i];
-    }
-}
-
-/// saxpy32: `y[i] = a * x[i] + y[i]` (two roundings).
-#[inline(never)]
-pub fn native_saxpy32(a: f32, x: &[f32], y: &mut [f32]) {
-    for (y, &x) in y.iter_mut().zip(x) {
-        *y += a * x;
-    }
-}
-
-/// tile_stage: per band of `vl` rows, copy the rows into `tile`, then write each column of the
-/// band as `vl` consecutive words of row c of `t` (`t[c][r] = m[r][c]`).
-#[inline(never)]
-pub fn native_tile_stage(m: &[u32], t: &mut [u32], tile: &mut [u32], n: usize, vl: usize) {
-    for r0 in (0..n).step_by(vl) {
-        for r in 0..vl {
-            let row = &m[(r0 + r) * n..(r0 + r + 1) * n];
-            for (d, &s) in tile[r * n..(r + 1) * n].iter_mut().zip(row) {
-                *d = s;
-            }
-        }
-        for c in 0..n {
-            let out = &mut t[c * n + r0..c * n + r0 + vl];
-            for (l, d) in out.iter_mut().enumerate() {
-                *d = tile[l * n + c];
-            }
-        }
-    }
-}
-
-/// A host buffer whose first element sits at a chosen offset within a 4 KiB page
-/// ([`PAGE_OFFSETS`]).
-struct Placed<T> {
-    v: Vec<T>,
-    at: usize,
-    len: usize,
-}
-
-impl<T: Copy + Default> Placed<T> {
-    fn new(data: &[T], page_off: usize) -> Placed<T> {
-        let sz = std::mem::size_of::<T>();
-        let mut v = vec![T::default(); data.len() + 4096 / sz];
-        let addr = v.as_ptr() as usize;
-        let at = (page_off + 4096 - addr % 4096) % 4096 / sz;
-        v[at..at + data.len()].copy_from_slice(data);
-        Placed {
-            v,
-            at,
-            len: data.len(),
-        }
-    }
-}
-
-impl<T> std::ops::Deref for Placed<T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        &self.v[self.at..self.at + self.len]
-    }
-}
-
-impl<T> std::ops::DerefMut for Placed<T> {
-    fn deref_mut(&mut self) -> &mut [T] {
-        &mut self.v[self.at..self.at + self.len]
-    }
-}
-
-/// The host-side data of one workload and the native output buffers.
-enum Native {
-    Copy {
-        src: Placed<u32>,
-        dst: Placed<u32>,
-    },
-    Widen {
-        src: Placed<i8>,
-        sum: i64,
-    },
-    Gather {
-        table: Placed<u32>,
-        idx: Placed<u32>,
-        dst: Placed<u32>,
-    },
-    Scatter {
-        src: Placed<u32>,
-        idx: Placed<u32>,
-        dst: Placed<u32>,
-    },
-    Strided {
-        src: Placed<u32>,
-        dst: Placed<u32>,
-    },
-    Saxpy {
-        x: Placed<f32>,
-        y: Placed<f32>,
-        y0: Vec<f32>,
-    },
-    Tile {
-        m: Placed<u32>,
-        t: Placed<u32>,
-        tile: Vec<u32>,
-        vl: usize,
-    },
-}
-
-fn words(rng: &mut SplitMix, n: u64) -> Vec<u32> {
-    (0..n).map(|_| rng.next_u64() as u32).collect()
-}
-
-/// Finite f32 values in [-1000, 1000).
-fn floats(rng: &mut SplitMix, n: u64) -> Vec<f32> {
-    (0..n)
-        .map(|_| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2000.0 - 1000.0)
-        .collect()
-}
-
-impl Native {
-    fn new(kernel: Kernel, n: u64, vl: u32) -> Native {
-        let mut rng = SplitMix::new(0x6c61_6e65_6a69_7400 ^ kernel as u64);
-        let [o_src, o_idx, o_dst] = PAGE_OFFSETS;
-        let src = |v: Vec<u32>| Placed::new(&v, o_src);
-        let idx = |v: Vec<u32>| Placed::new(&v, o_idx);
-        let zdst = |len: u64| Placed::new(&vec![0u32; len as usize], o_dst);
-        match kernel {
-            Kernel::Copy32 => Native::Copy {
-                src: src(words(&mut rng, n)),
-                dst: zdst(n),
-            },
-            Kernel::Widensum8 => {
-                let b: Vec<i8> = (0..n).map(|_| rng.next_u64() as i8).collect();
-                Native::Widen {
-                    src: Placed::new(&b, o_src),
-                    sum: 0,
-                }
-            }
-            Kernel::Gather32 => Native::Gather {
-                table: src(words(&mut rng, n)),
-                idx: idx(permutation(n)),
-                dst: zdst(n),
-            },
-            Kernel::Scatter32 => Native::Scatter {
-                src: src(words(&mut rng, n)),
-                idx: idx(permutation(n)),
-                dst: zdst(n),
-            },
-            Kernel::Strided32 => Native::Strided {
-                src: src(words(&mut rng, 16 * n)),
-                dst: zdst(n),
-            },
-            Kernel::Saxpy32 => {
-                let x = floats(&mut rng, n);
-                let y0 = floats(&mut rng, n);
-                Native::Saxpy {
-                    x: Placed::new(&x, o_src),
-                    y: Placed::new(&y0, o_dst),
-                    y0,
-                }
-            }
-            Kernel::TileStage => Native::Tile {
-                m: src(words(&mut rng, n * n)),
-                t: zdst(n * n),
-                tile: vec![0u32; (u64::from(vl) * n) as usize],
-                vl: vl as usize,
-            },
-        }
-    }
-
-    /// Put the inputs into guest memory (every buffer the kernel reads).
-    fn fill_guest(&self, m: &mut Machine) {
-        match self {
-            Native::Copy { src, .. } | Native::Strided { src, .. } => put_words(m, SRC, src),
-            Native::Widen { src, .. } => {
-                let dst = m
-                    .mem
-                    .bytes_mut(SRC, src.len() as u64)
-                    .expect("bench buffer mapped");
-                for (d, &s) in dst.iter_mut().zip(src.iter()) {
-                    *d = s as u8;
-                }
-            }
-            Native::Gather { table, idx, .. } => {
-                put_words(m, SRC, table);
-                put_words(m, IDX, idx);
-            }
-            Native::Scatter { src, idx, .. } => {
-                put_words(m, SRC, src);
-                put_words(m, IDX, idx);
-            }
-            Native::Saxpy { x, y0, .. } => {
-                put_f32(m, SRC, x);
-                put_f32(m, DST, y0);
-            }
-            Native::Tile { m: mat, .. } => put_words(m, SRC, mat),
-        }
-    }
-
-    /// Restore inputs a run modifies (saxpy's y), guest and host.
-    fn restore(&mut self, m: &mut Machine) {
-        if let Native::Saxpy { y, y0, .. } = self {
-            y.copy_from_slice(y0);
-        }
-        self.restore_guest(m);
-    }
-
-    /// Restore the guest's copy of the inputs a run modifies.
-    fn restore_guest(&self, m: &mut Machine) {
-        if let Native::Saxpy { y0, .. } = self {
-            put_f32(m, DST, y0);
-        }
-    }
-
-    #[inline]
-    fn run(&mut self, memcpy: bool) {
-        match self {
-            Native::Copy { src, dst } => {
-                if memcpy {
-                    native_memcpy(black_box(src), black_box(dst));
-                } else {
-                    native_copy32(black_box(src), black_box(dst));
-                }
-            }
-            Native::Widen { src, sum } => *sum = black_box(native_widensum8(black_box(src))),
-            Native::Gather { table, idx, dst } => {
-                native_gather32(black_box(table), black_box(idx), black_box(dst))
-            }
-            Native::Scatter { src, idx, dst } => {
-                native_scatter32(black_box(src), black_box(idx), black_box(dst))
-            }
-            Native::Strided { src, dst } => native_strided32(black_box(src), black_box(dst)),
-            Native::Saxpy { x, y, .. } => {
-                native_saxpy32(black_box(SAXPY_A), black_box(x), black_box(y))
-            }
-            Native::Tile { m, t, tile, vl } => {
-                let n = t.len().isqrt();
-                native_tile_stage(black_box(m), black_box(t), black_box(tile), n, *vl)
-            }
-        }
-    }
-
-    /// Whether the guest's output (after a run) equals the native output.
-    fn matches(&self, m: &Machine) -> bool {
-        match self {
-            Native::Copy { dst, .. }
-            | Native::Gather { dst, .. }
-            | Native::Scatter { dst, .. }
-            | Native::Strided { dst, .. } => words_equal(m, DST, dst),
-            Native::Widen { sum, .. } => m.regs.s[5] == *sum as u64,
-            Native::Saxpy { y, .. } => {
-                let bits: Vec<u32> = y.iter().map(|f| f.to_bits()).collect();
-                words_equal(m, DST, &bits)
-            }
-            Native::Tile { t, tile, .. } => {
-                words_equal(m, DST, t)
-                    && m.tile.bytes(0, 4 * tile.len() as u64).is_some_and(|b| {
-                        b.chunks_exact(4)
-                            .zip(tile)
-                            .all(|(c, &w)| c == w.to_le_bytes())
-                    })
-            }
-        }
-    }
-}
-
-fn put_words(m: &mut Machine, addr: u64, w: &[u32]) {
-    let dst = m
-        .mem
-        .bytes_mut(addr, 4 * w.len() as u64)
-        .expect("bench buffer mapped");
-    for (c, &x) in dst.chunks_exact_mut(4).zip(w) {
-        c.copy_from_slice(&x.to_le_bytes());
-    }
-}
-
-fn put_f32(m: &mut Machine, addr: u64, w: &[f32]) {
-    let dst = m
-        .mem
-        .bytes_mut(addr, 4 * w.len() as u64)
-        .expect("bench buffer mapped");
-    for (c, &x) in dst.chunks_exact_mut(4).zip(w) {
-        c.copy_from_slice(&x.to_bits().to_le_bytes());
-    }
-}
-
-fn words_equal(m: &Machine, addr: u64, w: &[u32]) -> bool {
-    m.mem
-        .bytes(addr, 4 * w.len() as u64)
-        .is_some_and(|b| b.chunks_exact(4).zip(w).all(|(c, &x)| c == x.to_le_bytes()))
 }
 
 /// The JIT kept across runs: `vm::run`'s own dispatch loop ([`vm::Dispatcher`]) over one
@@ -849,7 +605,7 @@ impl Workload {
         for which in [Which::Interp, Which::Jit, Which::Tiered] {
             // Stale output from the previous engine must not pass for this one's.
             // (A zero-length `bytes_mut` past the mapped extent panics in `Memory`.)
-            let len = out_len(self.kernel, self.n);
+            let len = self.native.out_bytes();
             if len > 0 {
                 if let Some(b) = self.machine.mem.bytes_mut(DST, len) {
                     b.fill(0);
@@ -906,15 +662,6 @@ impl Workload {
     }
 }
 
-/// Bytes of the kernel's memory output (0 for widensum8).
-fn out_len(kernel: Kernel, n: u64) -> u64 {
-    match kernel {
-        Kernel::Widensum8 => 0,
-        Kernel::TileStage => 4 * n * n,
-        _ => 4 * n,
-    }
-}
-
 /// Median of `v` (0 for an empty slice).
 pub fn median(v: &[f64]) -> f64 {
     if v.is_empty() {
@@ -940,13 +687,34 @@ mod tests {
             let mut w = Workload::new(k, 1024, 8).unwrap();
             w.verify().unwrap();
             assert!(w.native.matches(&w.machine), "{}", k.name());
-            if k == Kernel::Widensum8 {
+            if matches!(k, Kernel::Widensum8 | Kernel::Dot8) {
                 w.machine.regs.s[5] ^= 1;
             } else {
                 let b = w.machine.mem.bytes_mut(DST + 4, 1).unwrap();
                 b[0] ^= 0x40;
             }
             assert!(!w.native.matches(&w.machine), "{}", k.name());
+        }
+    }
+
+    /// The baseline and the AVX2+FMA builds of every native loop give the guest's bytes
+    /// (on a host without AVX2 and FMA both runs take the baseline build).
+    #[test]
+    fn both_native_builds_give_the_same_output() {
+        use std::sync::atomic::Ordering;
+        for k in Kernel::ALL {
+            let mut w = Workload::new(k, 4096, 8).unwrap();
+            w.verify().unwrap();
+            for baseline in [true, false] {
+                // Fresh outputs: a run that wrote nothing cannot pass.
+                let mut fresh = Native::new(k, w.n, w.vl);
+                assert!(!fresh.matches(&w.machine), "{}", k.name());
+                native::FORCE_BASELINE.store(baseline, Ordering::Relaxed);
+                fresh.run(false);
+                native::FORCE_BASELINE.store(false, Ordering::Relaxed);
+                let ok = fresh.matches(&w.machine);
+                assert!(ok, "{} (baseline build: {baseline})", k.name());
+            }
         }
     }
 

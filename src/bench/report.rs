@@ -5,6 +5,9 @@
 use super::median;
 use std::fmt::Write as _;
 
+/// The sizes issue 11's targets are measured at: 256 KiB and 16 MiB.
+pub const ISSUE11_SIZES: [u64; 2] = [256 << 10, 16 << 20];
+
 /// Column names of the throughput columns, in [`Row::melem`] order.
 pub const COLUMNS: [&str; 4] = ["interp", "jit", "tiered", "native"];
 const COLORS: [&str; 4] = ["#9e9e9e", "#1f77b4", "#ff7f0e", "#2ca02c"];
@@ -134,6 +137,7 @@ impl Report {
                 }
             }
         }
+        t.extend(self.issue11_targets());
         if !self.compile_times_us.is_empty() {
             let v = self.compile_median_us();
             t.push(Target {
@@ -146,12 +150,95 @@ impl Report {
         t
     }
 
+    /// Issue 11's targets, on the rows at 256 KiB and 16 MiB (marked `[11]`): every kernel
+    /// jit >= 0.5x native and >= 4x the interpreter, gather32 and scatter32 >= 0.7x native,
+    /// and the geomean of jit/native over the kernels >= 0.8 at each of the two sizes.
+    fn issue11_targets(&self) -> Vec<Target> {
+        let mut t = Vec::new();
+        let mut push = |what: &str, at: String, value: f64, min: f64| {
+            t.push(Target {
+                what: format!("{what} >= {min} [11]"),
+                at,
+                value,
+                met: value >= min,
+            });
+        };
+        for r in self.rows.iter().filter(|r| ISSUE11_SIZES.contains(&r.size)) {
+            let at = format!("{} {}", r.kernel, size_name(r.size));
+            if let Some(v) = r.jit_native() {
+                let min = if ["gather32", "scatter32"].contains(&r.kernel) {
+                    0.7
+                } else {
+                    0.5
+                };
+                push("jit/native", at.clone(), v, min);
+            }
+            if let Some(v) = r.jit_interp() {
+                push("jit/interp", at, v, 4.0);
+            }
+        }
+        for size in ISSUE11_SIZES {
+            if let Some((g, n)) = self.geomean_jit_native(Some(size)) {
+                let at = format!("{n} kernels {}", size_name(size));
+                push("geomean jit/native", at, g, 0.8);
+            }
+        }
+        t
+    }
+
+    /// Geometric mean of jit/native over the rows at `size` (every size when `None`) that
+    /// measured both, with the number of rows; `None` when there are none.
+    pub fn geomean_jit_native(&self, size: Option<u64>) -> Option<(f64, usize)> {
+        let v: Vec<f64> = self
+            .rows
+            .iter()
+            .filter(|r| size.is_none_or(|s| r.size == s))
+            .filter_map(Row::jit_native)
+            .filter(|&x| x > 0.0)
+            .collect();
+        (!v.is_empty()).then(|| {
+            let g = (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+            (g, v.len())
+        })
+    }
+
+    /// The sizes of the rows, in first-seen order.
+    fn sizes(&self) -> Vec<u64> {
+        let mut s: Vec<u64> = Vec::new();
+        for r in &self.rows {
+            if !s.contains(&r.size) {
+                s.push(r.size);
+            }
+        }
+        s
+    }
+
+    /// `geomean jit/native: 256 KiB 0.41x (17 kernels), ...`, or empty.
+    fn geomean_text(&self) -> String {
+        let parts: Vec<String> = self
+            .sizes()
+            .into_iter()
+            .filter_map(|size| {
+                let (g, n) = self.geomean_jit_native(Some(size))?;
+                Some(format!("{} {g:.2}x ({n} kernels)", size_name(size)))
+            })
+            .collect();
+        if parts.is_empty() {
+            return String::new();
+        }
+        let all = self
+            .geomean_jit_native(None)
+            .map(|(g, n)| format!("; all rows {g:.2}x ({n})"))
+            .unwrap_or_default();
+        format!(" Geomean jit/native: {}{all}.", parts.join(", "))
+    }
+
     fn targets_text(&self) -> String {
         let mut out = String::new();
         for t in self.targets() {
             let _ = writeln!(
                 out,
-                "{} {:<32} {:<18} {:.2}",
+                "{} {:<32} {:<24} {:.2}",
                 if t.met { "met " } else { "MISS" },
                 t.what,
                 t.at,
@@ -216,11 +303,12 @@ impl Report {
             "Melem/s, median of {} repetitions, VL {}. jit = steady state (regions cached, compile \
              excluded); tiered = one cold `vm::run` per run (JIT setup, warm-up and compile \
              included). compile us = median region compile time of the row (code bytes: their \
-             machine code); median over all {} regions compiled: {:.0} us.",
+             machine code); median over all {} regions compiled: {:.0} us.{}",
             self.reps,
             self.vl,
             self.compile_times_us.len(),
-            self.compile_median_us()
+            self.compile_median_us(),
+            self.geomean_text()
         )
     }
 
@@ -280,7 +368,10 @@ impl Report {
         let _ = writeln!(out, "\n{}", self.footer());
         let targets = self.targets_text();
         if !targets.is_empty() {
-            let _ = write!(out, "\nTargets of issue 5:\n\n```\n{targets}```\n");
+            let _ = write!(
+                out,
+                "\nTargets of issue 5 and, marked [11], issue 11:\n\n```\n{targets}```\n"
+            );
         }
         out
     }
@@ -315,6 +406,10 @@ impl Report {
             "reps": self.reps,
             "rows": rows,
             "compile_us_median": self.compile_median_us(),
+            "geomean_jit_native": self.sizes().into_iter().filter_map(|size| {
+                let (g, n) = self.geomean_jit_native(Some(size))?;
+                Some(serde_json::json!({"size": size, "geomean": g, "kernels": n}))
+            }).collect::<Vec<_>>(),
             "compile_times_us": self.compile_times_us,
             "targets": self.targets().iter().map(|t| serde_json::json!({
                 "what": t.what, "at": t.at, "value": t.value, "met": t.met,
@@ -513,6 +608,42 @@ mod tests {
         assert!(t[2].met && t[2].what.starts_with("median region compile"));
         assert_eq!(j["targets"][0]["met"], false);
         assert_eq!(j["compile_us_median"], 80.0);
+    }
+
+    #[test]
+    fn geomean_and_issue11_targets() {
+        let mut r = report();
+        let row = r.rows[0].clone();
+        for (kernel, jit) in [("gather32", 500.0), ("dot8", 8000.0)] {
+            r.rows.push(Row {
+                kernel,
+                size: 256 << 10,
+                melem: [Some(100.0), Some(jit), None, Some(1000.0)],
+                ..row.clone()
+            });
+        }
+        let (g, n) = r.geomean_jit_native(Some(256 << 10)).unwrap();
+        assert_eq!(n, 2);
+        assert!((g - 2.0).abs() < 1e-9, "{g}");
+        assert_eq!(r.geomean_jit_native(None).unwrap().1, 3);
+        assert!(r.geomean_jit_native(Some(16 << 20)).is_none());
+        let t: Vec<_> = r
+            .targets()
+            .into_iter()
+            .filter(|t| t.what.ends_with("[11]"))
+            .collect();
+        let find = |what: &str, at: &str| {
+            t.iter()
+                .find(|x| x.what.starts_with(what) && x.at == at)
+                .unwrap_or_else(|| panic!("{what} {at}: {t:?}"))
+        };
+        assert!(!find("jit/native >= 0.7", "gather32 256 KiB").met);
+        assert!(find("jit/interp >= 4", "gather32 256 KiB").met);
+        assert!(find("jit/native >= 0.5", "dot8 256 KiB").met);
+        assert!(find("geomean jit/native >= 0.8", "2 kernels 256 KiB").met);
+        assert_eq!(t.len(), 5, "{t:?}");
+        assert!(r.text().contains("256 KiB 2.00x (2 kernels)"));
+        assert_eq!(r.json()["geomean_jit_native"][1]["kernels"], 2);
     }
 
     #[test]
