@@ -431,6 +431,45 @@ impl Tx<'_, '_> {
         }
     }
 
+    /// Store the low E bytes of every active lane of `data` (chunks) at `host + i * E`, in a
+    /// loop over the lanes (a partial mask: a loop's tail).
+    fn store_active_lanes(&mut self, host: Value, log2e: u8, data: &[Value]) {
+        let tf = cranelift_codegen::ir::MemFlagsData::trusted();
+        let pd = self.spill(1, data);
+        let mask = self.b.use_var(self.mask);
+        let lp = self.b.create_block();
+        let i = self.b.append_block_param(lp, I64);
+        let st = self.b.create_block();
+        let next = self.b.create_block();
+        let done = self.b.create_block();
+        let zero = self.iconst(0);
+        self.b.ins().jump(lp, &[zero.into()]);
+        self.b.switch_to_block(lp);
+        let m = self.b.ins().ushr(mask, i);
+        let on = self.b.ins().band_imm_s(m, 1);
+        self.b.ins().brif(on, st, &[], next, &[]);
+        self.b.switch_to_block(st);
+        self.b.seal_block(st);
+        let o8 = self.b.ins().ishl_imm_s(i, 3);
+        let at = self.b.ins().iadd(pd, o8);
+        let x = self.b.ins().load(I64, tf, at, 0);
+        let oe = self.b.ins().ishl_imm_s(i, log2e as i64);
+        let h = self.b.ins().iadd(host, oe);
+        self.store_lane(x, h, 0, log2e);
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(next);
+        self.b.seal_block(next);
+        let i2 = self.b.ins().iadd_imm_s(i, 1);
+        let more = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, i2, self.vl as i64);
+        self.b.ins().brif(more, lp, &[i2.into()], done, &[]);
+        self.b.seal_block(lp);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+    }
+
     fn store_lane(&mut self, x: Value, host: Value, off: i32, log2e: u8) {
         let f = flags();
         match log2e {
@@ -496,12 +535,10 @@ impl Tx<'_, '_> {
                 return true;
             }
         }
-        // Only the native fast paths need a join; without them (tile space, helper-based
-        // straight-line code, a contiguous access under a known partial mask) the general
-        // path is emitted in the current block.
-        let contig = matches!(addr, Addr::Contig { .. });
-        let fast_paths =
-            !((local && self.tile.is_none()) || self.helpers || (contig && self.known_partial));
+        // Only the native fast paths need a join; without them (tile space without its
+        // view, helper-based straight-line code) the general path is emitted in the current
+        // block.
+        let fast_paths = !((local && self.tile.is_none()) || self.helpers);
         let (join, slow) = if fast_paths {
             let slow = self.b.create_block();
             if self.full {
@@ -532,11 +569,12 @@ impl Tx<'_, '_> {
         // in place, so it compiles to a call instead of ~60 instructions per access.
         if fast_paths {
             if let Addr::Contig { base, off } = addr {
-                let chk = self.b.create_block();
+                // The whole group's range checked, whatever the mask: then a full mask is
+                // the plain native access, a partial one (a loop's tail) loads the group and
+                // blends it in, or stores the active lanes one by one (bytes of inactive lanes
+                // are never written, not even with their old value: another group may own
+                // them). A range the check cannot prove goes to the helper.
                 let fast = self.b.create_block();
-                self.require_full(chk, slow);
-                self.b.switch_to_block(chk);
-                self.b.seal_block(chk);
                 let ea0 = self.contig_ea0(base, off, ms.log2e);
                 self.check_space(local, ea0, len, need, amask, fast, slow);
                 self.b.switch_to_block(fast);
@@ -547,11 +585,28 @@ impl Tx<'_, '_> {
                     Dir::Load => {
                         let vals = self.load_contig(host, ms.log2e, ms.ext);
                         let Reg::V(d) = data else { unreachable!() };
-                        self.vset_raw(VReg(d), &vals);
+                        self.vset_masked(VReg(d), &vals);
                     }
                     Dir::Store => {
                         let vals = self.data_chunks(data);
-                        self.store_contig(host, ms.log2e, &vals);
+                        if self.full {
+                            self.store_contig(host, ms.log2e, &vals);
+                        } else {
+                            let whole = self.b.create_block();
+                            let part = self.b.create_block();
+                            let done = self.b.create_block();
+                            self.require_full(whole, part);
+                            self.b.switch_to_block(whole);
+                            self.b.seal_block(whole);
+                            self.store_contig(host, ms.log2e, &vals);
+                            self.b.ins().jump(done, &[]);
+                            self.b.switch_to_block(part);
+                            self.b.seal_block(part);
+                            self.store_active_lanes(host, ms.log2e, &vals);
+                            self.b.ins().jump(done, &[]);
+                            self.b.switch_to_block(done);
+                            self.b.seal_block(done);
+                        }
                     }
                 }
                 self.b.ins().jump(join, &[]);
