@@ -18,6 +18,25 @@
 //!
 //! Helpers never trap: they report failure and compiled code exits to the interpreter, which
 //! re-executes the instruction to produce the precise trap.
+//!
+//! # The helpers that remain, and why
+//!
+//! Loop bodies and hot straight-line code lower every vector ALU, FP, move, lane-id,
+//! reduction and memory instruction in line (`translate`). A helper runs only where in-line
+//! code would not pay for itself:
+//!
+//! * [`lj_vop`], [`lj_redsum`], [`lj_load_ea`], [`lj_store_ea`], [`lj_load_contig`],
+//!   [`lj_store_contig`]: the *first* compile of a straight-line region, which runs a handful
+//!   of times before its hot recompile (and the straight form of a loop body too large for the
+//!   compile budget, `translate::plan`): one call per instruction compiles an order of
+//!   magnitude faster than its in-line form.
+//! * [`lj_load`], [`lj_store`]: the slow path of an in-line access whose check failed (a lane
+//!   faults, the space has no in-line view, a partial mask on a gather or scatter), to find
+//!   out whether it really faults; a fault exits to the interpreter.
+//! * [`lj_fma`]: `V.FMA.S`/`.D` on a host without a fused multiply-add instruction (never on
+//!   this project's machines): the software `mul_add` keeps results exact.
+//! * [`lj_copy`]: the bulk `memcpy` of a copy loop's proved iterations (a call is the fast
+//!   path there).
 
 use lanejit_interp::isa::{FpOp, FpWidth};
 use lanejit_interp::machine::Regs;

@@ -5,10 +5,11 @@
 //! upper 32 bits cleared. FMA is the host's fused multiply-add (exactly rounded, like the
 //! interpreter's `mul_add`) where the host has one (`TxConfig::native_fma`), else a call to
 //! the Rust helper `abi::lj_fma`, so results never depend on the host's features.
-//! Straight-line code hands vector ALU and FP operations, `V.MOV`, `V.LANEID`, `V.LC0` (above
-//! VL 2) and `V.REDSUM` to
-//! `abi::lj_vop` / `abi::lj_redsum`, which apply the ISA table's lane semantics on the register
-//! file: one call instead of two dozen instructions per chunk pair.
+//! The first compile of straight-line code hands vector ALU and FP operations, `V.MOV`,
+//! `V.LANEID`, `V.LC0` (above VL 2) and `V.REDSUM` to `abi::lj_vop` / `abi::lj_redsum`, which
+//! apply the ISA table's lane semantics on the register file: one call instead of two dozen
+//! instructions per chunk pair; loops and hot recompiles have them all in line. Every vector
+//! write also records its lane shape (`shape`), which memory accesses use.
 
 use super::{Form, Tx};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
