@@ -660,7 +660,7 @@ mod tests {
             Err(AccessFault::PermissionFault)
         );
         assert_eq!(m.page_perm(0x1_0000_0000), PERM_R | PERM_W);
-        assert!(m.range_mapped(0xffff_f000, 0x2000) == false);
+        assert!(!m.range_mapped(0xffff_f000, 0x2000));
         assert!(m.range_mapped(0x10000, 0x4000));
         assert_eq!(m.mapped_pages().take(5).count(), 5);
     }

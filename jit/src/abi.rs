@@ -5,13 +5,13 @@
 //! register file pointer, raw views of guest memory and tile space, and the instruction budget
 //! of this call. On return every guest register the region may have changed has been written
 //! back, `retired` holds the number of instructions retired by the call and `next_pc` the pc to
-//! continue at; the return value is [`STATUS_NEXT`] (continue dispatching at `next_pc`),
-//! [`STATUS_INTERP`] (the instruction at `next_pc` must be executed by the interpreter: it is
+//! continue at; the return value is [`Status::Next`] (continue dispatching at `next_pc`),
+//! [`Status::Interp`] (the instruction at `next_pc` must be executed by the interpreter: it is
 //! declined, a check failed, or the budget does not cover the next step) or
-//! [`STATUS_PARTIAL`] (an `ENDLOOP` loop's next iteration runs under a partial mask: run the
+//! [`Status::Partial`] (an `ENDLOOP` loop's next iteration runs under a partial mask: run the
 //! straight-line form of the body at `next_pc`).
 //!
-//! Regions chain: before returning [`STATUS_NEXT`] or [`STATUS_PARTIAL`], a region calls the
+//! Regions chain: before returning [`Status::Next`] or [`Status::Partial`], a region calls the
 //! successor's code itself when `JitCtx::chain` has it and `chain_left` is not 0, and returns
 //! what that returns. Chained regions share the context: each adds its instructions to
 //! `retired` (the dispatcher starts it at 0) and takes its budget as `budget - retired`.
@@ -43,14 +43,37 @@ use lanejit_interp::machine::Regs;
 use lanejit_interp::memory::{MemView, PERM_R, PERM_W, TileView};
 use lanejit_interp::program::{PAGE_SIZE, TILE_GRANULE};
 
-/// Continue dispatching at `next_pc`.
-pub const STATUS_NEXT: u64 = 0;
-/// Execute the instruction at `next_pc` with the interpreter.
-pub const STATUS_INTERP: u64 = 1;
-/// The loop whose body starts at `next_pc` reached an iteration with a partial mask (its
-/// tail): [`crate::Jit::run`] continues in the straight-line form of the body, compiled on
-/// first need, which blends the masked lanes and ends with the `ENDLOOP`.
-pub const STATUS_PARTIAL: u64 = 2;
+/// How a compiled region exits: the word it returns (and passes along a chain).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u64)]
+pub enum Status {
+    /// Continue dispatching at `next_pc`.
+    Next = 0,
+    /// Execute the instruction at `next_pc` with the interpreter.
+    Interp = 1,
+    /// The loop whose body starts at `next_pc` reached an iteration with a partial mask (its
+    /// tail): [`crate::Jit::run`] continues in the straight-line form of the body, compiled on
+    /// first need, which blends the masked lanes and ends with the `ENDLOOP`.
+    Partial = 2,
+}
+
+impl Status {
+    /// The word compiled code returns for this exit.
+    pub const fn word(self) -> u64 {
+        self as u64
+    }
+
+    /// The exit a returned word stands for (compiled code returns only the words of
+    /// [`Status`]; anything else would be a translator bug, taken as [`Status::Interp`], which
+    /// is always safe: the interpreter goes on from `next_pc`).
+    pub const fn from_word(w: u64) -> Status {
+        match w {
+            0 => Status::Next,
+            2 => Status::Partial,
+            _ => Status::Interp,
+        }
+    }
+}
 
 /// The context block passed to compiled code.
 #[repr(C)]
@@ -69,8 +92,8 @@ pub struct JitCtx {
     /// Out: where to continue.
     pub next_pc: u64,
     /// Region chaining: per instruction index `i = pc / 8`, at `2 i` the address of the
-    /// compiled region an exit with [`STATUS_NEXT`] to that pc may call directly, at `2 i + 1`
-    /// that of the straight form of the loop body there, for an exit with [`STATUS_PARTIAL`];
+    /// compiled region an exit with [`Status::Next`] to that pc may call directly, at `2 i + 1`
+    /// that of the straight form of the loop body there, for an exit with [`Status::Partial`];
     /// 0 when there is none (see [`CHAIN_DEPTH`]).
     pub chain: *const u64,
     /// Chained calls still allowed below this one.

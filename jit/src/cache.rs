@@ -24,7 +24,7 @@ pub struct Key {
     /// Whether the code checks an instruction budget.
     pub budgeted: bool,
     /// The straight-line form of a loop body (one iteration under any mask, see
-    /// [`crate::abi::STATUS_PARTIAL`]) rather than the region discovered at `pc`.
+    /// [`crate::abi::Status::Partial`]) rather than the region discovered at `pc`.
     pub straight: bool,
     /// The recompile of a hot straight-line function with inline vector code.
     pub hot: bool,

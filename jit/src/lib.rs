@@ -11,7 +11,7 @@ mod codemem;
 pub mod region;
 mod translate;
 
-use abi::{JitCtx, STATUS_INTERP, STATUS_PARTIAL};
+use abi::{JitCtx, Status};
 use cache::{CacheLimits, CacheStats, CodeCache, Entry, Key, RegionFn};
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::types::I64;
@@ -188,8 +188,8 @@ impl Jit {
         }
     }
 
-    /// Let region exits to `key`'s pc call `f` directly: exits with `STATUS_NEXT` for a
-    /// region, with `STATUS_PARTIAL` for the straight form of a loop body (`key.straight`).
+    /// Let region exits to `key`'s pc call `f` directly: exits with `Status::Next` for a
+    /// region, with `Status::Partial` for the straight form of a loop body (`key.straight`).
     fn set_chain(&mut self, key: Key, f: RegionFn) {
         let i = 2 * (key.pc / 8) as usize + key.straight as usize;
         if let Some(slot) = self.chain.get_mut(i) {
@@ -404,7 +404,7 @@ impl Jit {
         if c.1 {
             self.count_entry(entry);
         }
-        if status == STATUS_PARTIAL {
+        if status == Status::Partial {
             let tail = self.key(m.pc, true);
             status = match self.compile_key(tail) {
                 Ok(Some(body)) => {
@@ -416,18 +416,22 @@ impl Jit {
                 }
                 // Nothing compiled (a translator failure): the interpreter takes the
                 // iteration, one instruction at a time.
-                Ok(None) | Err(_) => STATUS_INTERP,
+                Ok(None) | Err(_) => Status::Interp,
             };
-            debug_assert_ne!(status, STATUS_PARTIAL, "a straight form has no loop header");
+            debug_assert_ne!(
+                status,
+                Status::Partial,
+                "a straight form has no loop header"
+            );
         }
         RegionExit {
-            interp_next: status == STATUS_INTERP,
+            interp_next: status == Status::Interp,
             retired: m.retired - before,
         }
     }
 
     /// One call into compiled code; returns its status.
-    fn call(&self, c: Compiled, m: &mut Machine) -> u64 {
+    fn call(&self, c: Compiled, m: &mut Machine) -> Status {
         assert!(
             m.config.vl == self.vl
                 && m.config.strict_align == self.strict_align
@@ -453,7 +457,7 @@ impl Jit {
         let status = unsafe { (c.0)(&mut ctx) };
         m.pc = ctx.next_pc;
         m.retired += ctx.retired;
-        status
+        Status::from_word(status)
     }
 
     /// Statistics so far.

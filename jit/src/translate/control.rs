@@ -1,13 +1,13 @@
 //! Lowering of control instructions: `J`, `Bxx`, `LOOP`, `ENDLOOP`. A taken edge to the loop
 //! head of a loop region becomes the native back edge; every other edge leaves the region with
-//! [`STATUS_NEXT`] and the successor pc. The exit then calls the successor's compiled code
+//! [`Status::Next`] and the successor pc. The exit then calls the successor's compiled code
 //! directly when the chaining table has it (`Tx::chain`), else returns to the dispatcher.
 //! Control on values the translator knows (`S.LI`, folded scalar ALU, see `Tx::const_of`) is
 //! decided at translation time: a constant LOOP trip needs no zero test, a branch on two
 //! constants takes one edge.
 
 use super::Tx;
-use crate::abi::STATUS_NEXT;
+use crate::abi::Status;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{Block, InstBuilder, Value};
 use lanejit_interp::isa::{Cond, Inst, SOrImm, Sem};
@@ -47,7 +47,7 @@ impl Tx<'_, '_> {
                 self.b.ins().jump(h, &[]);
                 self.form = saved;
             }
-            _ => self.exit_pc(STATUS_NEXT, target, 1),
+            _ => self.exit_pc(Status::Next, target, 1),
         }
     }
 
@@ -150,7 +150,7 @@ impl Tx<'_, '_> {
         let trip = self.sget(l.sa);
         self.b.def_var(self.trip, trip);
         let exit = l.exit.pc();
-        self.branch_nonzero(trip, |t| t.exit_pc(STATUS_NEXT, exit, 1));
+        self.branch_nonzero(trip, |t| t.exit_pc(Status::Next, exit, 1));
         let zero = self.iconst(0);
         self.b.def_var(self.lc0, zero);
         let m = self.lanes_below(trip);

@@ -1126,7 +1126,7 @@ impl Tx<'_, '_> {
         let (base, _, _) = self.space(local);
         self.b.switch_to_block(fail);
         self.b.seal_block(fail);
-        self.exit_pc(crate::abi::STATUS_INTERP, pc, 0);
+        self.exit_pc(crate::abi::Status::Interp, pc, 0);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
         let host = self.b.ins().iadd(base, ea0);

@@ -17,7 +17,7 @@
 //! one whole iteration; dispatch on `mask == all ones`) -> a *full* copy of the body, where the
 //! mask is statically all ones (no blends, contiguous accesses need only the range check), and
 //! the partial-mask path. For an `ENDLOOP` loop (mask set only by `LOOP`/`ENDLOOP`, so only the
-//! last iteration is partial) that path is an exit with [`STATUS_PARTIAL`]: the tail iteration
+//! last iteration is partial) that path is an exit with [`Status::Partial`]: the tail iteration
 //! runs in the straight-line form of the body, a separate function compiled on first need with
 //! the quick settings, and the loop function holds only full copies. Other loops (branch loops,
 //! bodies with `V.SETMASK`) get a *general* copy with a dynamic mask instead; every copy ends in
@@ -38,19 +38,27 @@
 //! leaves the loaded register as the interpreter would. Not under an instruction budget.
 //!
 //! Every failed check branches to a cold exit that writes the state before the instruction
-//! and returns [`STATUS_INTERP`] with that instruction's pc, so the interpreter re-executes it
-//! and raises the precise trap. Exits to a successor (`STATUS_NEXT`, or `STATUS_PARTIAL` to a
+//! and returns [`Status::Interp`] with that instruction's pc, so the interpreter re-executes it
+//! and raises the precise trap. Exits to a successor (`Status::Next`, or `Status::Partial` to a
 //! loop's tail) of loop regions and hot recompiles first try the chaining table
 //! (`Tx::chain`): when it holds the successor's code, the exit calls it instead of returning
 //! to the dispatcher. Family-specific lowering lives in [`mem`], [`alu`] and [`control`].
 
 mod alu;
+mod analysis;
 mod control;
+mod exits;
+mod loops;
 mod mem;
 pub mod plan;
 mod shape;
 
-use crate::abi::{self, STATUS_INTERP, STATUS_NEXT, STATUS_PARTIAL};
+use analysis::{
+    RegSet, copy_loop, fast_loop_ok, has_vector_work, hoistable, packable, reg_effects,
+    written_first,
+};
+
+use crate::abi::{self, Status};
 use crate::region::{Region, RunEnd};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8X16, I64, I64X2};
@@ -60,7 +68,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use lanejit_interp::isa::{Inst, Reg, SReg, Sem, VReg};
+use lanejit_interp::isa::{Inst, SReg, Sem, VReg};
 use lanejit_interp::machine::{Regs, all_lanes};
 
 /// How a vector register's current value is held.
@@ -117,135 +125,6 @@ const MAX_SPAN_ITERS: u64 = 1 << 16;
 
 /// Bytes of one scratch area (64 lanes).
 const AREA: u32 = 64 * 8;
-
-/// A set of scalar and vector registers.
-#[derive(Default, Clone, Copy)]
-struct RegSet {
-    s: u32,
-    v: u32,
-}
-
-/// (used, written) registers of `inst`, from the ISA table's operand formats
-/// (`Inst::effects`). Used are the registers it reads, and every vector register it writes (a
-/// write under a partial mask merges with the old value); a scalar destination is used only
-/// when it is also a source (scalar writes are whole).
-fn reg_effects(inst: &Inst) -> (RegSet, RegSet) {
-    let e = inst.effects();
-    // s0 is never loaded or stored: it reads as zero and discards writes.
-    let u = RegSet {
-        s: e.reads_s & !1,
-        v: e.reads_v | e.writes_v,
-    };
-    let w = RegSet {
-        s: e.writes_s & !1,
-        v: e.writes_v,
-    };
-    (u, w)
-}
-
-/// Whether a loop region gets the inner loop of full iterations: it loops with `ENDLOOP`
-/// and its body never changes the mask other than through `ENDLOOP`.
-fn fast_loop_ok(r: &Region) -> bool {
-    let h = r.loop_head.unwrap_or(0);
-    matches!(r.insts.last(), Some((_, Inst::Endloop(_))))
-        && r.insts[h..]
-            .iter()
-            .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_)))
-}
-
-/// Registers a load on guest memory or an f32 add, subtract, multiply or FMA writes
-/// (candidates for the packed form: any load may turn out contiguous, see [`shape`]).
-fn packable(r: &Region) -> u32 {
-    let mut set = 0;
-    for (_, i) in &r.insts {
-        if let Inst::VFaddS(o) | Inst::VFsubS(o) | Inst::VFmulS(o) | Inst::VFmaS(o) = i {
-            set |= 1 << o.vd.0;
-        }
-        if let Some(ms) = i.opcode().mem() {
-            if ms.dir == lanejit_interp::isa::Dir::Load && !i.is_local() {
-                let (_, w) = reg_effects(i);
-                set |= w.v;
-            }
-        }
-    }
-    set
-}
-
-/// The pcs of the contiguous guest-memory accesses of an `ENDLOOP` loop body whose base and
-/// offset registers the body never writes: their per-group checks are hoisted into one span
-/// check per loop entry (`Tx::precheck`).
-fn hoistable(r: &Region) -> Vec<(u64, Inst)> {
-    let Some(h) = r.loop_head else {
-        return Vec::new();
-    };
-    if !fast_loop_ok(r) {
-        return Vec::new();
-    }
-    let mut written = 0u32;
-    for (_, i) in &r.insts[h..] {
-        written |= reg_effects(i).1.s;
-    }
-    let inv = |s: SReg| written & (1 << s.0) == 0;
-    r.insts[h..]
-        .iter()
-        .filter(|(_, i)| {
-            let Some((base, off)) = mem::contig_operands(i) else {
-                return false;
-            };
-            let off_inv = match off {
-                lanejit_interp::isa::SOrImm::Reg(s) => inv(s),
-                lanejit_interp::isa::SOrImm::Imm(_) => true,
-            };
-            !i.is_local() && inv(base) && off_inv
-        })
-        .copied()
-        .collect()
-}
-
-/// A copy loop: an `ENDLOOP` loop whose body is a contiguous load, a store of the loaded
-/// register with the same element width, and the `ENDLOOP`, with both accesses hoisted
-/// (`hoisted`, from [`hoistable`]).
-/// Returns the width's log2. Its full iterations but the last one of each checked span are
-/// one bulk copy (see `Tx::precheck`).
-fn copy_loop(r: &Region, hoisted: &[(u64, Inst)]) -> Option<u8> {
-    let h = r.loop_head?;
-    let [(_, ld), (_, st), (_, Inst::Endloop(_))] = &r.insts[h..] else {
-        return None;
-    };
-    let (lm, sm) = (ld.opcode().mem()?, st.opcode().mem()?);
-    let ok = lm.dir == lanejit_interp::isa::Dir::Load
-        && sm.dir == lanejit_interp::isa::Dir::Store
-        && lm.log2e == sm.log2e
-        && hoisted.len() == 2
-        && matches!((mem::data_reg(ld), mem::data_reg(st)), (Some(Reg::V(d)), Some(Reg::V(s))) if d == s);
-    ok.then_some(lm.log2e)
-}
-
-/// Scalar registers a straight-line region (no budget check) overwrites before it reads them
-/// and before its first instruction that can exit (a memory access or the control
-/// instruction): their values at entry are never observed, so they need not be loaded.
-fn written_first(r: &Region) -> u32 {
-    let mut seen = 0u32;
-    let mut fresh = 0u32;
-    for (_, i) in &r.insts {
-        if i.opcode().mem().is_some() || crate::region::is_control(i) {
-            break;
-        }
-        // A scalar destination that is not also a source is a whole overwrite.
-        let (u, w) = reg_effects(i);
-        fresh |= w.s & !u.s & !seen;
-        seen |= u.s | w.s;
-    }
-    fresh & !1
-}
-
-/// Whether a region needs the full/general body split (it has vector work).
-fn has_vector_work(r: &Region) -> bool {
-    r.insts.iter().any(|(_, i)| {
-        let (u, _) = reg_effects(i);
-        u.v != 0
-    })
-}
 
 /// The translator state for one function.
 pub(crate) struct Tx<'a, 'f> {
@@ -685,213 +564,6 @@ impl<'a, 'f> Tx<'a, 'f> {
             .collect()
     }
 
-    /// Emit, in the current block, the exit sequence: write back state, report `next_pc`
-    /// and `off + extra` retired instructions, return `status`.
-    pub(crate) fn exit_with(&mut self, status: u64, next_pc: Value, extra: u64) {
-        // Every exit goes through one shared block that writes the state back; the values
-        // reach it as block parameters (the variables' SSA phis).
-        let saved = self.form;
-        self.materialize_all();
-        let r = self.b.use_var(self.retired);
-        let n = self.off + extra;
-        let r = match self.const_of(r) {
-            // Straight-line code: the count at every exit is known.
-            Some(k) => self.iconst(k + n),
-            None => self.b.ins().iadd_imm_s(r, n as i64),
-        };
-        self.b.def_var(self.xret, r);
-        self.b.def_var(self.xpc, next_pc);
-        let st = self.iconst(status);
-        self.b.def_var(self.xstatus, st);
-        self.b.ins().jump(self.exit_block, &[]);
-        self.form = saved;
-    }
-
-    /// Emit the shared exit block (after everything else).
-    fn finish_exit_block(&mut self) {
-        self.b.switch_to_block(self.exit_block);
-        self.b.seal_block(self.exit_block);
-        self.form = [Form::Wide; 32];
-        self.writeback();
-        let r = self.b.use_var(self.xret);
-        let pc = self.b.use_var(self.xpc);
-        let st = self.b.use_var(self.xstatus);
-        let f = MemFlagsData::trusted();
-        // Added, not stored: chained regions share the context.
-        let before = self.b.ins().load(I64, f, self.ctx, abi::off::RETIRED);
-        let total = self.b.ins().iadd(before, r);
-        self.b.ins().store(f, total, self.ctx, abi::off::RETIRED);
-        self.b.ins().store(f, pc, self.ctx, abi::off::NEXT_PC);
-        self.chain(pc, st);
-        self.b.ins().return_(&[st]);
-    }
-
-    /// Region chaining: an exit with `STATUS_NEXT` (`STATUS_PARTIAL`) to a pc whose region
-    /// (loop body's straight form) the chaining table holds calls that code directly, while
-    /// `chain_left` allows, and returns its status, instead of returning to the dispatcher.
-    /// Emits nothing when the exit is known not to chain; else ends in the block that goes on
-    /// to return `st`.
-    fn chain(&mut self, next_pc: Value, st: Value) {
-        let known = self.const_of(st);
-        if self.chain_slots == 0 || known.is_some_and(|s| s != STATUS_NEXT && s != STATUS_PARTIAL) {
-            return;
-        }
-        let f = MemFlagsData::trusted();
-        // The slot index, and (when not known here) whether it is one: an instruction's pc.
-        let (idx, ok) = match self.const_of(next_pc) {
-            Some(p) if p % 8 == 0 && p / 8 < self.chain_slots => (self.iconst(p / 8), None),
-            Some(_) => return,
-            None => {
-                let low = self.b.ins().band_imm_s(next_pc, 7);
-                let aligned = self.b.ins().icmp_imm_s(IntCC::Equal, low, 0);
-                let idx = self.b.ins().ushr_imm_s(next_pc, 3);
-                let slots = self.chain_slots as i64;
-                let inb = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, idx, slots);
-                let ok = self.b.ins().band(aligned, inb);
-                // Out of range reads slot 0 instead; `ok` is false then.
-                let zero = self.iconst(0);
-                (self.b.ins().select(ok, idx, zero), Some(ok))
-            }
-        };
-        let table = self.b.ins().load(I64, f, self.ctx, abi::off::CHAIN);
-        let off = self.b.ins().ishl_imm_s(idx, 4);
-        let at = self.b.ins().iadd(table, off);
-        // Slot 2 i for STATUS_NEXT, 2 i + 1 for STATUS_PARTIAL.
-        let target = match known {
-            Some(STATUS_NEXT) => self.b.ins().load(I64, f, at, 0),
-            Some(_) => self.b.ins().load(I64, f, at, 8),
-            None => {
-                let part = self
-                    .b
-                    .ins()
-                    .icmp_imm_s(IntCC::Equal, st, STATUS_PARTIAL as i64);
-                let part = self.b.ins().uextend(I64, part);
-                let sh = self.b.ins().ishl_imm_s(part, 3);
-                let at = self.b.ins().iadd(at, sh);
-                self.b.ins().load(I64, f, at, 0)
-            }
-        };
-        let left = self.b.ins().load(I64, f, self.ctx, abi::off::CHAIN_LEFT);
-        let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, target, 0);
-        let room = self.b.ins().icmp_imm_s(IntCC::NotEqual, left, 0);
-        let mut go = self.b.ins().band(has, room);
-        if let Some(ok) = ok {
-            go = self.b.ins().band(go, ok);
-        }
-        if known.is_none() {
-            // STATUS_NEXT or STATUS_PARTIAL.
-            let next = self
-                .b
-                .ins()
-                .icmp_imm_s(IntCC::Equal, st, STATUS_NEXT as i64);
-            let part = self
-                .b
-                .ins()
-                .icmp_imm_s(IntCC::Equal, st, STATUS_PARTIAL as i64);
-            let either = self.b.ins().bor(next, part);
-            go = self.b.ins().band(go, either);
-        }
-        let call = self.b.create_block();
-        let ret = self.b.create_block();
-        self.b.ins().brif(go, call, &[], ret, &[]);
-        self.b.switch_to_block(call);
-        self.b.seal_block(call);
-        let left = self.b.ins().iadd_imm_s(left, -1);
-        self.b.ins().store(f, left, self.ctx, abi::off::CHAIN_LEFT);
-        let sig = self.sig(Helper::Region);
-        let c = self.b.ins().call_indirect(sig, target, &[self.ctx]);
-        let r = self.b.inst_results(c)[0];
-        self.b.ins().return_(&[r]);
-        self.b.switch_to_block(ret);
-        self.b.seal_block(ret);
-    }
-
-    /// Exit to `pc` with a constant.
-    pub(crate) fn exit_pc(&mut self, status: u64, pc: u64, extra: u64) {
-        let p = self.iconst(pc);
-        self.exit_with(status, p, extra);
-    }
-
-    /// Continue only if `ok` is non-zero; otherwise exit (cold) so the interpreter executes the
-    /// instruction at `pc` with the state before it.
-    pub(crate) fn guard(&mut self, ok: Value, pc: u64) {
-        let fail = self.b.create_block();
-        let cont = self.b.create_block();
-        self.b.set_cold_block(fail);
-        self.b.ins().brif(ok, cont, &[], fail, &[]);
-        self.b.switch_to_block(fail);
-        self.b.seal_block(fail);
-        self.exit_pc(STATUS_INTERP, pc, 0);
-        self.b.switch_to_block(cont);
-        self.b.seal_block(cont);
-    }
-
-    /// Exit (cold) with `status` at `pc` when the budget cannot cover `n` more instructions.
-    fn budget_check(&mut self, n: u64, pc: u64) {
-        if !self.budgeted {
-            return;
-        }
-        let r = self.b.use_var(self.retired);
-        let r = self.b.ins().iadd_imm_s(r, self.off as i64);
-        let left = self.b.ins().isub(self.budget, r);
-        let ok = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, n as i64);
-        self.guard(ok, pc);
-    }
-
-    fn writeback(&mut self) {
-        let fl = MemFlagsData::trusted();
-        for n in 1..32u8 {
-            if self.dirty.s & (1 << n) != 0 {
-                let v = self.sget(SReg(n));
-                self.b
-                    .ins()
-                    .store(fl, v, self.regs, (Regs::OFFSET_S + 8 * n as usize) as i32);
-            }
-        }
-        for n in 0..32u8 {
-            if self.dirty.v & (1 << n) != 0 {
-                let base = (Regs::OFFSET_V + 64 * 8 * n as usize) as i32;
-                let packed = match self.form[n as usize] {
-                    Form::Packed { .. } => Some(self.widen_packed(VReg(n))),
-                    Form::Wide => None,
-                };
-                for c in 0..self.nch {
-                    let v = match &packed {
-                        Some(p) => p[c],
-                        None => self.vget(VReg(n), c),
-                    };
-                    if self.vl == 1 {
-                        let l0 = self.b.ins().extractlane(v, 0);
-                        self.b.ins().store(fl, l0, self.regs, base);
-                    } else {
-                        self.b.ins().store(fl, v, self.regs, base + 16 * c as i32);
-                    }
-                }
-            }
-        }
-        if self.writes_mask {
-            let m = self.b.use_var(self.mask);
-            self.b
-                .ins()
-                .store(fl, m, self.regs, Regs::OFFSET_MASK as i32);
-        }
-        if self.loops {
-            let l = self.b.use_var(self.lc0);
-            self.b
-                .ins()
-                .store(fl, l, self.regs, Regs::OFFSET_LC0BASE as i32);
-        }
-        if self.writes_trip {
-            let t = self.b.use_var(self.trip);
-            self.b
-                .ins()
-                .store(fl, t, self.regs, Regs::OFFSET_TRIP as i32);
-        }
-    }
-
     /// Whether the lowering of `inst` (writing `w`) uses the per-lane masks: every inline
     /// vector write and `V.REDSUM`, but not what straight-line code hands to a helper (memory
     /// accesses, and vector ALU, FP and `V.REDSUM` above VL 2; see `alu`).
@@ -956,8 +628,8 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
         match r.end {
             RunEnd::Control => unreachable!("a control run ends in its control instruction"),
-            RunEnd::Decline => self.exit_pc(STATUS_INTERP, r.end_pc, 0),
-            RunEnd::MaxLen => self.exit_pc(STATUS_NEXT, r.end_pc, 0),
+            RunEnd::Decline => self.exit_pc(Status::Interp, r.end_pc, 0),
+            RunEnd::MaxLen => self.exit_pc(Status::Next, r.end_pc, 0),
         }
     }
 }
@@ -1259,7 +931,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
             // The tail of an ENDLOOP loop: its one partial iteration runs in the straight
             // form of the body (compiled on first need), which keeps this function to the
             // full copies.
-            tx.exit_pc(STATUS_PARTIAL, head_pc, 0);
+            tx.exit_pc(Status::Partial, head_pc, 0);
         } else {
             tx.known_partial = true;
             tx.run(r, h, back);
@@ -1288,195 +960,4 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     }
     tx.finish_exit_block();
     tx.b.seal_all_blocks();
-}
-
-impl Tx<'_, '_> {
-    /// At the header of a hoisting loop with a full mask: find how many iterations from here
-    /// all hoisted accesses may make (`Tx::span_groups` per access, at most the remaining full
-    /// iterations, at least this one), record their LC0BASE bound in `lim`, and go to `full`;
-    /// with none (a fault ahead), go to `none`.
-    fn precheck(&mut self, full: Block, none: Block) {
-        let log2vl = self.vl.trailing_zeros() as i64;
-        let lc = self.b.use_var(self.lc0);
-        let trip = self.b.use_var(self.trip);
-        let left = self.b.ins().isub(trip, lc);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
-        let q = self.b.ins().ushr_imm_s(left, log2vl);
-        // At most MAX_SPAN_ITERS per entry, which bounds the page scan of one entry; longer
-        // loops come back to the header and check their next stretch.
-        let cap = self.iconst(MAX_SPAN_ITERS);
-        let big = self.b.ins().icmp(IntCC::UnsignedGreaterThan, q, cap);
-        let q = self.b.ins().select(big, cap, q);
-        let zero = self.iconst(0);
-        let q = self.b.ins().select(more, q, zero);
-        let one = self.iconst(1);
-        let q_is0 = self.b.ins().icmp_imm_s(IntCC::Equal, q, 0);
-        let mut k = self.b.ins().select(q_is0, one, q);
-        // Per access: its loop-invariant host base (so the loop keeps one register per
-        // access), then its span.
-        let mut hosts = Vec::new();
-        for (_, inst) in self.hoist.clone() {
-            let ms = inst.opcode().mem().expect("a hoisted access");
-            let (base, off) = mem::contig_operands(&inst).expect("contiguous");
-            let bo = self.contig_base(base, off);
-            let h = self.b.ins().iadd(self.mem_base, bo);
-            let var = self.b.declare_var(I64);
-            self.b.def_var(var, h);
-            hosts.push(var);
-            let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
-            let ea0 = self.b.ins().iadd(bo, l);
-            let need = match ms.dir {
-                lanejit_interp::isa::Dir::Load => lanejit_interp::memory::PERM_R,
-                lanejit_interp::isa::Dir::Store => lanejit_interp::memory::PERM_W,
-            };
-            let lg = self.vl.trailing_zeros() + ms.log2e as u32;
-            let amask = self.align_mask(ms);
-            k = self.span_groups(ea0, lg, k, need, amask);
-        }
-        self.hoist_host = hosts;
-        let span = self.b.ins().ishl_imm_s(k, log2vl);
-        let lim = self.b.ins().iadd(lc, span);
-        let var = self.b.declare_var(I64);
-        self.b.def_var(var, lim);
-        self.lim = Some(var);
-        match self.copy_loop {
-            None => {
-                self.b.ins().brif(k, full, &[], none, &[]);
-            }
-            Some(log2e) => {
-                let bulk = self.b.create_block();
-                self.b.ins().brif(k, bulk, &[], none, &[]);
-                self.b.switch_to_block(bulk);
-                self.b.seal_block(bulk);
-                self.bulk_copy(k, lc, log2e, full);
-            }
-        }
-    }
-
-    /// In a copy loop whose span check proved `k >= 1` iterations from LC0BASE `lc`: copy the
-    /// first `k - 1` at once when the source and destination ranges they cover are disjoint
-    /// (then the iterations' order cannot matter), advancing LC0BASE and the retired count
-    /// past them; the last proved iteration runs in the full copy (`full`) as usual, so the
-    /// loaded register ends with the value it loaded there.
-    fn bulk_copy(&mut self, k: Value, lc: Value, log2e: u8, full: Block) {
-        let log2vl = self.vl.trailing_zeros() as i64;
-        let n = self.b.ins().iadd_imm_s(k, -1);
-        let len = self.b.ins().ishl_imm_s(n, log2vl + log2e as i64);
-        let at = self.b.ins().ishl_imm_s(lc, log2e as i64);
-        let [src, dst] = [0, 1].map(|j| {
-            let h = self.b.use_var(self.hoist_host[j]);
-            self.b.ins().iadd(h, at)
-        });
-        // In guest memory (proved), so neither end wraps.
-        let src_end = self.b.ins().iadd(src, len);
-        let dst_end = self.b.ins().iadd(dst, len);
-        let before = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedLessThanOrEqual, dst_end, src);
-        let after = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedLessThanOrEqual, src_end, dst);
-        let disjoint = self.b.ins().bor(before, after);
-        let some = self.b.ins().icmp_imm_s(IntCC::NotEqual, n, 0);
-        let go = self.b.ins().band(disjoint, some);
-        let copy = self.b.create_block();
-        self.b.ins().brif(go, copy, &[], full, &[]);
-        self.b.switch_to_block(copy);
-        self.b.seal_block(copy);
-        let f = self.iconst(abi::lj_copy as *const () as usize as u64);
-        let sig = self.sig(Helper::Copy);
-        self.b.ins().call_indirect(sig, f, &[dst, src, len]);
-        let groups = self.b.ins().ishl_imm_s(n, log2vl);
-        let lc2 = self.b.ins().iadd(lc, groups);
-        self.b.def_var(self.lc0, lc2);
-        // Three instructions per iteration: the load, the store and ENDLOOP.
-        let body = self.b.ins().imul_imm_s(n, 3);
-        let r = self.b.use_var(self.retired);
-        let r = self.b.ins().iadd(r, body);
-        self.b.def_var(self.retired, r);
-        self.b.ins().jump(full, &[]);
-    }
-
-    /// The span check hoisted out of a loop, inline (a helper call would clobber what the loop
-    /// keeps in registers and make the allocator spill it for the whole loop): how many of `k` groups of `1 << lg` bytes from `lo` lie in guest memory on
-    /// pages with permission `need`, with `lo & amask == 0`. Returns the count in a new block.
-    fn span_groups(&mut self, lo: Value, lg: u32, k: Value, need: u8, amask: u64) -> Value {
-        let done = self.b.create_block();
-        let res = self.b.append_block_param(done, I64);
-        let inb = self.b.create_block();
-        let scan = self.b.create_block();
-        let page = self.b.create_block();
-        let p = self.b.append_block_param(page, I64);
-        let next = self.b.create_block();
-        let bad = self.b.create_block();
-        let zero = self.iconst(0);
-        let ok = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedLessThan, lo, self.mem_extent);
-        let ok = self.and_aligned(ok, lo, amask);
-        self.b.ins().brif(ok, inb, &[], done, &[zero.into()]);
-        self.b.switch_to_block(inb);
-        self.b.seal_block(inb);
-        // lo < extent: avail > 0, and g groups end at lo + (g << lg) <= extent.
-        let avail = self.b.ins().isub(self.mem_extent, lo);
-        let fit = self.b.ins().ushr_imm_s(avail, lg as i64);
-        let less = self.b.ins().icmp(IntCC::UnsignedLessThan, fit, k);
-        let g = self.b.ins().select(less, fit, k);
-        self.b.ins().brif(g, scan, &[], done, &[zero.into()]);
-        self.b.switch_to_block(scan);
-        self.b.seal_block(scan);
-        let len = self.b.ins().ishl_imm_s(g, lg as i64);
-        let end = self.b.ins().iadd(lo, len);
-        let last = self.b.ins().iadd_imm_s(end, -1);
-        let lastp = self.b.ins().ushr_imm_s(last, 12);
-        let firstp = self.b.ins().ushr_imm_s(lo, 12);
-        self.b.ins().jump(page, &[firstp.into()]);
-        self.b.switch_to_block(page);
-        // Every page index here is at most (extent - 1) / 4096: inside the table.
-        let a = self.b.ins().iadd(self.mem_perms, p);
-        let byte = self
-            .b
-            .ins()
-            .uload8(cranelift_codegen::ir::types::I32, flags(), a, 0);
-        let t = self.b.ins().band_imm_s(byte, need as i64);
-        self.b.ins().brif(t, next, &[], bad, &[]);
-        self.b.switch_to_block(next);
-        self.b.seal_block(next);
-        let p1 = self.b.ins().iadd_imm_s(p, 1);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p1, lastp);
-        self.b
-            .ins()
-            .brif(more, page, &[p1.into()], done, &[g.into()]);
-        self.b.seal_block(page);
-        self.b.switch_to_block(bad);
-        self.b.seal_block(bad);
-        let pa = self.b.ins().ishl_imm_s(p, 12);
-        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, pa, lo);
-        let first_bad = self.b.ins().select(below, lo, pa);
-        let before = self.b.ins().isub(first_bad, lo);
-        let gb = self.b.ins().ushr_imm_s(before, lg as i64);
-        self.b.ins().jump(done, &[gb.into()]);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
-        res
-    }
-
-    /// Translate the prologue instructions `r.insts[..h]` (a leading LOOP).
-    fn run_prologue(&mut self, r: &Region, h: usize) {
-        for (pc, inst) in &r.insts[..h] {
-            if matches!(inst, Inst::Loop(_)) {
-                self.loop_prologue(*pc, inst);
-            } else {
-                self.inst(*pc, inst);
-            }
-        }
-        // Fold the prologue into the retired counter so the header starts at offset 0.
-        let rv = self.b.use_var(self.retired);
-        let rv = self.b.ins().iadd_imm_s(rv, self.off as i64);
-        self.b.def_var(self.retired, rv);
-        self.off = 0;
-    }
 }

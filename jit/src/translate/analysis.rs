@@ -1,0 +1,137 @@
+//! Region analysis before translation: which registers each instruction uses and writes (from
+//! the ISA table), which loops get the inner loop of full iterations, which contiguous
+//! accesses have their checks hoisted to loop entry, copy loops, which registers may stay
+//! packed, and which scalars a straight-line region need not load.
+
+use super::mem;
+use crate::region::Region;
+use lanejit_interp::isa::{Inst, Reg, SReg};
+
+/// A set of scalar and vector registers.
+#[derive(Default, Clone, Copy)]
+pub(super) struct RegSet {
+    pub(super) s: u32,
+    pub(super) v: u32,
+}
+
+/// (used, written) registers of `inst`, from the ISA table's operand formats
+/// (`Inst::effects`). Used are the registers it reads, and every vector register it writes (a
+/// write under a partial mask merges with the old value); a scalar destination is used only
+/// when it is also a source (scalar writes are whole).
+pub(super) fn reg_effects(inst: &Inst) -> (RegSet, RegSet) {
+    let e = inst.effects();
+    // s0 is never loaded or stored: it reads as zero and discards writes.
+    let u = RegSet {
+        s: e.reads_s & !1,
+        v: e.reads_v | e.writes_v,
+    };
+    let w = RegSet {
+        s: e.writes_s & !1,
+        v: e.writes_v,
+    };
+    (u, w)
+}
+
+/// Whether a loop region gets the inner loop of full iterations: it loops with `ENDLOOP`
+/// and its body never changes the mask other than through `ENDLOOP`.
+pub(super) fn fast_loop_ok(r: &Region) -> bool {
+    let h = r.loop_head.unwrap_or(0);
+    matches!(r.insts.last(), Some((_, Inst::Endloop(_))))
+        && r.insts[h..]
+            .iter()
+            .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_)))
+}
+
+/// Registers a load on guest memory or an f32 add, subtract, multiply or FMA writes
+/// (candidates for the packed form: any load may turn out contiguous, see [`shape`]).
+pub(super) fn packable(r: &Region) -> u32 {
+    let mut set = 0;
+    for (_, i) in &r.insts {
+        if let Inst::VFaddS(o) | Inst::VFsubS(o) | Inst::VFmulS(o) | Inst::VFmaS(o) = i {
+            set |= 1 << o.vd.0;
+        }
+        if let Some(ms) = i.opcode().mem() {
+            if ms.dir == lanejit_interp::isa::Dir::Load && !i.is_local() {
+                let (_, w) = reg_effects(i);
+                set |= w.v;
+            }
+        }
+    }
+    set
+}
+
+/// The pcs of the contiguous guest-memory accesses of an `ENDLOOP` loop body whose base and
+/// offset registers the body never writes: their per-group checks are hoisted into one span
+/// check per loop entry (`Tx::precheck`).
+pub(super) fn hoistable(r: &Region) -> Vec<(u64, Inst)> {
+    let Some(h) = r.loop_head else {
+        return Vec::new();
+    };
+    if !fast_loop_ok(r) {
+        return Vec::new();
+    }
+    let mut written = 0u32;
+    for (_, i) in &r.insts[h..] {
+        written |= reg_effects(i).1.s;
+    }
+    let inv = |s: SReg| written & (1 << s.0) == 0;
+    r.insts[h..]
+        .iter()
+        .filter(|(_, i)| {
+            let Some((base, off)) = mem::contig_operands(i) else {
+                return false;
+            };
+            let off_inv = match off {
+                lanejit_interp::isa::SOrImm::Reg(s) => inv(s),
+                lanejit_interp::isa::SOrImm::Imm(_) => true,
+            };
+            !i.is_local() && inv(base) && off_inv
+        })
+        .copied()
+        .collect()
+}
+
+/// A copy loop: an `ENDLOOP` loop whose body is a contiguous load, a store of the loaded
+/// register with the same element width, and the `ENDLOOP`, with both accesses hoisted
+/// (`hoisted`, from [`hoistable`]).
+/// Returns the width's log2. Its full iterations but the last one of each checked span are
+/// one bulk copy (see `Tx::precheck`).
+pub(super) fn copy_loop(r: &Region, hoisted: &[(u64, Inst)]) -> Option<u8> {
+    let h = r.loop_head?;
+    let [(_, ld), (_, st), (_, Inst::Endloop(_))] = &r.insts[h..] else {
+        return None;
+    };
+    let (lm, sm) = (ld.opcode().mem()?, st.opcode().mem()?);
+    let ok = lm.dir == lanejit_interp::isa::Dir::Load
+        && sm.dir == lanejit_interp::isa::Dir::Store
+        && lm.log2e == sm.log2e
+        && hoisted.len() == 2
+        && matches!((mem::data_reg(ld), mem::data_reg(st)), (Some(Reg::V(d)), Some(Reg::V(s))) if d == s);
+    ok.then_some(lm.log2e)
+}
+
+/// Scalar registers a straight-line region (no budget check) overwrites before it reads them
+/// and before its first instruction that can exit (a memory access or the control
+/// instruction): their values at entry are never observed, so they need not be loaded.
+pub(super) fn written_first(r: &Region) -> u32 {
+    let mut seen = 0u32;
+    let mut fresh = 0u32;
+    for (_, i) in &r.insts {
+        if i.opcode().mem().is_some() || crate::region::is_control(i) {
+            break;
+        }
+        // A scalar destination that is not also a source is a whole overwrite.
+        let (u, w) = reg_effects(i);
+        fresh |= w.s & !u.s & !seen;
+        seen |= u.s | w.s;
+    }
+    fresh & !1
+}
+
+/// Whether a region needs the full/general body split (it has vector work).
+pub(super) fn has_vector_work(r: &Region) -> bool {
+    r.insts.iter().any(|(_, i)| {
+        let (u, _) = reg_effects(i);
+        u.v != 0
+    })
+}

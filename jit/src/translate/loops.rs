@@ -1,0 +1,201 @@
+//! Loops: the span check hoisted to loop entry (`Tx::precheck`, `Tx::span_groups`), the bulk
+//! copy of copy loops, and the prologue `LOOP`.
+
+use super::{Helper, MAX_SPAN_ITERS, Tx, flags, mem};
+use crate::abi;
+use crate::region::Region;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::{Block, InstBuilder, Value};
+use lanejit_interp::isa::Inst;
+
+impl Tx<'_, '_> {
+    /// At the header of a hoisting loop with a full mask: find how many iterations from here
+    /// all hoisted accesses may make (`Tx::span_groups` per access, at most the remaining full
+    /// iterations, at least this one), record their LC0BASE bound in `lim`, and go to `full`;
+    /// with none (a fault ahead), go to `none`.
+    pub(super) fn precheck(&mut self, full: Block, none: Block) {
+        let log2vl = self.vl.trailing_zeros() as i64;
+        let lc = self.b.use_var(self.lc0);
+        let trip = self.b.use_var(self.trip);
+        let left = self.b.ins().isub(trip, lc);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
+        let q = self.b.ins().ushr_imm_s(left, log2vl);
+        // At most MAX_SPAN_ITERS per entry, which bounds the page scan of one entry; longer
+        // loops come back to the header and check their next stretch.
+        let cap = self.iconst(MAX_SPAN_ITERS);
+        let big = self.b.ins().icmp(IntCC::UnsignedGreaterThan, q, cap);
+        let q = self.b.ins().select(big, cap, q);
+        let zero = self.iconst(0);
+        let q = self.b.ins().select(more, q, zero);
+        let one = self.iconst(1);
+        let q_is0 = self.b.ins().icmp_imm_s(IntCC::Equal, q, 0);
+        let mut k = self.b.ins().select(q_is0, one, q);
+        // Per access: its loop-invariant host base (so the loop keeps one register per
+        // access), then its span.
+        let mut hosts = Vec::new();
+        for (_, inst) in self.hoist.clone() {
+            let ms = inst.opcode().mem().expect("a hoisted access");
+            let (base, off) = mem::contig_operands(&inst).expect("contiguous");
+            let bo = self.contig_base(base, off);
+            let h = self.b.ins().iadd(self.mem_base, bo);
+            let var = self.b.declare_var(I64);
+            self.b.def_var(var, h);
+            hosts.push(var);
+            let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
+            let ea0 = self.b.ins().iadd(bo, l);
+            let need = match ms.dir {
+                lanejit_interp::isa::Dir::Load => lanejit_interp::memory::PERM_R,
+                lanejit_interp::isa::Dir::Store => lanejit_interp::memory::PERM_W,
+            };
+            let lg = self.vl.trailing_zeros() + ms.log2e as u32;
+            let amask = self.align_mask(ms);
+            k = self.span_groups(ea0, lg, k, need, amask);
+        }
+        self.hoist_host = hosts;
+        let span = self.b.ins().ishl_imm_s(k, log2vl);
+        let lim = self.b.ins().iadd(lc, span);
+        let var = self.b.declare_var(I64);
+        self.b.def_var(var, lim);
+        self.lim = Some(var);
+        match self.copy_loop {
+            None => {
+                self.b.ins().brif(k, full, &[], none, &[]);
+            }
+            Some(log2e) => {
+                let bulk = self.b.create_block();
+                self.b.ins().brif(k, bulk, &[], none, &[]);
+                self.b.switch_to_block(bulk);
+                self.b.seal_block(bulk);
+                self.bulk_copy(k, lc, log2e, full);
+            }
+        }
+    }
+
+    /// In a copy loop whose span check proved `k >= 1` iterations from LC0BASE `lc`: copy the
+    /// first `k - 1` at once when the source and destination ranges they cover are disjoint
+    /// (then the iterations' order cannot matter), advancing LC0BASE and the retired count
+    /// past them; the last proved iteration runs in the full copy (`full`) as usual, so the
+    /// loaded register ends with the value it loaded there.
+    fn bulk_copy(&mut self, k: Value, lc: Value, log2e: u8, full: Block) {
+        let log2vl = self.vl.trailing_zeros() as i64;
+        let n = self.b.ins().iadd_imm_s(k, -1);
+        let len = self.b.ins().ishl_imm_s(n, log2vl + log2e as i64);
+        let at = self.b.ins().ishl_imm_s(lc, log2e as i64);
+        let [src, dst] = [0, 1].map(|j| {
+            let h = self.b.use_var(self.hoist_host[j]);
+            self.b.ins().iadd(h, at)
+        });
+        // In guest memory (proved), so neither end wraps.
+        let src_end = self.b.ins().iadd(src, len);
+        let dst_end = self.b.ins().iadd(dst, len);
+        let before = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, dst_end, src);
+        let after = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, src_end, dst);
+        let disjoint = self.b.ins().bor(before, after);
+        let some = self.b.ins().icmp_imm_s(IntCC::NotEqual, n, 0);
+        let go = self.b.ins().band(disjoint, some);
+        let copy = self.b.create_block();
+        self.b.ins().brif(go, copy, &[], full, &[]);
+        self.b.switch_to_block(copy);
+        self.b.seal_block(copy);
+        let f = self.iconst(abi::lj_copy as *const () as usize as u64);
+        let sig = self.sig(Helper::Copy);
+        self.b.ins().call_indirect(sig, f, &[dst, src, len]);
+        let groups = self.b.ins().ishl_imm_s(n, log2vl);
+        let lc2 = self.b.ins().iadd(lc, groups);
+        self.b.def_var(self.lc0, lc2);
+        // Three instructions per iteration: the load, the store and ENDLOOP.
+        let body = self.b.ins().imul_imm_s(n, 3);
+        let r = self.b.use_var(self.retired);
+        let r = self.b.ins().iadd(r, body);
+        self.b.def_var(self.retired, r);
+        self.b.ins().jump(full, &[]);
+    }
+
+    /// The span check hoisted out of a loop, inline (a helper call would clobber what the loop
+    /// keeps in registers and make the allocator spill it for the whole loop): how many of `k` groups of `1 << lg` bytes from `lo` lie in guest memory on
+    /// pages with permission `need`, with `lo & amask == 0`. Returns the count in a new block.
+    fn span_groups(&mut self, lo: Value, lg: u32, k: Value, need: u8, amask: u64) -> Value {
+        let done = self.b.create_block();
+        let res = self.b.append_block_param(done, I64);
+        let inb = self.b.create_block();
+        let scan = self.b.create_block();
+        let page = self.b.create_block();
+        let p = self.b.append_block_param(page, I64);
+        let next = self.b.create_block();
+        let bad = self.b.create_block();
+        let zero = self.iconst(0);
+        let ok = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThan, lo, self.mem_extent);
+        let ok = self.and_aligned(ok, lo, amask);
+        self.b.ins().brif(ok, inb, &[], done, &[zero.into()]);
+        self.b.switch_to_block(inb);
+        self.b.seal_block(inb);
+        // lo < extent: avail > 0, and g groups end at lo + (g << lg) <= extent.
+        let avail = self.b.ins().isub(self.mem_extent, lo);
+        let fit = self.b.ins().ushr_imm_s(avail, lg as i64);
+        let less = self.b.ins().icmp(IntCC::UnsignedLessThan, fit, k);
+        let g = self.b.ins().select(less, fit, k);
+        self.b.ins().brif(g, scan, &[], done, &[zero.into()]);
+        self.b.switch_to_block(scan);
+        self.b.seal_block(scan);
+        let len = self.b.ins().ishl_imm_s(g, lg as i64);
+        let end = self.b.ins().iadd(lo, len);
+        let last = self.b.ins().iadd_imm_s(end, -1);
+        let lastp = self.b.ins().ushr_imm_s(last, 12);
+        let firstp = self.b.ins().ushr_imm_s(lo, 12);
+        self.b.ins().jump(page, &[firstp.into()]);
+        self.b.switch_to_block(page);
+        // Every page index here is at most (extent - 1) / 4096: inside the table.
+        let a = self.b.ins().iadd(self.mem_perms, p);
+        let byte = self
+            .b
+            .ins()
+            .uload8(cranelift_codegen::ir::types::I32, flags(), a, 0);
+        let t = self.b.ins().band_imm_s(byte, need as i64);
+        self.b.ins().brif(t, next, &[], bad, &[]);
+        self.b.switch_to_block(next);
+        self.b.seal_block(next);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p1, lastp);
+        self.b
+            .ins()
+            .brif(more, page, &[p1.into()], done, &[g.into()]);
+        self.b.seal_block(page);
+        self.b.switch_to_block(bad);
+        self.b.seal_block(bad);
+        let pa = self.b.ins().ishl_imm_s(p, 12);
+        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, pa, lo);
+        let first_bad = self.b.ins().select(below, lo, pa);
+        let before = self.b.ins().isub(first_bad, lo);
+        let gb = self.b.ins().ushr_imm_s(before, lg as i64);
+        self.b.ins().jump(done, &[gb.into()]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+        res
+    }
+
+    /// Translate the prologue instructions `r.insts[..h]` (a leading LOOP).
+    pub(super) fn run_prologue(&mut self, r: &Region, h: usize) {
+        for (pc, inst) in &r.insts[..h] {
+            if matches!(inst, Inst::Loop(_)) {
+                self.loop_prologue(*pc, inst);
+            } else {
+                self.inst(*pc, inst);
+            }
+        }
+        // Fold the prologue into the retired counter so the header starts at offset 0.
+        let rv = self.b.use_var(self.retired);
+        let rv = self.b.ins().iadd_imm_s(rv, self.off as i64);
+        self.b.def_var(self.retired, rv);
+        self.off = 0;
+    }
+}
