@@ -670,6 +670,10 @@ macro_rules! define_isa {
             pub fn mem_operands(&self) -> Option<MemOperands> {
                 match self { $( Inst::$name(ops) => ops.mem_operands(), )* }
             }
+
+            pub fn operands(&self) -> Operands<'_> {
+                match self { $( Inst::$name(ops) => Operands::$fmt(ops), )* }
+            }
         }
 
         impl fmt::Display for Inst {

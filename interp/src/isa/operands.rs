@@ -322,6 +322,56 @@ pub enum FormatKind {
     Nullary,
 }
 
+/// An instruction's operands by format (`Inst::operands`): engines match on the format and
+/// the semantic class (`Opcode::sem`) instead of listing opcodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operands<'a> {
+    /// [`LoadRR`].
+    LoadRR(&'a LoadRR),
+    /// [`LoadImm`].
+    LoadImm(&'a LoadImm),
+    /// [`LoadC`].
+    LoadC(&'a LoadC),
+    /// [`StoreRR`].
+    StoreRR(&'a StoreRR),
+    /// [`StoreImm`].
+    StoreImm(&'a StoreImm),
+    /// [`StoreC`].
+    StoreC(&'a StoreC),
+    /// [`SAlu`].
+    SAlu(&'a SAlu),
+    /// [`SLi`].
+    SLi(&'a SLi),
+    /// [`SMov`].
+    SMov(&'a SMov),
+    /// [`SUnary`].
+    SUnary(&'a SUnary),
+    /// [`SGetLane`].
+    SGetLane(&'a SGetLane),
+    /// [`VAlu`].
+    VAlu(&'a VAlu),
+    /// [`VMov`].
+    VMov(&'a VMov),
+    /// [`VUnary`].
+    VUnary(&'a VUnary),
+    /// [`VFp`].
+    VFp(&'a VFp),
+    /// [`VRedSum`].
+    VRedSum(&'a VRedSum),
+    /// [`VSetMask`].
+    VSetMask(&'a VSetMask),
+    /// [`Jump`].
+    Jump(&'a Jump),
+    /// [`Branch`].
+    Branch(&'a Branch),
+    /// [`Loop`].
+    Loop(&'a Loop),
+    /// [`EndLoop`].
+    EndLoop(&'a EndLoop),
+    /// [`Nullary`].
+    Nullary(&'a Nullary),
+}
+
 impl FormatKind {
     /// Words per instruction of this format.
     pub const fn words(self) -> usize {

@@ -16,8 +16,8 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use lanejit_interp::isa::{
-    AluOp, CANONICAL_NAN_F32, CANONICAL_NAN_F64, FpOp, FpWidth, Inst, SOrImm, SRead, Sem, VRead,
-    VReg, VSrc,
+    AluOp, CANONICAL_NAN_F32, CANONICAL_NAN_F64, FpOp, FpWidth, Inst, Operands, SOrImm, SRead, Sem,
+    VRead, VReg, VSrc,
 };
 
 impl Tx<'_, '_> {
@@ -178,10 +178,11 @@ impl Tx<'_, '_> {
     /// packed, some operand already is and none is packed at another width), every vector
     /// operand; else none (the wide path, after every operand is materialised).
     pub(crate) fn packed_f32_operands(&self, inst: &Inst) -> u32 {
-        let (Inst::VFaddS(o) | Inst::VFsubS(o) | Inst::VFmulS(o) | Inst::VFmaS(o)) = inst else {
+        let (Operands::VFp(o), Sem::Fp(op, FpWidth::S)) = (inst.operands(), inst.opcode().sem())
+        else {
             return 0;
         };
-        let fma = matches!(inst, Inst::VFmaS(_));
+        let fma = op == FpOp::Fma;
         if !self.full || self.vmem || !self.can_pack(o.vd, 2) || (fma && !self.native_fma) {
             return 0;
         }
@@ -378,16 +379,8 @@ impl Tx<'_, '_> {
 
     /// Translate a non-memory, non-control instruction. Returns false if `inst` is not one.
     pub(crate) fn alu_inst(&mut self, inst: &Inst) -> bool {
-        match (inst, inst.opcode().sem()) {
-            (Inst::SAdd(o), Sem::SAlu(op))
-            | (Inst::SSub(o), Sem::SAlu(op))
-            | (Inst::SMul(o), Sem::SAlu(op))
-            | (Inst::SAnd(o), Sem::SAlu(op))
-            | (Inst::SOr(o), Sem::SAlu(op))
-            | (Inst::SXor(o), Sem::SAlu(op))
-            | (Inst::SShl(o), Sem::SAlu(op))
-            | (Inst::SShr(o), Sem::SAlu(op))
-            | (Inst::SSra(o), Sem::SAlu(op)) => {
+        match (inst.operands(), inst.opcode().sem()) {
+            (Operands::SAlu(o), Sem::SAlu(op)) => {
                 let a = self.sget(o.sa);
                 let b = match o.sb {
                     SOrImm::Reg(r) => self.sget(r),
@@ -399,15 +392,15 @@ impl Tx<'_, '_> {
                 };
                 self.sset(o.sd, r);
             }
-            (Inst::SLi(o), _) => {
+            (Operands::SLi(o), _) => {
                 let v = self.iconst(o.imm);
                 self.sset(o.sd, v);
             }
-            (Inst::SMov(o), _) => {
+            (Operands::SMov(o), _) => {
                 let v = self.sget(o.sa);
                 self.sset(o.sd, v);
             }
-            (Inst::SLc0(o) | Inst::SVl(o) | Inst::SGid(o) | Inst::SMask(o), Sem::SRead(r)) => {
+            (Operands::SUnary(o), Sem::SRead(r)) => {
                 let v = match r {
                     SRead::Lc0 => self.b.use_var(self.lc0),
                     SRead::Vl => self.iconst(self.vl as u64),
@@ -416,24 +409,13 @@ impl Tx<'_, '_> {
                 };
                 self.sset(o.sd, v);
             }
-            (Inst::SGetlane(o), _) => {
+            (Operands::SGetLane(o), _) => {
                 let lane = o.lane as u32 % self.vl;
                 let ch = self.vget(o.va, (lane / 2) as usize);
                 let v = self.b.ins().extractlane(ch, (lane % 2) as u8);
                 self.sset(o.sd, v);
             }
-            (
-                Inst::VAdd(o)
-                | Inst::VSub(o)
-                | Inst::VMul(o)
-                | Inst::VAnd(o)
-                | Inst::VOr(o)
-                | Inst::VXor(o)
-                | Inst::VShl(o)
-                | Inst::VShr(o)
-                | Inst::VSra(o),
-                Sem::VAlu(op),
-            ) => {
+            (Operands::VAlu(o), Sem::VAlu(op)) => {
                 if self.helpers && self.vl > 2 {
                     self.vop_call(inst.opcode() as u32, o.vd, o.va, o.vb);
                     return true;
@@ -451,19 +433,19 @@ impl Tx<'_, '_> {
                 }
                 self.vset_masked(o.vd, &out);
             }
-            (Inst::VMov(o), _) if self.helpers && self.vl > 2 => {
+            (Operands::VMov(o), _) if self.helpers && self.vl > 2 => {
                 self.vop_call(inst.opcode() as u32, o.vd, o.vd, o.src);
             }
-            (Inst::VMov(o), _) => {
+            (Operands::VMov(o), _) => {
                 let out = self.vsrc_all(o.src);
                 self.vset_masked(o.vd, &out);
             }
-            (Inst::VLaneid(o) | Inst::VLc0(o), Sem::VRead(_)) if self.helpers && self.vl > 2 => {
+            (Operands::VUnary(o), Sem::VRead(_)) if self.helpers && self.vl > 2 => {
                 // V.LC0 passes LC0BASE as the scalar operand.
                 let l = self.b.use_var(self.lc0);
                 self.vop_call_scalar(inst.opcode() as u32, o.vd, l);
             }
-            (Inst::VLaneid(o) | Inst::VLc0(o), Sem::VRead(r)) => {
+            (Operands::VUnary(o), Sem::VRead(r)) => {
                 let base = match r {
                     VRead::LaneId => None,
                     VRead::Lc0 => {
@@ -481,29 +463,19 @@ impl Tx<'_, '_> {
                 }
                 self.vset_masked(o.vd, &out);
             }
-            (
-                Inst::VFaddS(o)
-                | Inst::VFsubS(o)
-                | Inst::VFmulS(o)
-                | Inst::VFmaS(o)
-                | Inst::VFaddD(o)
-                | Inst::VFsubD(o)
-                | Inst::VFmulD(o)
-                | Inst::VFmaD(o),
-                Sem::Fp(op, w),
-            ) => self.fp(inst, op, w, o.vd, o.va, o.vb),
-            (Inst::VRedsum(o), _) => {
+            (Operands::VFp(o), Sem::Fp(op, w)) => self.fp(inst, op, w, o.vd, o.va, o.vb),
+            (Operands::VRedSum(o), _) => {
                 let s = self.redsum(o.va);
                 self.sset(o.sd, s);
             }
-            (Inst::VSetmask(o), _) => {
+            (Operands::VSetMask(o), _) => {
                 let s = self.sget(o.sa);
                 let all = self.all() as i64;
                 let m = self.b.ins().band_imm_s(s, all);
                 self.set_mask(m);
                 self.full = false;
             }
-            (Inst::Nop(_), _) => {}
+            (_, Sem::Ctl(lanejit_interp::isa::Ctl::Nop)) => {}
             _ => return false,
         }
         let _ = (I64, IntCC::Equal);

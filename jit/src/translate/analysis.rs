@@ -5,7 +5,7 @@
 
 use super::mem;
 use crate::region::Region;
-use lanejit_interp::isa::{Inst, Reg, SReg};
+use lanejit_interp::isa::{FpWidth, Inst, Operands, Reg, SReg, Sem};
 
 /// A set of scalar and vector registers.
 #[derive(Default, Clone, Copy)]
@@ -47,7 +47,7 @@ pub(super) fn fast_loop_ok(r: &Region) -> bool {
 pub(super) fn packable(r: &Region) -> u32 {
     let mut set = 0;
     for (_, i) in &r.insts {
-        if let Inst::VFaddS(o) | Inst::VFsubS(o) | Inst::VFmulS(o) | Inst::VFmaS(o) = i {
+        if let (Operands::VFp(o), Sem::Fp(_, FpWidth::S)) = (i.operands(), i.opcode().sem()) {
             set |= 1 << o.vd.0;
         }
         if let Some(ms) = i.opcode().mem() {

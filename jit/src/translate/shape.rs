@@ -18,7 +18,7 @@
 
 use super::Tx;
 use cranelift_codegen::ir::Value;
-use lanejit_interp::isa::{AluOp, Inst, Reg, SReg, Sem, VRead, VSrc};
+use lanejit_interp::isa::{AluOp, Inst, Operands, Reg, SReg, Sem, VRead, VSrc};
 
 /// An affine vector: lane `i` is `base + i * stride`.
 #[derive(Clone, Copy, Debug)]
@@ -122,27 +122,16 @@ impl Tx<'_, '_> {
         if !self.full {
             return None;
         }
-        match (inst, inst.opcode().sem()) {
-            (Inst::VLc0(_) | Inst::VLaneid(_), Sem::VRead(r)) => Some(Affine {
+        match (inst.operands(), inst.opcode().sem()) {
+            (Operands::VUnary(_), Sem::VRead(r)) => Some(Affine {
                 base: match r {
                     VRead::Lc0 => self.b.use_var(self.lc0),
                     VRead::LaneId => self.iconst(0),
                 },
                 stride: 1,
             }),
-            (Inst::VMov(o), _) => self.src_shape(o.src),
-            (
-                Inst::VAdd(o)
-                | Inst::VSub(o)
-                | Inst::VMul(o)
-                | Inst::VAnd(o)
-                | Inst::VOr(o)
-                | Inst::VXor(o)
-                | Inst::VShl(o)
-                | Inst::VShr(o)
-                | Inst::VSra(o),
-                Sem::VAlu(op),
-            ) => {
+            (Operands::VMov(o), _) => self.src_shape(o.src),
+            (Operands::VAlu(o), Sem::VAlu(op)) => {
                 let a = self.shape[o.va.0 as usize]?;
                 let b = self.src_shape(o.vb)?;
                 let k = self.const_of(b.base);
