@@ -1,7 +1,8 @@
 //! Pass 2: settle the memory map and tile protections, encode instructions, place data,
 //! collect symbols.
 
-use super::layout::{Ctx, DataVals, Laid, PendInst, Symbols};
+use super::layout::{DataVals, Laid, PendInst};
+use super::symbols::{Ctx, Symbols};
 use super::parser::{Atom, COff, Expr, MemBody, OffVal, OpKind, Operand, Shift};
 use super::{AsmError, AsmErrorKind};
 use crate::isa::*;
@@ -81,7 +82,7 @@ pub(crate) fn resolve(laid: Laid, errors: &mut Vec<AsmError>) -> Program {
     let syms = &laid.syms;
 
     // Every .equ must evaluate, used or not.
-    let mut equs: Vec<(&String, &super::layout::Equ)> = syms.equs.iter().collect();
+    let mut equs: Vec<(&String, &super::symbols::Equ)> = syms.equs.iter().collect();
     equs.sort_by_key(|(_, e)| e.line);
     for (name, equ) in equs {
         if let Err((col, kind)) = syms.check_equ(name, equ.expr.col) {

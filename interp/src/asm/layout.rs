@@ -2,14 +2,13 @@
 //! directives that shape the program, pair hardware loops.
 
 use super::parser::{Atom, Expr, OpKind, Operand, Stmt, parse_line, parse_reg};
+use super::symbols::{Ctx, Symbols};
 use super::{AsmError, AsmErrorKind, MAX_DATA_BYTES};
 use crate::isa::Opcode;
 use crate::program::{
     DEFAULT_TILE_SIZE, MAX_MEM_LIMIT, MAX_TILE_SIZE, MemPerm, PAGE_SIZE, Space, SymKind,
     TILE_GRANULE, TilePerm,
 };
-use std::cell::RefCell;
-use std::collections::HashMap;
 
 /// A section of the source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,119 +54,7 @@ pub(crate) struct PendData {
     pub vals: DataVals,
 }
 
-/// A `.equ` definition.
-#[derive(Debug)]
-pub(crate) struct Equ {
-    pub expr: Expr,
-    pub line: usize,
-}
-
-/// Labels and `.equ` names.
-#[derive(Debug, Default)]
-pub(crate) struct Symbols {
-    pub labels: HashMap<String, (SymKind, u64, usize)>,
-    pub equs: HashMap<String, Equ>,
-    /// Values of `.equ` names already evaluated (a value, once known, never changes), so that
-    /// chains like `.equ B, A + A` evaluate in linear time.
-    pub memo: RefCell<HashMap<String, i128>>,
-}
-
-/// Evaluation context: during layout only what is already defined counts.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ctx {
-    Layout,
-    Full,
-}
-
 type EResult<T> = Result<T, (usize, AsmErrorKind)>;
-
-impl Symbols {
-    fn defined_line(&self, name: &str) -> Option<usize> {
-        self.labels
-            .get(name)
-            .map(|l| l.2)
-            .or_else(|| self.equs.get(name).map(|e| e.line))
-    }
-
-    /// Record the value of `.equ name` if it can be computed now (keeps long chains of
-    /// backward references shallow).
-    pub fn prime(&self, name: &str) {
-        let mut stack = Vec::new();
-        let _ = self.name_value(name, 0, Ctx::Layout, &mut stack);
-    }
-
-    /// Evaluate `.equ name` fully (every name defined), for checking every definition once.
-    pub fn check_equ(&self, name: &str, col: usize) -> EResult<i128> {
-        let mut stack = Vec::new();
-        self.name_value(name, col, Ctx::Full, &mut stack)
-    }
-
-    /// The value of an expression (i128, checked).
-    pub fn eval(&self, e: &Expr, ctx: Ctx) -> EResult<i128> {
-        let mut stack = Vec::new();
-        self.eval_in(e, ctx, &mut stack)
-    }
-
-    fn eval_in<'a>(&'a self, e: &Expr, ctx: Ctx, stack: &mut Vec<&'a str>) -> EResult<i128> {
-        let mut total: i128 = 0;
-        for t in &e.terms {
-            let v = match &t.atom {
-                Atom::Num(n) => *n as i128,
-                Atom::Name(name) => self.name_value(name, t.col, ctx, stack)?,
-            };
-            let v = if t.neg { -v } else { v };
-            total = total
-                .checked_add(v)
-                .filter(|v| v.unsigned_abs() <= 1u128 << 100)
-                .ok_or((t.col, AsmErrorKind::Overflow))?;
-        }
-        Ok(total)
-    }
-
-    fn name_value<'a>(
-        &'a self,
-        name: &str,
-        col: usize,
-        ctx: Ctx,
-        stack: &mut Vec<&'a str>,
-    ) -> EResult<i128> {
-        if let Some(&(_, v, _)) = self.labels.get(name) {
-            return Ok(v as i128);
-        }
-        if let Some(&v) = self.memo.borrow().get(name) {
-            return Ok(v);
-        }
-        if let Some((key, equ)) = self.equs.get_key_value(name) {
-            if stack.contains(&key.as_str()) || stack.len() > 1000 {
-                return Err((col, AsmErrorKind::CircularEqu(name.to_string())));
-            }
-            stack.push(key.as_str());
-            let r = self
-                .eval_in(&equ.expr, ctx, stack)
-                .map_err(|(c, k)| match k {
-                    AsmErrorKind::NotConstant(_) => {
-                        (col, AsmErrorKind::NotConstant(name.to_string()))
-                    }
-                    AsmErrorKind::CircularEqu(_) => {
-                        (col, AsmErrorKind::CircularEqu(name.to_string()))
-                    }
-                    other => (c, other),
-                });
-            stack.pop();
-            if let Ok(v) = r {
-                self.memo.borrow_mut().insert(key.clone(), v);
-            }
-            return r;
-        }
-        Err((
-            col,
-            match ctx {
-                Ctx::Layout => AsmErrorKind::NotConstant(name.to_string()),
-                Ctx::Full => AsmErrorKind::UndefinedSymbol(name.to_string()),
-            },
-        ))
-    }
-}
 
 /// Everything pass 1 found.
 #[derive(Debug)]
@@ -343,10 +230,7 @@ impl State<'_> {
             Section::Data => (SymKind::Data, self.data_loc),
             Section::Tile => (SymKind::Tile, self.tile_loc),
         };
-        self.laid
-            .syms
-            .labels
-            .insert(name.to_string(), (kind, value, line));
+        self.laid.syms.define_label(name, kind, value, line);
     }
 
     /// A constant for layout: literal, earlier .equ or label.
@@ -691,14 +575,7 @@ impl State<'_> {
                     return Err(expected("a value", &ops[1]));
                 };
                 if self.check_name(&name, line, ops[0].col) {
-                    self.laid.syms.equs.insert(
-                        name.clone(),
-                        Equ {
-                            expr: e.clone(),
-                            line,
-                        },
-                    );
-                    self.laid.syms.prime(&name);
+                    self.laid.syms.define_equ(&name, e.clone(), line);
                 }
             }
             ".inst" => {

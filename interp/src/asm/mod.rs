@@ -16,6 +16,10 @@
 //!    bytes checked against the settled map (so data may precede its `.mem`), and overlapping
 //!    data takes the later value.
 //!
+//! Labels and `.equ` names live in `symbols`, which evaluates every definition once, without
+//! recursion: an acyclic chain of any depth, written in any order, resolves; a cycle is
+//! reported at each of its members (and at each use) with the names on it.
+//!
 //! Every error of the file is reported (one per bad line at least, in line order); the
 //! assembler never panics, whatever the input.
 //!
@@ -38,6 +42,9 @@ mod encode;
 mod layout;
 mod lexer;
 mod parser;
+mod symbols;
+
+pub use symbols::EquCycle;
 
 use crate::program::Program;
 use std::fmt;
@@ -142,9 +149,14 @@ pub enum AsmErrorKind {
     /// A label or `.equ` name spelled like a register.
     #[error("`{0}` is a register name and cannot name a label or .equ")]
     RegisterName(String),
-    /// `.equ` definitions that refer to each other in a cycle.
-    #[error("`.equ {0}` refers to itself")]
-    CircularEqu(String),
+    /// A `.equ` on a cycle of definitions, or defined in terms of one.
+    #[error("{}", symbols::circular_text(.name, .cycle))]
+    CircularEqu {
+        /// The `.equ`.
+        name: String,
+        /// The cycle's members (from `name` when it is one of them).
+        cycle: EquCycle,
+    },
     /// A layout-affecting value that is not known at this point of the source.
     #[error(
         "`{0}` is not known here: this value must be a constant (a literal, or an earlier .equ or label)"
