@@ -2,8 +2,8 @@
 //! collect symbols.
 
 use super::layout::{DataVals, Laid, PendInst};
-use super::symbols::{Ctx, Symbols};
 use super::parser::{Atom, COff, Expr, MemBody, OffVal, OpKind, Operand, Shift};
+use super::symbols::{Ctx, Symbols};
 use super::{AsmError, AsmErrorKind};
 use crate::isa::*;
 use crate::program::{DataSeg, MemRange, Program, Space, SymKind, Symbol, TilePerm, TileRange};
@@ -12,28 +12,34 @@ use std::collections::BTreeMap;
 type EResult<T> = Result<T, (usize, AsmErrorKind)>;
 
 /// Apply `[start, end)` ranges in order, later ones overriding earlier ones; returns sorted,
-/// non-overlapping ranges with adjacent equal permissions coalesced.
+/// non-overlapping ranges with adjacent equal permissions coalesced. The ranges applied so far
+/// are kept in a map by start: each new range splits at most the one it starts in and removes
+/// the ones it covers, so every range is inserted and removed at most once (O(n log n)).
 pub(crate) fn settle<P: Copy + Eq>(ranges: &[(u64, u64, P)]) -> Vec<(u64, u64, P)> {
-    let mut cur: Vec<(u64, u64, P)> = Vec::new();
+    let mut map: BTreeMap<u64, (u64, P)> = BTreeMap::new();
     for &(s, e, p) in ranges {
-        let mut next = Vec::with_capacity(cur.len() + 2);
-        for &(a, b, q) in &cur {
-            if b <= s || a >= e {
-                next.push((a, b, q));
-            } else {
-                if a < s {
-                    next.push((a, s, q));
-                }
-                if b > e {
-                    next.push((e, b, q));
-                }
+        if s >= e {
+            continue;
+        }
+        // The range that starts before `s` and reaches into `[s, e)`: keep what lies outside.
+        if let Some((&a, &(b, q))) = map.range(..s).next_back()
+            && b > s
+        {
+            map.insert(a, (s, q));
+            if b > e {
+                map.insert(e, (b, q));
             }
         }
-        next.push((s, e, p));
-        next.sort_by_key(|r| r.0);
-        cur = next;
+        // The ranges that start inside `[s, e)`: keep what lies past `e`.
+        while let Some((&a, &(b, q))) = map.range(s..e).next() {
+            map.remove(&a);
+            if b > e {
+                map.insert(e, (b, q));
+            }
+        }
+        map.insert(s, (e, p));
     }
-    coalesce(cur)
+    coalesce(map.into_iter().map(|(s, (e, p))| (s, e, p)).collect())
 }
 
 fn coalesce<P: Copy + Eq>(v: Vec<(u64, u64, P)>) -> Vec<(u64, u64, P)> {
@@ -1087,4 +1093,38 @@ fn make(op: Opcode, f: Fmt) -> Inst {
     };
     let words = [bits | op as u64, second.unwrap_or(0)];
     Inst::decode(&words).expect("operands were validated before encoding")
+}
+
+#[cfg(test)]
+mod settle_tests {
+    use super::settle;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `settle` equals painting the ranges one unit at a time, in order.
+        #[test]
+        fn settle_matches_painting(ranges in prop::collection::vec((0u64..40, 1u64..12, 0u8..3), 0..40)) {
+            let ranges: Vec<(u64, u64, u8)> = ranges.into_iter().map(|(s, l, p)| (s, s + l, p)).collect();
+            let mut paint = [None; 64];
+            for &(s, e, p) in &ranges {
+                for u in &mut paint[s as usize..e as usize] {
+                    *u = Some(p);
+                }
+            }
+            let got = settle(&ranges);
+            let mut seen = [None; 64];
+            for w in got.windows(2) {
+                // Sorted, disjoint, coalesced.
+                prop_assert!(w[0].1 <= w[1].0);
+                prop_assert!(w[0].1 < w[1].0 || w[0].2 != w[1].2);
+            }
+            for &(s, e, p) in &got {
+                prop_assert!(s < e);
+                for u in &mut seen[s as usize..e as usize] {
+                    *u = Some(p);
+                }
+            }
+            prop_assert_eq!(seen, paint);
+        }
+    }
 }
