@@ -1,7 +1,8 @@
 //! Pass 2: settle the memory map and tile protections, encode instructions, place data,
 //! collect symbols.
 
-use super::layout::{DataVals, Laid, PendInst};
+use super::layout::{DataVals, Laid, PendInst, mnemonic_ops};
+use super::parser::parse_line;
 use super::parser::{Atom, COff, Expr, MemBody, OffVal, OpKind, Operand, Shift};
 use super::symbols::{Ctx, Symbols};
 use super::{AsmError, AsmErrorKind};
@@ -54,7 +55,7 @@ fn coalesce<P: Copy + Eq>(v: Vec<(u64, u64, P)>) -> Vec<(u64, u64, P)> {
 }
 
 /// Pass 2.
-pub(crate) fn resolve(laid: Laid, errors: &mut Vec<AsmError>) -> Program {
+pub(crate) fn resolve(laid: Laid, lines: &[&str], errors: &mut Vec<AsmError>) -> Program {
     let mem_map: Vec<MemRange> = settle(&laid.mems)
         .into_iter()
         .map(|(s, e, perm)| MemRange {
@@ -77,7 +78,7 @@ pub(crate) fn resolve(laid: Laid, errors: &mut Vec<AsmError>) -> Program {
     })
     .collect();
     let mut program = Program {
-        code: vec![0; laid.words.min(1 << 32) as usize],
+        code: laid.code,
         vl: laid.vl,
         tile_size: laid.tile_size,
         mem_map,
@@ -105,20 +106,31 @@ pub(crate) fn resolve(laid: Laid, errors: &mut Vec<AsmError>) -> Program {
             Err((col, kind)) => errors.push(AsmError::new(*line, col, kind)),
         }
     }
-    for pi in &laid.insts {
-        if pi.stmt.broken {
+    for d in &laid.insts {
+        if d.broken {
             continue;
         }
-        let b = Builder { syms, pi };
-        match b.build() {
-            Ok(inst) => {
-                let enc = inst.encode();
-                for (k, w) in enc.words().enumerate() {
-                    if let Some(slot) = program.code.get_mut(pi.index as usize + k) {
-                        *slot = w;
-                    }
-                }
-            }
+        // Parse the line again (layout parsed it without errors).
+        let chars: Vec<char> = lines
+            .get(d.line.wrapping_sub(1))
+            .map_or_else(Vec::new, |l| l.chars().collect());
+        let Some(stmt) = parse_line(&chars).0.stmt else {
+            continue;
+        };
+        let (ops, local) = mnemonic_ops(&stmt.name);
+        if ops.is_empty() {
+            continue;
+        }
+        let pi = PendInst {
+            line: d.line,
+            stmt,
+            ops,
+            local,
+            index: d.index,
+            pair: d.pair,
+        };
+        match build(syms, &pi, Ctx::Full) {
+            Ok(inst) => place(&mut program.code, pi.index, &inst),
             Err((col, kind)) => errors.push(AsmError::new(pi.line, col, kind)),
         }
     }
@@ -323,6 +335,23 @@ pub(crate) fn usage(op: Opcode, local: bool) -> String {
 struct Builder<'a> {
     syms: &'a Symbols,
     pi: &'a PendInst,
+    ctx: Ctx,
+}
+
+/// Build the instruction of `pi`. With [`Ctx::Layout`] (only what is defined so far), a
+/// `NotConstant` or `CircularEqu` error means "not known yet"; any other result is final,
+/// the same as resolution would give.
+pub(crate) fn build(syms: &Symbols, pi: &PendInst, ctx: Ctx) -> EResult<Inst> {
+    Builder { syms, pi, ctx }.build()
+}
+
+/// Write `inst`'s words at word `index` of `code`.
+pub(crate) fn place(code: &mut [u64], index: u64, inst: &Inst) {
+    for (k, w) in inst.encode().words().enumerate() {
+        if let Some(slot) = code.get_mut(index as usize + k) {
+            *slot = w;
+        }
+    }
 }
 
 /// A resolved address operand.
@@ -375,7 +404,7 @@ impl Builder<'_> {
     }
 
     fn eval(&self, e: &Expr) -> EResult<i128> {
-        self.syms.eval(e, Ctx::Full)
+        self.syms.eval(e, self.ctx)
     }
 
     fn sreg(&self, op: &Operand) -> EResult<SReg> {

@@ -3,7 +3,7 @@
 
 use super::parser::{Atom, Expr, OpKind, Operand, Stmt, parse_line, parse_reg};
 use super::symbols::{Ctx, Symbols};
-use super::{AsmError, AsmErrorKind, MAX_DATA_BYTES};
+use super::{AsmError, AsmErrorKind, MAX_CODE_WORDS, MAX_DATA_BYTES};
 use crate::isa::Opcode;
 use crate::program::{
     DEFAULT_TILE_SIZE, MAX_MEM_LIMIT, MAX_TILE_SIZE, MemPerm, PAGE_SIZE, Space, SymKind,
@@ -18,7 +18,37 @@ pub(crate) enum Section {
     Tile,
 }
 
-/// An instruction waiting for its operands to be resolved.
+/// An instruction whose operands were not all known during layout (a forward reference, or
+/// a `LOOP` before its `ENDLOOP`). Resolution parses its line again: keeping the parsed
+/// operands of every such line would cost about 1 KB each.
+#[derive(Debug)]
+pub(crate) struct Deferred {
+    pub line: usize,
+    /// Word index of the first word.
+    pub index: u64,
+    /// As [`PendInst::pair`].
+    pub pair: Option<u64>,
+    /// The line did not parse (already an error); kept so that loop pairing works.
+    pub broken: bool,
+}
+
+/// The opcodes a mnemonic as written names (register-offset and contiguous forms share one),
+/// and whether it carries `.local`.
+pub(crate) fn mnemonic_ops(name: &str) -> (Vec<Opcode>, bool) {
+    let upper = name.to_ascii_uppercase();
+    let (base, local) = match upper.strip_suffix(".LOCAL") {
+        Some(b) => (b, true),
+        None => (upper.as_str(), false),
+    };
+    let ops = Opcode::ALL
+        .iter()
+        .copied()
+        .filter(|o| o.mnemonic() == base)
+        .collect();
+    (ops, local)
+}
+
+/// An instruction with its parsed operands, ready to build.
 #[derive(Debug)]
 pub(crate) struct PendInst {
     pub line: usize,
@@ -60,9 +90,12 @@ type EResult<T> = Result<T, (usize, AsmErrorKind)>;
 #[derive(Debug)]
 pub(crate) struct Laid {
     pub words: u64,
-    pub insts: Vec<PendInst>,
+    pub insts: Vec<Deferred>,
     /// `.inst WORD`: index, value, line.
     pub raw: Vec<(u64, Expr, usize)>,
+    /// The code words: instructions whose operands were known during layout are encoded
+    /// here at once; the others (in `insts`) and `raw` fill their words in resolution.
+    pub code: Vec<u64>,
     pub data: Vec<PendData>,
     /// `.mem` in source order: page-rounded `[start, end)`.
     pub mems: Vec<(u64, u64, MemPerm)>,
@@ -114,14 +147,9 @@ fn usage(dir: &str) -> &'static str {
 /// The canonical forms of a mnemonic (as written, `.local` allowed), for syntax errors:
 /// "`V.LB [sL + (sR << shamt)], ->vD` or `V.LB [sB, lc0, offset], ->vD`"; empty if unknown.
 fn canonical_forms(name: &str) -> String {
-    let upper = name.to_ascii_uppercase();
-    let (base, local) = match upper.strip_suffix(".LOCAL") {
-        Some(b) => (b, true),
-        None => (upper.as_str(), false),
-    };
-    let forms: Vec<String> = Opcode::ALL
+    let (ops, local) = mnemonic_ops(name);
+    let forms: Vec<String> = ops
         .iter()
-        .filter(|o| o.mnemonic() == base)
         .map(|&o| format!("`{}`", super::encode::usage(o, local)))
         .collect();
     forms.join(" or ")
@@ -135,6 +163,7 @@ pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
             words: 0,
             insts: Vec::new(),
             raw: Vec::new(),
+            code: Vec::new(),
             data: Vec::new(),
             mems: Vec::new(),
             tprot: Vec::new(),
@@ -257,6 +286,17 @@ impl State<'_> {
         Ok(v)
     }
 
+    /// Take `n` code words at the end of the code; their first index.
+    fn take_code(&mut self, col: usize, n: u64) -> EResult<u64> {
+        let at = self.laid.words;
+        if n > MAX_CODE_WORDS - at.min(MAX_CODE_WORDS) {
+            return Err((col, AsmErrorKind::CodeTooLarge));
+        }
+        self.laid.words += n;
+        self.laid.code.resize(self.laid.words as usize, 0);
+        Ok(at)
+    }
+
     fn loc(&mut self) -> &mut u64 {
         match self.section {
             Section::Tile => &mut self.tile_loc,
@@ -313,21 +353,12 @@ impl State<'_> {
     }
 
     fn instruction(&mut self, line: usize, stmt: Stmt) -> EResult<()> {
-        let upper = stmt.name.to_ascii_uppercase();
-        let (base, local) = match upper.strip_suffix(".LOCAL") {
-            Some(b) => (b.to_string(), true),
-            None => (upper.clone(), false),
-        };
-        let ops: Vec<Opcode> = Opcode::ALL
-            .iter()
-            .copied()
-            .filter(|o| o.mnemonic() == base)
-            .collect();
+        let (ops, local) = mnemonic_ops(&stmt.name);
         let in_text = self.section == Section::Text;
         let index = self.laid.words;
         let words = ops.first().map_or(1, |o| o.words() as u64);
         if in_text {
-            self.laid.words += words;
+            self.take_code(stmt.col, words)?;
         }
         if ops.is_empty() {
             if stmt.broken {
@@ -362,29 +393,33 @@ impl State<'_> {
             },
             _ => {}
         }
-        if !stmt.broken {
-            self.laid.insts.push(PendInst {
+        let broken = stmt.broken;
+        if !broken && ops[0] != Opcode::Loop {
+            // Encode now when every operand is known (a LOOP waits for its ENDLOOP).
+            let pend = PendInst {
                 line,
                 stmt,
                 ops,
                 local,
                 index,
                 pair,
-            });
-        } else if let Some((_, _, lp)) = self.open_loop
-            && lp == pi
-        {
-            // A broken LOOP still opens its loop; keep a placeholder so pairing works.
-            self.laid.insts.push(PendInst {
+            };
+            match super::encode::build(&self.laid.syms, &pend, Ctx::Layout) {
+                Ok(inst) => {
+                    super::encode::place(&mut self.laid.code, index, &inst);
+                    return Ok(());
+                }
+                Err((_, AsmErrorKind::NotConstant(_) | AsmErrorKind::CircularEqu { .. })) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // A broken LOOP still opens its loop: keep it so that pairing works.
+        if !broken || self.open_loop.is_some_and(|(_, _, lp)| lp == pi) {
+            self.laid.insts.push(Deferred {
                 line,
-                stmt: Stmt {
-                    broken: true,
-                    ..stmt
-                },
-                ops,
-                local,
                 index,
                 pair,
+                broken,
             });
         }
         Ok(())
@@ -550,18 +585,10 @@ impl State<'_> {
                     if n > 1 << 20 {
                         return Err((ops[0].col, AsmErrorKind::BadAlign(n as i128)));
                     }
-                    while (self.laid.words * 8) % n != 0 {
-                        let nop = Expr {
-                            terms: vec![super::parser::Term {
-                                neg: false,
-                                atom: Atom::Num(Opcode::Nop as u8 as u128),
-                                col: stmt.col,
-                            }],
-                            col: stmt.col,
-                        };
-                        self.laid.raw.push((self.laid.words, nop, line));
-                        self.laid.words += 1;
-                    }
+                    let m = (n / 8).max(1);
+                    let pad = (m - self.laid.words % m) % m;
+                    let at = self.take_code(stmt.col, pad)?;
+                    self.laid.code[at as usize..].fill(Opcode::Nop as u8 as u64);
                     return Ok(());
                 }
                 let loc = *self.loc();
@@ -580,11 +607,10 @@ impl State<'_> {
             }
             ".inst" => {
                 self.nops(&stmt, 1)?;
-                let index = self.laid.words;
                 if self.section != Section::Text {
                     return Err((stmt.col, AsmErrorKind::InstructionInData));
                 }
-                self.laid.words += 1;
+                let index = self.take_code(stmt.col, 1)?;
                 let OpKind::Expr(e) = &ops[0].kind else {
                     return Err(expected("a 64-bit word", &ops[0]));
                 };

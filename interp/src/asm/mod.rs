@@ -9,10 +9,13 @@
 //!    and the directives that shape the program (`.vl`, `.mem`, `.tilesize`, `.tileprotect`,
 //!    `.data ADDR`, `.align`, `.space`, `.fill` counts) are evaluated. Their values must be
 //!    constants known at that point: literals, earlier `.equ` names and earlier labels.
+//!    An instruction whose operands are all known already is encoded here (the same words
+//!    and errors resolution would give); the others wait with their line number.
 //! 2. **Resolution** (`encode`): the memory map and tile protections are settled (a later
 //!    `.mem`/`.tileprotect` overrides an earlier one page by page / granule by granule), then
-//!    every instruction is encoded through [`crate::isa::Inst::encode`] with all labels and
-//!    `.equ` names known (forward references are fine), every data value is evaluated and its
+//!    every waiting instruction's line is parsed again and encoded through
+//!    [`crate::isa::Inst::encode`] with all labels and `.equ` names known (forward
+//!    references are fine), every data value is evaluated and its
 //!    bytes checked against the settled map (so data may precede its `.mem`), and overlapping
 //!    data takes the later value.
 //!
@@ -36,7 +39,12 @@
 //! - `.vl` and `.tilesize` may each appear at most once.
 //! - Immediates in memory operands are a number or an `.equ`/label name, optionally negated;
 //!   `S.LI`, `.equ`, data lists, ALU and branch immediates take sums such as `buf + 8 - 2`.
-//! - At most [`MAX_DATA_BYTES`] bytes of data may be emitted in total.
+//! - At most [`MAX_DATA_BYTES`] bytes of data may be emitted in total, and at most
+//!   [`MAX_CODE_WORDS`] code words (`.align` padding included).
+//! - Memory: an instruction whose operands are all known during layout is encoded at once;
+//!   one with a forward reference keeps only its line number, and resolution parses that line
+//!   again. The assembler holds a few times the source size (measured: a 5.4 MB source of
+//!   instructions, 19 MB in all; 11 MB where every other line branches forward, 75 MB).
 
 mod encode;
 mod layout;
@@ -51,6 +59,9 @@ use std::fmt;
 
 /// The most data bytes one source may emit (a guard against absurd `.fill` counts).
 pub const MAX_DATA_BYTES: u64 = 1 << 28;
+/// The most code words one source may produce (2^24 words, 128 MiB: every pc a branch can
+/// name, [`crate::isa::MAX_TARGET`]).
+pub const MAX_CODE_WORDS: u64 = 1 << 24;
 
 /// Assemble `src`; `file` is only used to name the source in error messages.
 pub fn assemble(src: &str, file: &str) -> Result<Program, AsmErrors> {
@@ -60,7 +71,7 @@ pub fn assemble(src: &str, file: &str) -> Result<Program, AsmErrors> {
         .collect();
     let mut errors = Vec::new();
     let laid = layout::layout(&lines, &mut errors);
-    let program = encode::resolve(laid, &mut errors);
+    let program = encode::resolve(laid, &lines, &mut errors);
     if errors.is_empty() {
         Ok(program)
     } else {
@@ -397,6 +408,9 @@ pub enum AsmErrorKind {
     /// More data than [`MAX_DATA_BYTES`].
     #[error("the program emits more than {MAX_DATA_BYTES} bytes of data")]
     DataTooLarge,
+    /// More code than [`MAX_CODE_WORDS`].
+    #[error("the program has more than {MAX_CODE_WORDS} code words")]
+    CodeTooLarge,
     /// The location counter ran past 2^64 or code past the largest target.
     #[error("the address overflows its space")]
     AddressOverflow,
