@@ -21,6 +21,8 @@ use std::fmt;
 use std::sync::Arc;
 
 type EResult<T> = Result<T, (usize, AsmErrorKind)>;
+/// An error at a column.
+type ColError = (usize, AsmErrorKind);
 
 /// Evaluation context: during layout only what is already defined counts.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -57,7 +59,7 @@ impl EquCycle {
     }
 
     /// The same cycle shown from `name`, if it is a member.
-    fn from_member(&self, name: &str) -> EquCycle {
+    fn seen_from(&self, name: &str) -> EquCycle {
         let start = self
             .names
             .iter()
@@ -124,7 +126,7 @@ pub(crate) struct Symbols {
     values: RefCell<HashMap<String, EResult<i128>>>,
     /// Layout: why a `.equ` is not known yet, valid while no symbol is defined (the epoch is
     /// the number of symbols defined when it was found).
-    unknown: RefCell<HashMap<String, (usize, (usize, AsmErrorKind))>>,
+    unknown: RefCell<HashMap<String, (usize, ColError)>>,
     /// Layout: the `.equ`s waiting for a name to become known, by that name.
     waiting: HashMap<String, Vec<String>>,
     /// Layout: how many distinct names each waiting `.equ` still waits for.
@@ -159,7 +161,7 @@ fn as_used(name: &str, col: usize, r: EResult<i128>) -> EResult<i128> {
             col,
             AsmErrorKind::CircularEqu {
                 name: name.to_string(),
-                cycle: cycle.from_member(name),
+                cycle: cycle.seen_from(name),
             },
         ),
         other => (c, other),
