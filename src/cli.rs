@@ -270,6 +270,14 @@ pub fn read_program_file(path: &Path) -> Result<Vec<u8>, CliError> {
     if file_longer_than(&f, limit) {
         return Err(too_large());
     }
+    // Reserve once (address space only until written), so that a file near the limit never
+    // holds twice its size while the buffer grows.
+    let hint = f
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map_or(limit, |m| m.len());
+    bytes.reserve_exact(hint.min(limit).saturating_add(1) as usize);
     if !read_at_most(&mut f, &mut bytes, limit).map_err(io_err(path))? {
         return Err(too_large());
     }
