@@ -4,7 +4,7 @@
 //! - During layout ([`Ctx::Layout`]) only what is already defined counts. A `.equ` gets its
 //!   value as soon as every name it uses is known: when it is defined, or later when the last
 //!   of those names is defined (each definition wakes the `.equ`s waiting for it), so every
-//!   definition is evaluated once, from values already known.
+//!   definition is evaluated once, from values already known, and keeps its result.
 //! - A name that is still unknown when layout needs it is explained by a depth-first walk
 //!   with an explicit stack: a name not defined yet (`NotConstant`), or a cycle, reported with
 //!   its members. Those answers hold until the next definition and are kept until then.
@@ -36,6 +36,9 @@ pub(crate) enum Ctx {
 pub(crate) struct Equ {
     pub expr: Expr,
     pub line: usize,
+    /// The result of its expression once it is final: a value, or an error that no later
+    /// definition can change (boxed: errors are rare, values many).
+    result: RefCell<Option<Result<i128, Box<ColError>>>>,
 }
 
 /// The members of a cycle of `.equ` definitions, each defined in terms of the next and the
@@ -121,9 +124,6 @@ pub(crate) fn circular_text(name: &str, cycle: &EquCycle) -> String {
 pub(crate) struct Symbols {
     pub labels: HashMap<String, (SymKind, u64, usize)>,
     pub equs: HashMap<String, Equ>,
-    /// The result of each `.equ`'s expression once it is final: a value, or an error that no
-    /// later definition can change.
-    values: RefCell<HashMap<String, EResult<i128>>>,
     /// Layout: why a `.equ` is not known yet, valid while no symbol is defined (the epoch is
     /// the number of symbols defined when it was found).
     unknown: RefCell<HashMap<String, (usize, ColError)>>,
@@ -169,6 +169,13 @@ fn as_used(name: &str, col: usize, r: EResult<i128>) -> EResult<i128> {
 }
 
 impl Symbols {
+    /// Whether `.equ name` has its final result.
+    fn is_final(&self, name: &str) -> bool {
+        self.equs
+            .get(name)
+            .is_some_and(|e| e.result.borrow().is_some())
+    }
+
     fn epoch(&self) -> usize {
         self.labels.len() + self.equs.len()
     }
@@ -194,14 +201,21 @@ impl Symbols {
         for t in &expr.terms {
             if let Atom::Name(n) = &t.atom
                 && !self.labels.contains_key(n)
-                && !self.values.get_mut().contains_key(n)
+                && !self.is_final(n)
                 && !deps.contains(&n.as_str())
             {
                 deps.push(n);
             }
         }
         let deps: Vec<String> = deps.into_iter().map(str::to_string).collect();
-        self.equs.insert(name.to_string(), Equ { expr, line });
+        self.equs.insert(
+            name.to_string(),
+            Equ {
+                expr,
+                line,
+                result: RefCell::new(None),
+            },
+        );
         if deps.is_empty() {
             let _ = self.evaluate(name, Ctx::Layout);
             self.known(name);
@@ -273,8 +287,10 @@ impl Symbols {
         if let Some(&(_, v, _)) = self.labels.get(name) {
             return Some(Ok(v as i128));
         }
-        if let Some(r) = self.values.borrow().get(name) {
-            return Some(as_used(name, col, r.clone()));
+        if let Some(equ) = self.equs.get(name)
+            && let Some(r) = &*equ.result.borrow()
+        {
+            return Some(as_used(name, col, r.clone().map_err(|e| *e)));
         }
         if ctx == Ctx::Layout
             && let Some((epoch, e)) = self.unknown.borrow().get(name)
@@ -295,7 +311,9 @@ impl Symbols {
                     .insert(name.to_string(), (self.epoch(), e.clone()));
             }
             _ => {
-                self.values.borrow_mut().insert(name.to_string(), r.clone());
+                if let Some(equ) = self.equs.get(name) {
+                    equ.result.replace(Some(r.clone().map_err(Box::new)));
+                }
             }
         }
     }
