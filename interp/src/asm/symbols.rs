@@ -8,6 +8,8 @@
 //! - A name that is still unknown when layout needs it is explained by a depth-first walk
 //!   with an explicit stack: a name not defined yet (`NotConstant`), or a cycle, reported with
 //!   its members. Those answers hold until the next definition and are kept until then.
+//!   (So only a wrong program, alternating definitions with failing uses of one long
+//!   unresolved chain, can make layout walk that chain once per use.)
 //! - In resolution ([`Ctx::Full`]) every name is defined; the same walk evaluates whatever is
 //!   left (forward references) and keeps every result, value or error, so each `.equ` is
 //!   evaluated once.
