@@ -2,8 +2,16 @@
 //! binary container), the `run`, `asm` and `disasm` subcommands, and the mapping of every
 //! failure to exit status 2 with a message. Everything semantic lives in `lanejit-interp` and
 //! the tiered VM; this module only wires them to files and flags.
+//!
+//! Input is read with bounds, from regular files, pipes and devices alike: a program file is
+//! refused once it passes [`MAX_SOURCE_BYTES`] (assembly source) or [`MAX_CONTAINER_BYTES`]
+//! (a container), and a `--load` file once it passes the mapped memory from its address, so
+//! no input holds more than its limit (plus one byte) in memory. Output files (`--save`) are
+//! opened before the program runs; a write that fails after the run anyway is reported after
+//! the result, with exit status [`EXIT_OUTPUT_FAILED`].
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use lanejit::EXIT_OUTPUT_FAILED;
 use lanejit::vm::{self, Engine, VmOptions};
 use lanejit_interp::asm::assemble;
 use lanejit_interp::container;
@@ -12,8 +20,14 @@ use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Machine, valid_vl};
 use lanejit_interp::program::{MAX_MEM_LIMIT, PAGE_SIZE, Program, Space};
 use lanejit_interp::result::{DumpRequest, RunResult};
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
+
+/// The largest assembly source file lanejit reads (64 MiB).
+pub const MAX_SOURCE_BYTES: u64 = 64 << 20;
+/// The largest container file lanejit reads (512 MiB: room for the assembler's largest data,
+/// [`lanejit_interp::asm::MAX_DATA_BYTES`], and its largest code).
+pub const MAX_CONTAINER_BYTES: u64 = 512 << 20;
 
 /// lanejit: a JIT-compiling emulator for a lane-parallel vector ISA.
 #[derive(Parser, Debug)]
@@ -132,6 +146,16 @@ pub enum CliError {
         /// What happened.
         err: std::io::Error,
     },
+    /// An input file is larger than its limit.
+    #[error("{path}: {what} is larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// What the file was read as.
+        what: &'static str,
+        /// The limit.
+        limit: u64,
+    },
     /// A source file is not UTF-8 text.
     #[error("{0}: not a lanejit container and not UTF-8 assembly source")]
     NotText(String),
@@ -210,9 +234,101 @@ fn parse_save(s: &str) -> Result<(u64, u64, PathBuf), String> {
     Ok((parse_u64(a)?, parse_u64(l)?, PathBuf::from(f)))
 }
 
+/// Append `r` to `buf` until `buf` holds `limit` bytes, reading one byte more to see whether
+/// there are more; false when there are.
+fn read_at_most(r: impl std::io::Read, buf: &mut Vec<u8>, limit: u64) -> std::io::Result<bool> {
+    let room = limit.saturating_sub(buf.len() as u64);
+    r.take(room.saturating_add(1)).read_to_end(buf)?;
+    Ok(buf.len() as u64 <= limit)
+}
+
+/// Whether `f` is a regular file longer than `limit` (known without reading it).
+fn file_longer_than(f: &std::fs::File, limit: u64) -> bool {
+    f.metadata().is_ok_and(|m| m.is_file() && m.len() > limit)
+}
+
+/// The bytes of a program file (regular file, pipe or device): at most
+/// [`MAX_CONTAINER_BYTES`] when it starts with the container magic, else at most
+/// [`MAX_SOURCE_BYTES`]; a longer file is refused as soon as the limit is passed.
+pub fn read_program_file(path: &Path) -> Result<Vec<u8>, CliError> {
+    let mut f = std::fs::File::open(path).map_err(io_err(path))?;
+    let mut bytes = Vec::new();
+    (&mut f)
+        .take(container::MAGIC.len() as u64)
+        .read_to_end(&mut bytes)
+        .map_err(io_err(path))?;
+    let (limit, what) = if container::is_container(&bytes) {
+        (MAX_CONTAINER_BYTES, "the container")
+    } else {
+        (MAX_SOURCE_BYTES, "the assembly source")
+    };
+    let too_large = || CliError::TooLarge {
+        path: path.display().to_string(),
+        what,
+        limit,
+    };
+    if file_longer_than(&f, limit) {
+        return Err(too_large());
+    }
+    // Reserve once (address space only until written), so that a file near the limit never
+    // holds twice its size while the buffer grows.
+    let hint = f
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map_or(limit, |m| m.len());
+    bytes.reserve_exact(hint.min(limit).saturating_add(1) as usize);
+    if !read_at_most(&mut f, &mut bytes, limit).map_err(io_err(path))? {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// An assembly source file (read as [`read_program_file`] does) as text.
+fn read_source(path: &Path) -> Result<String, CliError> {
+    let bytes = read_program_file(path)?;
+    String::from_utf8(bytes).map_err(|_| CliError::NotText(path.display().to_string()))
+}
+
+/// Copy the file of `--load ADDR:FILE` into guest memory at `addr`, reading no more than the
+/// mapped bytes from `addr` on (plus one, to see that the file is longer).
+fn load_into(m: &mut Machine, program: &Program, addr: u64, path: &Path) -> Result<(), CliError> {
+    let room = program.mapped_len_from(addr);
+    let too_large = || {
+        CliError::BadFlag(format!(
+            "--load {addr:#x}:{}: the file does not fit in the {room} bytes of mapped memory \
+             from {addr:#x}",
+            path.display()
+        ))
+    };
+    let mut f = std::fs::File::open(path).map_err(io_err(path))?;
+    if file_longer_than(&f, room) {
+        return Err(too_large());
+    }
+    let mut buf = vec![0u8; 1 << 16];
+    let mut at = 0u64;
+    loop {
+        let want = (room - at).saturating_add(1).min(buf.len() as u64) as usize;
+        let n = match f.read(&mut buf[..want]) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_err(path)(e)),
+        };
+        if n as u64 > room - at {
+            return Err(too_large());
+        }
+        m.mem
+            .bytes_mut(addr + at, n as u64)
+            .ok_or_else(too_large)?
+            .copy_from_slice(&buf[..n]);
+        at += n as u64;
+    }
+}
+
 /// Load a program: a container when the file starts with the magic, else assembly source.
 pub fn load_program(path: &Path) -> Result<Program, CliError> {
-    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    let bytes = read_program_file(path)?;
     let name = path.display().to_string();
     if container::is_container(&bytes) {
         return container::read(&bytes).map_err(|e| CliError::Container {
@@ -329,18 +445,6 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
         })?;
         dumps.push(req);
     }
-    let mut loads = Vec::new();
-    for (addr, path) in &args.load {
-        let bytes = std::fs::read(path).map_err(io_err(path))?;
-        if !program.range_mapped(*addr, bytes.len() as u64) {
-            return Err(CliError::BadFlag(format!(
-                "--load {addr:#x}:{}: {} bytes do not fit in mapped memory there",
-                path.display(),
-                bytes.len()
-            )));
-        }
-        loads.push((*addr, bytes));
-    }
     for (addr, len, path) in &args.save {
         if !program.range_mapped(*addr, *len) {
             return Err(CliError::BadFlag(format!(
@@ -351,12 +455,14 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
     }
 
     let mut m = Machine::new(&program, config).map_err(|e| CliError::Machine(e.to_string()))?;
-    for (addr, bytes) in &loads {
-        let dst = m
-            .mem
-            .bytes_mut(*addr, bytes.len() as u64)
-            .ok_or_else(|| CliError::BadFlag(format!("--load {addr:#x}: range is not mapped")))?;
-        dst.copy_from_slice(bytes);
+    for (addr, path) in &args.load {
+        load_into(&mut m, &program, *addr, path)?;
+    }
+    // Output files are opened (created, truncated) before the run, after every input is read
+    // (a file may be both loaded and saved), so an unwritable path costs no run.
+    let mut save_files = Vec::with_capacity(args.save.len());
+    for (_, _, path) in &args.save {
+        save_files.push(std::fs::File::create(path).map_err(io_err(path))?);
     }
     let decoded = Decoded::new(&program.code);
     let (exit, stats) = if args.trace {
@@ -383,10 +489,6 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
         )
     };
     let result = RunResult::capture(&m, exit, &dumps);
-    for (addr, len, path) in &args.save {
-        let bytes = m.mem.bytes(*addr, *len).unwrap_or_default();
-        std::fs::write(path, bytes).map_err(io_err(path))?;
-    }
 
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -412,14 +514,28 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
             stats.compiled_regions, stats.jit_retired, stats.interp_retired, stats.compile_us
         );
     }
-    Ok(result.status.exit_code())
+    let _ = out.flush();
+    drop(out);
+    // The result is out; a save that fails now is reported with its own exit status.
+    let mut status = result.status.exit_code();
+    for ((addr, len, path), mut f) in args.save.iter().zip(save_files) {
+        let bytes = m.mem.bytes(*addr, *len).unwrap_or_default();
+        if let Err(e) = f.write_all(bytes).and_then(|()| f.flush()) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "lanejit: --save {addr:#x}:{len}:{}: {e} (the run finished; its result is above)",
+                path.display()
+            );
+            status = EXIT_OUTPUT_FAILED;
+        }
+    }
+    Ok(status)
 }
 
 fn cmd_asm(file: &Path, out: &Path) -> Result<i32, CliError> {
-    let bytes = std::fs::read(file).map_err(io_err(file))?;
+    let src = read_source(file)?;
     let name = file.display().to_string();
-    let src = std::str::from_utf8(&bytes).map_err(|_| CliError::NotText(name.clone()))?;
-    let program = assemble(src, &name).map_err(|e| CliError::Asm(e.to_string()))?;
+    let program = assemble(&src, &name).map_err(|e| CliError::Asm(e.to_string()))?;
     std::fs::write(out, container::write(&program)).map_err(io_err(out))?;
     Ok(0)
 }
@@ -445,7 +561,7 @@ fn cmd_fuzz(args: &FuzzArgs) -> Result<i32, CliError> {
         if engines.is_empty() {
             return Err(CliError::BadFlag("--engines needs an engine".into()));
         }
-        let src = std::fs::read_to_string(path).map_err(io_err(path))?;
+        let src = read_source(path)?;
         let name = path.display().to_string();
         let mut out = std::io::stdout().lock();
         return match fuzz::replay(&src, &name, &engines) {
@@ -485,6 +601,8 @@ fn cmd_fuzz(args: &FuzzArgs) -> Result<i32, CliError> {
             "--engines needs at least two engines".into(),
         ));
     }
+    // Reproducers go here: make sure it can be created before spending the campaign.
+    std::fs::create_dir_all(&args.out).map_err(io_err(&args.out))?;
     if let Some(j) = args.jobs {
         // Only fails if a global pool exists already, which nothing here builds.
         let _ = rayon::ThreadPoolBuilder::new()
@@ -536,9 +654,6 @@ fn cmd_fuzz(args: &FuzzArgs) -> Result<i32, CliError> {
     };
     let divergences = fuzz::campaign(args.seed, args.cases, &engines, &progress, &on_found);
     bar.finish_and_clear();
-    if let Some(e) = write_err.into_inner().ok().flatten() {
-        return Err(e);
-    }
     let secs = start.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
     for (i, d) in &divergences {
@@ -565,6 +680,14 @@ fn cmd_fuzz(args: &FuzzArgs) -> Result<i32, CliError> {
             .collect::<Vec<_>>()
             .join(",")
     );
+    let _ = out.flush();
+    if let Some(e) = write_err.into_inner().ok().flatten() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "lanejit: {e} (the campaign finished; its summary is above)"
+        );
+        return Ok(EXIT_OUTPUT_FAILED);
+    }
     Ok(if divergences.is_empty() { 0 } else { 1 })
 }
 

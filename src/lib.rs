@@ -5,3 +5,8 @@
 pub mod bench;
 pub mod fuzz;
 pub mod vm;
+
+/// Exit status of a command whose work finished and whose result was printed, but one of
+/// whose output files (`run --save`, `bench --plot`/`--readme`, `fuzz --out` reproducers)
+/// could not be written.
+pub const EXIT_OUTPUT_FAILED: i32 = 4;

@@ -298,3 +298,148 @@ fn load_save_and_trace() {
     let out = lanejit(&["run", src.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("halted"));
 }
+
+#[test]
+fn fuzz_replay_refuses_invalid_config_values() {
+    for config in [
+        "--vl 3",
+        "--vl 128",
+        "--max-instructions x",
+        "--vl",
+        "--engine jit",
+    ] {
+        let f = write(
+            "bad-config.s",
+            &format!("; fuzz-config: {config}\n.vl 8\nHALT\n"),
+        );
+        let out = lanejit(&["fuzz", "--replay", f.to_str().unwrap()]);
+        assert_bad_input(&out);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("fuzz-config"), "{config}: {err}");
+    }
+    let f = write(
+        "good-config.s",
+        "; fuzz-config: --vl 4 --strict-align --max-instructions 10\nHALT\n",
+    );
+    let out = lanejit(&[
+        "fuzz",
+        "--replay",
+        f.to_str().unwrap(),
+        "--engines",
+        "interp",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A `--load` file larger than the mapped memory from its address is refused (exit 2) before
+/// anything runs; one that fits exactly is loaded.
+#[test]
+fn load_is_bounded_by_the_mapped_range() {
+    let src = write("load-bound.s", SMALL);
+    let s = src.to_str().unwrap();
+    let big = tmp("load-big.bin");
+    std::fs::write(&big, vec![1u8; 0x1001]).unwrap();
+    let out = lanejit(&["run", s, "--load", &format!("0x1000:{}", big.display())]);
+    assert_bad_input(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("4096 bytes of mapped memory"), "{err}");
+    // Past the start, the room shrinks.
+    let fits = tmp("load-fits.bin");
+    std::fs::write(&fits, vec![7u8; 0x800]).unwrap();
+    assert_bad_input(&lanejit(&[
+        "run",
+        s,
+        "--load",
+        &format!("0x1801:{}", fits.display()),
+    ]));
+    let out = lanejit(&[
+        "run",
+        s,
+        "--json",
+        "--load",
+        &format!("0x1800:{}", fits.display()),
+        "--dump-mem",
+        "0x1ffe:2",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json(&out)["dumps"][0]["hex"], "0707");
+    // Unmapped: no room at all (an empty file still loads).
+    let empty = tmp("load-empty.bin");
+    std::fs::write(&empty, b"").unwrap();
+    assert_bad_input(&lanejit(&[
+        "run",
+        s,
+        "--load",
+        &format!("0x3000:{}", fits.display()),
+    ]));
+    assert_eq!(
+        lanejit(&["run", s, "--load", &format!("0x3000:{}", empty.display())])
+            .status
+            .code(),
+        Some(0)
+    );
+}
+
+/// A source or container past its limit is refused by size alone, before it is read.
+#[test]
+fn oversized_program_files_are_refused() {
+    let f = tmp("huge.s");
+    let file = std::fs::File::create(&f).unwrap();
+    // A sparse file: no disk space, but its size is past the source limit.
+    file.set_len((64 << 20) + 1).unwrap();
+    for args in [
+        vec!["run", f.to_str().unwrap()],
+        vec!["disasm", f.to_str().unwrap()],
+        vec!["asm", f.to_str().unwrap(), "-o", "/dev/null"],
+        vec!["fuzz", "--replay", f.to_str().unwrap()],
+    ] {
+        let out = lanejit(&args);
+        assert_bad_input(&out);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("larger than the limit of 67108864 bytes"),
+            "{args:?}: {err}"
+        );
+    }
+    drop(file);
+    let _ = std::fs::remove_file(&f);
+}
+
+/// `--save` to a path that cannot be opened fails before the run (exit 2, nothing on stdout);
+/// a save that fails after the run (`/dev/full`) still prints the result and exits 4.
+#[test]
+fn save_paths_are_opened_before_the_run() {
+    let src = write("save-check.s", SMALL);
+    let s = src.to_str().unwrap();
+    let out = lanejit(&["run", s, "--save", "0x1000:8:/nonexistent/dir/out.bin"]);
+    assert_bad_input(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/dir/out.bin"));
+    if Path::new("/dev/full").exists() {
+        let out = lanejit(&["run", s, "--json", "--save", "0x1000:8:/dev/full"]);
+        assert_eq!(out.status.code(), Some(4));
+        assert_eq!(json(&out)["status"], "halted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--save 0x1000:8:/dev/full"), "{err}");
+    }
+    // A file may be loaded and saved in the same run: it is read before it is truncated.
+    let both = tmp("load-and-save.bin");
+    std::fs::write(&both, 0x0102_0304_0506_0708u64.to_le_bytes()).unwrap();
+    let out = lanejit(&[
+        "run",
+        s,
+        "--load",
+        &format!("0x1000:{}", both.display()),
+        "--save",
+        &format!("0x1008:8:{}", both.display()),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read(&both).unwrap(),
+        0x0102_0304_0506_0708u64.to_le_bytes()
+    );
+}

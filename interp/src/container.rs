@@ -23,8 +23,8 @@
 //! [`Program`] (sorted, aligned, coalesced runs; memory runs below 2^40; tile runs inside the
 //! tile and never `rw`; data sorted, non-empty, non-overlapping, non-adjacent, inside mapped
 //! pages or the tile; symbols sorted by (kind, value, name) with unique names that the
-//! assembler accepts as labels), so a container that reads is one the assembler could have
-//! written. Counts and lengths are checked against the remaining input before anything is
+//! assembler accepts as labels; code symbols at a multiple of 8 no greater than 8·N), so a
+//! container that reads is one the assembler could have written. Counts and lengths are checked against the remaining input before anything is
 //! allocated, so a bogus length cannot make the reader allocate more than the input's size.
 
 use crate::program::{
@@ -327,6 +327,14 @@ pub fn read(bytes: &[u8]) -> Result<Program, ContainerError> {
         }
         if !names.insert(name.clone()) {
             return Err(ContainerError::BadSymbol(i, "duplicate name"));
+        }
+        // A code label the assembler can write sits at a word boundary no further than the
+        // end of the code; anything else could not survive `disasm` and re-assembly.
+        if kind == SymKind::Code && (value % 8 != 0 || value / 8 > program.code.len() as u64) {
+            return Err(ContainerError::BadSymbol(
+                i,
+                "code symbol is not a multiple of 8 within the code",
+            ));
         }
         let sym = Symbol { name, kind, value };
         if let Some(p) = symbols.last()

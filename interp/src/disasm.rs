@@ -9,10 +9,11 @@
 //! label on its second word, and a `LOOP`/`ENDLOOP` whose encoded targets differ from what the
 //! assembler's pairing would give print as `.inst 0x...`, so that
 //! `assemble(disassemble(p)) == p` for every program the assembler produces (and for every
-//! container whose symbols sit at instruction boundaries).
+//! container [`crate::container::read`] accepts).
 //!
-//! Not representable (skipped): code labels that are not a multiple of 8 or lie past the end of
-//! the code.
+//! A code label that is not a multiple of 8 or lies past the end of the code has no assembly
+//! spelling; [`crate::container::read`] refuses such containers, and a hand-built [`Program`]
+//! holding one loses the label here.
 
 use crate::isa::Inst;
 use crate::program::{MemPerm, Program, Space, SymKind, TilePerm};

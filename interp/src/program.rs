@@ -163,24 +163,27 @@ impl Program {
     /// Whether `[addr, addr + len)` lies entirely in mapped pages (any permission).
     /// An empty range is always inside.
     pub fn range_mapped(&self, addr: u64, len: u64) -> bool {
-        if len == 0 {
-            return true;
-        }
-        let Some(end) = addr.checked_add(len) else {
-            return false;
-        };
-        let mut at = addr;
-        while at < end {
-            match self
-                .mem_map
-                .iter()
-                .find(|r| at >= r.start && at - r.start < r.len)
-            {
-                Some(r) => at = r.start + r.len,
-                None => return false,
+        len == 0 || self.mapped_len_upto(addr, len) >= len
+    }
+
+    /// How many bytes from `addr` on are mapped without a gap (any permission; 0 when `addr`
+    /// is unmapped).
+    pub fn mapped_len_from(&self, addr: u64) -> u64 {
+        self.mapped_len_upto(addr, u64::MAX)
+    }
+
+    /// As [`Program::mapped_len_from`], but stops counting once `cap` bytes are found.
+    /// `mem_map` is sorted: a binary search, then a walk over adjacent runs up to `cap`.
+    fn mapped_len_upto(&self, addr: u64, cap: u64) -> u64 {
+        let i = self.mem_map.partition_point(|r| r.start + r.len <= addr);
+        let mut end = addr;
+        for r in &self.mem_map[i..] {
+            if r.start > end || end - addr >= cap {
+                break;
             }
+            end = r.start + r.len;
         }
-        true
+        end - addr
     }
 
     /// The symbol naming `value` of `kind`, the first by name if several do.

@@ -267,15 +267,105 @@ fn register_name() {
 
 #[test]
 fn circular_equ() {
+    let cycle = |names: &[&str]| -> lanejit_interp::asm::EquCycle {
+        names
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .into()
+    };
     assert_eq!(
         e1(".equ A, B\n.equ B, A + 1\nS.LI s1, A"),
-        (K::CircularEqu("A".into()), 1, 9)
+        (
+            K::CircularEqu {
+                name: "A".into(),
+                cycle: cycle(&["A", "B"])
+            },
+            1,
+            9
+        )
     );
     let e = assemble(".equ A, B\n.equ B, A + 1\nS.LI s1, A", "t.s").unwrap_err();
     let at: Vec<(usize, usize)> = e.errors.iter().map(|x| (x.line, x.col)).collect();
     assert_eq!(at, vec![(1, 9), (2, 9), (3, 10)]);
+    // Each member names the cycle from itself.
+    assert_eq!(
+        e.errors[1].kind.to_string(),
+        "`.equ B` refers to itself: B -> A -> B"
+    );
     // Unused definitions are checked too.
-    assert_eq!(e1(".equ X, X"), (K::CircularEqu("X".into()), 1, 9));
+    assert_eq!(
+        e1(".equ X, X"),
+        (
+            K::CircularEqu {
+                name: "X".into(),
+                cycle: cycle(&["X"])
+            },
+            1,
+            9
+        )
+    );
+    assert_eq!(
+        e1(".equ X, X").0.to_string(),
+        "`.equ X` refers to itself: X -> X"
+    );
+    // A definition that only uses a cycle is not on it.
+    let e = assemble(".equ R, 1 + A\n.equ A, B\n.equ B, C\n.equ C, A", "t.s").unwrap_err();
+    assert_eq!(
+        e.errors[0].kind.to_string(),
+        "`.equ R` depends on a cycle: A -> B -> C -> A"
+    );
+    assert_eq!(e.errors.len(), 4);
+    // A cycle met during layout is reported as a cycle, not as an unknown value.
+    let (k, line, col) = e1(".equ A, B\n.equ B, A\n.vl A");
+    assert_eq!(
+        (k.to_string(), line, col),
+        ("`.equ A` refers to itself: A -> B -> A".into(), 1, 9)
+    );
+    let e = assemble(".equ A, B\n.equ B, A\n.vl A", "t.s").unwrap_err();
+    assert_eq!((e.errors[2].line, e.errors[2].col), (3, 5));
+    assert!(matches!(e.errors[2].kind, K::CircularEqu { .. }));
+    // A long cycle is shown shortened.
+    let mut src = String::new();
+    for i in 0..100 {
+        src += &format!(".equ C{i}, C{}\n", (i + 1) % 100);
+    }
+    let (k, _, _) = e1(&src);
+    assert_eq!(
+        k.to_string(),
+        "`.equ C0` refers to itself: C0 -> C1 -> C2 -> C3 -> C4 -> C5 -> C6 -> C7 -> ... (100 names) -> C0"
+    );
+}
+
+/// Acyclic chains resolve at any depth, in either order, and a chain whose names become
+/// known during layout can shape the program.
+#[test]
+fn deep_equ_chains_resolve_in_any_order() {
+    for n in [3000usize, 100_000] {
+        // Written back to front: each definition uses the next one.
+        let mut src = String::new();
+        for i in 0..n {
+            src += &format!(".equ e{i}, e{} + 1\n", i + 1);
+        }
+        src += &format!(".equ e{n}, 5\nS.LI s1, e0\n.vl e{}\n", n - 3);
+        let p = assemble(&src, "t.s").unwrap_or_else(|e| panic!("{n}: {}", e.errors[0].kind));
+        assert_eq!(p.code[1], n as u64 + 5);
+        assert_eq!(p.vl, Some(8));
+        // Front to back, the root last: layout knows nothing until the last line.
+        let mut src = String::from(".equ f1, f0 + 1\n");
+        for i in 2..=n {
+            src += &format!(".equ f{i}, f{} + 1\n", i - 1);
+        }
+        src += &format!(".equ f0, 3\n.vl f{}\nS.LI s1, f{n}\n", 29);
+        let p = assemble(&src, "t.s").unwrap_or_else(|e| panic!("{n}: {}", e.errors[0].kind));
+        assert_eq!(p.code[1], n as u64 + 3);
+        assert_eq!(p.vl, Some(32));
+    }
+    // Used before its chain is complete: not known there.
+    assert_eq!(
+        e1(".equ a, b\n.vl a\n.equ b, 4"),
+        (K::NotConstant("a".into()), 2, 5)
+    );
 }
 
 #[test]

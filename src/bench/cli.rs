@@ -256,6 +256,19 @@ pub fn cmd(args: &BenchArgs) -> Result<i32, BenchError> {
         return Ok(0);
     }
     let opts = SuiteOptions::from_args(args)?;
+    // Output files are opened (the plot created, the README checked writable) before the
+    // suite runs, so an unwritable path costs no measurement.
+    let mut plot = match &args.plot {
+        Some(path) => Some((path, std::fs::File::create(path).map_err(io(path))?)),
+        None => None,
+    };
+    if let Some(path) = &args.readme {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(io(path))?;
+    }
     let steps = (opts.kernels.len() * opts.sizes.len() * (opts.reps + 1)) as u64;
     let bar = indicatif::ProgressBar::new(steps);
     bar.set_style(
@@ -273,14 +286,28 @@ pub fn cmd(args: &BenchArgs) -> Result<i32, BenchError> {
     } else {
         print!("{}", report.text());
     }
-    if let Some(path) = &args.plot {
-        std::fs::write(path, report.svg()).map_err(io(path))?;
+    // The report is out: a write that fails now is reported with its own exit status.
+    let mut failed = Vec::new();
+    if let Some((path, f)) = &mut plot {
+        use std::io::Write as _;
+        if let Err(e) = f.write_all(report.svg().as_bytes()) {
+            failed.push(io(path)(e));
+        }
     }
     if let Some(path) = &args.readme {
         let old = std::fs::read_to_string(path).unwrap_or_default();
-        std::fs::write(path, report.update_readme(&old)).map_err(io(path))?;
+        if let Err(e) = std::fs::write(path, report.update_readme(&old)) {
+            failed.push(io(path)(e));
+        }
     }
-    Ok(0)
+    for e in &failed {
+        eprintln!("lanejit: {e} (the benchmarks finished; the report is above)");
+    }
+    Ok(if failed.is_empty() {
+        0
+    } else {
+        crate::EXIT_OUTPUT_FAILED
+    })
 }
 
 #[cfg(test)]

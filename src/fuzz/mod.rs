@@ -278,29 +278,55 @@ impl ReproConfig {
     }
 
     /// Parse the last `; fuzz-config:` line of `src` (defaults when there is none, or for
-    /// flags it does not mention; an invalid `--vl` is ignored).
-    pub fn parse(src: &str) -> ReproConfig {
+    /// flags it does not mention). Every such line must hold only `--vl N` (a power of two
+    /// from 1 to 64), `--strict-align` and `--max-instructions N` (decimal or `0x` hex), each
+    /// at most once; anything else is an error.
+    pub fn parse(src: &str) -> Result<ReproConfig, ConfigError> {
         let mut rc = ReproConfig::default();
-        for line in src.lines() {
+        for (i, line) in src.lines().enumerate() {
             let Some(rest) = line.trim().strip_prefix("; fuzz-config:") else {
                 continue;
             };
-            let w: Vec<&str> = rest.split_whitespace().collect();
-            let value = |flag: &str| {
-                w.iter()
-                    .position(|x| *x == flag)
-                    .and_then(|i| w.get(i + 1))
-                    .and_then(|n| n.parse::<u64>().ok())
-            };
-            rc = ReproConfig {
-                vl: value("--vl")
-                    .and_then(|v| u32::try_from(v).ok())
-                    .filter(|&v| valid_vl(v)),
-                strict_align: w.contains(&"--strict-align"),
-                max_instructions: value("--max-instructions"),
-            };
+            rc = Self::parse_flags(rest).map_err(|what| ConfigError { line: i + 1, what })?;
         }
-        rc
+        Ok(rc)
+    }
+
+    fn parse_flags(rest: &str) -> Result<ReproConfig, String> {
+        let mut rc = ReproConfig::default();
+        let mut seen: Vec<&str> = Vec::new();
+        let mut w = rest.split_whitespace();
+        while let Some(flag) = w.next() {
+            if seen.contains(&flag) {
+                return Err(format!("`{flag}` is given twice"));
+            }
+            let mut number = || -> Result<u64, String> {
+                let v = w.next().ok_or_else(|| format!("`{flag}` needs a value"))?;
+                let n = match v.strip_prefix("0x") {
+                    Some(h) => u64::from_str_radix(h, 16),
+                    None => v.parse::<u64>(),
+                };
+                n.map_err(|_| format!("`{flag} {v}`: not a number"))
+            };
+            match flag {
+                "--vl" => {
+                    let v = number()?;
+                    match u32::try_from(v) {
+                        Ok(v) if valid_vl(v) => rc.vl = Some(v),
+                        _ => {
+                            return Err(format!(
+                                "`--vl {v}`: VL must be a power of two from 1 to 64"
+                            ));
+                        }
+                    }
+                }
+                "--max-instructions" => rc.max_instructions = Some(number()?),
+                "--strict-align" => rc.strict_align = true,
+                _ => return Err(format!("unknown flag `{flag}`")),
+            }
+            seen.push(flag);
+        }
+        Ok(rc)
     }
 
     /// The header line (without the newline).
@@ -459,12 +485,25 @@ pub enum Replay {
     },
 }
 
+/// An invalid `; fuzz-config:` line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: invalid `; fuzz-config:` line: {what}")]
+pub struct ConfigError {
+    /// 1-based line of the source.
+    pub line: usize,
+    /// What is wrong.
+    pub what: String,
+}
+
 /// Why a replay could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     /// The source does not assemble.
     #[error("{0}")]
     Asm(#[from] lanejit_interp::asm::AsmErrors),
+    /// The `; fuzz-config:` line is invalid.
+    #[error("{0}")]
+    Config(#[from] ConfigError),
     /// The machine could not be built (map beyond the limit, say).
     #[error("cannot set up the machine for this program")]
     Machine,
@@ -477,7 +516,7 @@ pub enum ReplayError {
 /// flags, and compare; on a divergence, bisect to the first differing instruction.
 pub fn replay(src: &str, file: &str, engines: &[Engine]) -> Result<Replay, ReplayError> {
     let program = lanejit_interp::asm::assemble(src, file)?;
-    let config = ReproConfig::parse(src).config(&program);
+    let config = ReproConfig::parse(src)?.config(&program);
     let first = *engines.first().ok_or(ReplayError::NoEngines)?;
     match diverges(&program, config, engines) {
         None => run_snapshot(&program, config, first)
@@ -589,12 +628,59 @@ mod tests {
             },
         ] {
             let src = format!("; lanejit fuzz reproducer\n{}\nHALT\n", rc.header());
-            assert_eq!(ReproConfig::parse(&src), rc);
+            assert_eq!(ReproConfig::parse(&src), Ok(rc));
         }
+        assert_eq!(ReproConfig::parse("HALT\n"), Ok(ReproConfig::default()));
         assert_eq!(
-            ReproConfig::parse("; fuzz-config: --vl 3 --max-instructions x\n"),
-            ReproConfig::default()
+            ReproConfig::parse("; fuzz-config: --max-instructions 0x10\n"),
+            Ok(ReproConfig {
+                max_instructions: Some(16),
+                ..ReproConfig::default()
+            })
         );
+    }
+
+    /// Invalid values are refused, naming the line and what is wrong (they used to be
+    /// ignored silently).
+    #[test]
+    fn repro_config_refuses_invalid_values() {
+        for (src, what) in [
+            (
+                "; fuzz-config: --vl 3 --max-instructions x\n",
+                "`--vl 3`: VL must be a power of two from 1 to 64",
+            ),
+            (
+                "; fuzz-config: --vl 128",
+                "`--vl 128`: VL must be a power of two from 1 to 64",
+            ),
+            ("; fuzz-config: --vl", "`--vl` needs a value"),
+            (
+                "; fuzz-config: --max-instructions x",
+                "`--max-instructions x`: not a number",
+            ),
+            (
+                "; fuzz-config: --max-instructions -1",
+                "`--max-instructions -1`: not a number",
+            ),
+            (
+                "; fuzz-config: --strict-align --strict-align",
+                "`--strict-align` is given twice",
+            ),
+            ("; fuzz-config: --engine jit", "unknown flag `--engine`"),
+        ] {
+            assert_eq!(
+                ReproConfig::parse(&format!("HALT\n{src}")),
+                Err(ConfigError {
+                    line: 2,
+                    what: what.into()
+                }),
+                "{src}"
+            );
+        }
+        assert!(matches!(
+            replay("; fuzz-config: --vl 3\nHALT\n", "r.s", &[Engine::Interp]),
+            Err(ReplayError::Config(_))
+        ));
     }
 
     /// The reproducer of a case re-assembles to the same program and replays to the same
@@ -615,7 +701,7 @@ mod tests {
             let back = lanejit_interp::asm::assemble(&text, "r.s")
                 .unwrap_or_else(|e| panic!("case {i}: {e}\n{text}"));
             assert_eq!(back.code, program.code, "case {i}");
-            assert_eq!(ReproConfig::parse(&text).config(&back), g.config());
+            assert_eq!(ReproConfig::parse(&text).unwrap().config(&back), g.config());
             match replay(&text, "r.s", &[Engine::Interp]).unwrap() {
                 Replay::Agree(s) => assert_eq!(*s, snap, "case {i}"),
                 Replay::Diverge { .. } => panic!("one engine cannot diverge"),

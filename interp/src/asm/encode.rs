@@ -1,8 +1,10 @@
 //! Pass 2: settle the memory map and tile protections, encode instructions, place data,
 //! collect symbols.
 
-use super::layout::{Ctx, DataVals, Laid, PendInst, Symbols};
+use super::layout::{DataVals, Laid, PendInst, mnemonic_ops};
+use super::parser::parse_line;
 use super::parser::{Atom, COff, Expr, MemBody, OffVal, OpKind, Operand, Shift};
+use super::symbols::{Ctx, Symbols};
 use super::{AsmError, AsmErrorKind};
 use crate::isa::*;
 use crate::program::{DataSeg, MemRange, Program, Space, SymKind, Symbol, TilePerm, TileRange};
@@ -11,28 +13,34 @@ use std::collections::BTreeMap;
 type EResult<T> = Result<T, (usize, AsmErrorKind)>;
 
 /// Apply `[start, end)` ranges in order, later ones overriding earlier ones; returns sorted,
-/// non-overlapping ranges with adjacent equal permissions coalesced.
+/// non-overlapping ranges with adjacent equal permissions coalesced. The ranges applied so far
+/// are kept in a map by start: each new range splits at most the one it starts in and removes
+/// the ones it covers, so every range is inserted and removed at most once (O(n log n)).
 pub(crate) fn settle<P: Copy + Eq>(ranges: &[(u64, u64, P)]) -> Vec<(u64, u64, P)> {
-    let mut cur: Vec<(u64, u64, P)> = Vec::new();
+    let mut map: BTreeMap<u64, (u64, P)> = BTreeMap::new();
     for &(s, e, p) in ranges {
-        let mut next = Vec::with_capacity(cur.len() + 2);
-        for &(a, b, q) in &cur {
-            if b <= s || a >= e {
-                next.push((a, b, q));
-            } else {
-                if a < s {
-                    next.push((a, s, q));
-                }
-                if b > e {
-                    next.push((e, b, q));
-                }
+        if s >= e {
+            continue;
+        }
+        // The range that starts before `s` and reaches into `[s, e)`: keep what lies outside.
+        if let Some((&a, &(b, q))) = map.range(..s).next_back()
+            && b > s
+        {
+            map.insert(a, (s, q));
+            if b > e {
+                map.insert(e, (b, q));
             }
         }
-        next.push((s, e, p));
-        next.sort_by_key(|r| r.0);
-        cur = next;
+        // The ranges that start inside `[s, e)`: keep what lies past `e`.
+        while let Some((&a, &(b, q))) = map.range(s..e).next() {
+            map.remove(&a);
+            if b > e {
+                map.insert(e, (b, q));
+            }
+        }
+        map.insert(s, (e, p));
     }
-    coalesce(cur)
+    coalesce(map.into_iter().map(|(s, (e, p))| (s, e, p)).collect())
 }
 
 fn coalesce<P: Copy + Eq>(v: Vec<(u64, u64, P)>) -> Vec<(u64, u64, P)> {
@@ -47,7 +55,7 @@ fn coalesce<P: Copy + Eq>(v: Vec<(u64, u64, P)>) -> Vec<(u64, u64, P)> {
 }
 
 /// Pass 2.
-pub(crate) fn resolve(laid: Laid, errors: &mut Vec<AsmError>) -> Program {
+pub(crate) fn resolve(laid: Laid, lines: &[&str], errors: &mut Vec<AsmError>) -> Program {
     let mem_map: Vec<MemRange> = settle(&laid.mems)
         .into_iter()
         .map(|(s, e, perm)| MemRange {
@@ -70,7 +78,7 @@ pub(crate) fn resolve(laid: Laid, errors: &mut Vec<AsmError>) -> Program {
     })
     .collect();
     let mut program = Program {
-        code: vec![0; laid.words.min(1 << 32) as usize],
+        code: laid.code,
         vl: laid.vl,
         tile_size: laid.tile_size,
         mem_map,
@@ -81,7 +89,7 @@ pub(crate) fn resolve(laid: Laid, errors: &mut Vec<AsmError>) -> Program {
     let syms = &laid.syms;
 
     // Every .equ must evaluate, used or not.
-    let mut equs: Vec<(&String, &super::layout::Equ)> = syms.equs.iter().collect();
+    let mut equs: Vec<(&String, &super::symbols::Equ)> = syms.equs.iter().collect();
     equs.sort_by_key(|(_, e)| e.line);
     for (name, equ) in equs {
         if let Err((col, kind)) = syms.check_equ(name, equ.expr.col) {
@@ -98,20 +106,31 @@ pub(crate) fn resolve(laid: Laid, errors: &mut Vec<AsmError>) -> Program {
             Err((col, kind)) => errors.push(AsmError::new(*line, col, kind)),
         }
     }
-    for pi in &laid.insts {
-        if pi.stmt.broken {
+    for d in &laid.insts {
+        if d.broken {
             continue;
         }
-        let b = Builder { syms, pi };
-        match b.build() {
-            Ok(inst) => {
-                let enc = inst.encode();
-                for (k, w) in enc.words().enumerate() {
-                    if let Some(slot) = program.code.get_mut(pi.index as usize + k) {
-                        *slot = w;
-                    }
-                }
-            }
+        // Parse the line again (layout parsed it without errors).
+        let chars: Vec<char> = lines
+            .get(d.line.wrapping_sub(1))
+            .map_or_else(Vec::new, |l| l.chars().collect());
+        let Some(stmt) = parse_line(&chars).0.stmt else {
+            continue;
+        };
+        let (ops, local) = mnemonic_ops(&stmt.name);
+        if ops.is_empty() {
+            continue;
+        }
+        let pi = PendInst {
+            line: d.line,
+            stmt,
+            ops,
+            local,
+            index: d.index,
+            pair: d.pair,
+        };
+        match build(syms, &pi, Ctx::Full) {
+            Ok(inst) => place(&mut program.code, pi.index, &inst),
             Err((col, kind)) => errors.push(AsmError::new(pi.line, col, kind)),
         }
     }
@@ -316,6 +335,23 @@ pub(crate) fn usage(op: Opcode, local: bool) -> String {
 struct Builder<'a> {
     syms: &'a Symbols,
     pi: &'a PendInst,
+    ctx: Ctx,
+}
+
+/// Build the instruction of `pi`. With [`Ctx::Layout`] (only what is defined so far), a
+/// `NotConstant` or `CircularEqu` error means "not known yet"; any other result is final,
+/// the same as resolution would give.
+pub(crate) fn build(syms: &Symbols, pi: &PendInst, ctx: Ctx) -> EResult<Inst> {
+    Builder { syms, pi, ctx }.build()
+}
+
+/// Write `inst`'s words at word `index` of `code`.
+pub(crate) fn place(code: &mut [u64], index: u64, inst: &Inst) {
+    for (k, w) in inst.encode().words().enumerate() {
+        if let Some(slot) = code.get_mut(index as usize + k) {
+            *slot = w;
+        }
+    }
 }
 
 /// A resolved address operand.
@@ -368,7 +404,7 @@ impl Builder<'_> {
     }
 
     fn eval(&self, e: &Expr) -> EResult<i128> {
-        self.syms.eval(e, Ctx::Full)
+        self.syms.eval(e, self.ctx)
     }
 
     fn sreg(&self, op: &Operand) -> EResult<SReg> {
@@ -1086,4 +1122,38 @@ fn make(op: Opcode, f: Fmt) -> Inst {
     };
     let words = [bits | op as u64, second.unwrap_or(0)];
     Inst::decode(&words).expect("operands were validated before encoding")
+}
+
+#[cfg(test)]
+mod settle_tests {
+    use super::settle;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `settle` equals painting the ranges one unit at a time, in order.
+        #[test]
+        fn settle_matches_painting(ranges in prop::collection::vec((0u64..40, 1u64..12, 0u8..3), 0..40)) {
+            let ranges: Vec<(u64, u64, u8)> = ranges.into_iter().map(|(s, l, p)| (s, s + l, p)).collect();
+            let mut paint = [None; 64];
+            for &(s, e, p) in &ranges {
+                for u in &mut paint[s as usize..e as usize] {
+                    *u = Some(p);
+                }
+            }
+            let got = settle(&ranges);
+            let mut seen = [None; 64];
+            for w in got.windows(2) {
+                // Sorted, disjoint, coalesced.
+                prop_assert!(w[0].1 <= w[1].0);
+                prop_assert!(w[0].1 < w[1].0 || w[0].2 != w[1].2);
+            }
+            for &(s, e, p) in &got {
+                prop_assert!(s < e);
+                for u in &mut seen[s as usize..e as usize] {
+                    *u = Some(p);
+                }
+            }
+            prop_assert_eq!(seen, paint);
+        }
+    }
 }

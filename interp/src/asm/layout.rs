@@ -2,14 +2,13 @@
 //! directives that shape the program, pair hardware loops.
 
 use super::parser::{Atom, Expr, OpKind, Operand, Stmt, parse_line, parse_reg};
-use super::{AsmError, AsmErrorKind, MAX_DATA_BYTES};
+use super::symbols::{Ctx, Symbols};
+use super::{AsmError, AsmErrorKind, MAX_CODE_WORDS, MAX_DATA_BYTES};
 use crate::isa::Opcode;
 use crate::program::{
     DEFAULT_TILE_SIZE, MAX_MEM_LIMIT, MAX_TILE_SIZE, MemPerm, PAGE_SIZE, Space, SymKind,
     TILE_GRANULE, TilePerm,
 };
-use std::cell::RefCell;
-use std::collections::HashMap;
 
 /// A section of the source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,7 +18,37 @@ pub(crate) enum Section {
     Tile,
 }
 
-/// An instruction waiting for its operands to be resolved.
+/// An instruction whose operands were not all known during layout (a forward reference, or
+/// a `LOOP` before its `ENDLOOP`). Resolution parses its line again: keeping the parsed
+/// operands of every such line would cost about 1 KB each.
+#[derive(Debug)]
+pub(crate) struct Deferred {
+    pub line: usize,
+    /// Word index of the first word.
+    pub index: u64,
+    /// As [`PendInst::pair`].
+    pub pair: Option<u64>,
+    /// The line did not parse (already an error); kept so that loop pairing works.
+    pub broken: bool,
+}
+
+/// The opcodes a mnemonic as written names (register-offset and contiguous forms share one),
+/// and whether it carries `.local`.
+pub(crate) fn mnemonic_ops(name: &str) -> (Vec<Opcode>, bool) {
+    let upper = name.to_ascii_uppercase();
+    let (base, local) = match upper.strip_suffix(".LOCAL") {
+        Some(b) => (b, true),
+        None => (upper.as_str(), false),
+    };
+    let ops = Opcode::ALL
+        .iter()
+        .copied()
+        .filter(|o| o.mnemonic() == base)
+        .collect();
+    (ops, local)
+}
+
+/// An instruction with its parsed operands, ready to build.
 #[derive(Debug)]
 pub(crate) struct PendInst {
     pub line: usize,
@@ -55,127 +84,18 @@ pub(crate) struct PendData {
     pub vals: DataVals,
 }
 
-/// A `.equ` definition.
-#[derive(Debug)]
-pub(crate) struct Equ {
-    pub expr: Expr,
-    pub line: usize,
-}
-
-/// Labels and `.equ` names.
-#[derive(Debug, Default)]
-pub(crate) struct Symbols {
-    pub labels: HashMap<String, (SymKind, u64, usize)>,
-    pub equs: HashMap<String, Equ>,
-    /// Values of `.equ` names already evaluated (a value, once known, never changes), so that
-    /// chains like `.equ B, A + A` evaluate in linear time.
-    pub memo: RefCell<HashMap<String, i128>>,
-}
-
-/// Evaluation context: during layout only what is already defined counts.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ctx {
-    Layout,
-    Full,
-}
-
 type EResult<T> = Result<T, (usize, AsmErrorKind)>;
-
-impl Symbols {
-    fn defined_line(&self, name: &str) -> Option<usize> {
-        self.labels
-            .get(name)
-            .map(|l| l.2)
-            .or_else(|| self.equs.get(name).map(|e| e.line))
-    }
-
-    /// Record the value of `.equ name` if it can be computed now (keeps long chains of
-    /// backward references shallow).
-    pub fn prime(&self, name: &str) {
-        let mut stack = Vec::new();
-        let _ = self.name_value(name, 0, Ctx::Layout, &mut stack);
-    }
-
-    /// Evaluate `.equ name` fully (every name defined), for checking every definition once.
-    pub fn check_equ(&self, name: &str, col: usize) -> EResult<i128> {
-        let mut stack = Vec::new();
-        self.name_value(name, col, Ctx::Full, &mut stack)
-    }
-
-    /// The value of an expression (i128, checked).
-    pub fn eval(&self, e: &Expr, ctx: Ctx) -> EResult<i128> {
-        let mut stack = Vec::new();
-        self.eval_in(e, ctx, &mut stack)
-    }
-
-    fn eval_in<'a>(&'a self, e: &Expr, ctx: Ctx, stack: &mut Vec<&'a str>) -> EResult<i128> {
-        let mut total: i128 = 0;
-        for t in &e.terms {
-            let v = match &t.atom {
-                Atom::Num(n) => *n as i128,
-                Atom::Name(name) => self.name_value(name, t.col, ctx, stack)?,
-            };
-            let v = if t.neg { -v } else { v };
-            total = total
-                .checked_add(v)
-                .filter(|v| v.unsigned_abs() <= 1u128 << 100)
-                .ok_or((t.col, AsmErrorKind::Overflow))?;
-        }
-        Ok(total)
-    }
-
-    fn name_value<'a>(
-        &'a self,
-        name: &str,
-        col: usize,
-        ctx: Ctx,
-        stack: &mut Vec<&'a str>,
-    ) -> EResult<i128> {
-        if let Some(&(_, v, _)) = self.labels.get(name) {
-            return Ok(v as i128);
-        }
-        if let Some(&v) = self.memo.borrow().get(name) {
-            return Ok(v);
-        }
-        if let Some((key, equ)) = self.equs.get_key_value(name) {
-            if stack.contains(&key.as_str()) || stack.len() > 1000 {
-                return Err((col, AsmErrorKind::CircularEqu(name.to_string())));
-            }
-            stack.push(key.as_str());
-            let r = self
-                .eval_in(&equ.expr, ctx, stack)
-                .map_err(|(c, k)| match k {
-                    AsmErrorKind::NotConstant(_) => {
-                        (col, AsmErrorKind::NotConstant(name.to_string()))
-                    }
-                    AsmErrorKind::CircularEqu(_) => {
-                        (col, AsmErrorKind::CircularEqu(name.to_string()))
-                    }
-                    other => (c, other),
-                });
-            stack.pop();
-            if let Ok(v) = r {
-                self.memo.borrow_mut().insert(key.clone(), v);
-            }
-            return r;
-        }
-        Err((
-            col,
-            match ctx {
-                Ctx::Layout => AsmErrorKind::NotConstant(name.to_string()),
-                Ctx::Full => AsmErrorKind::UndefinedSymbol(name.to_string()),
-            },
-        ))
-    }
-}
 
 /// Everything pass 1 found.
 #[derive(Debug)]
 pub(crate) struct Laid {
     pub words: u64,
-    pub insts: Vec<PendInst>,
+    pub insts: Vec<Deferred>,
     /// `.inst WORD`: index, value, line.
     pub raw: Vec<(u64, Expr, usize)>,
+    /// The code words: instructions whose operands were known during layout are encoded
+    /// here at once; the others (in `insts`) and `raw` fill their words in resolution.
+    pub code: Vec<u64>,
     pub data: Vec<PendData>,
     /// `.mem` in source order: page-rounded `[start, end)`.
     pub mems: Vec<(u64, u64, MemPerm)>,
@@ -227,14 +147,9 @@ fn usage(dir: &str) -> &'static str {
 /// The canonical forms of a mnemonic (as written, `.local` allowed), for syntax errors:
 /// "`V.LB [sL + (sR << shamt)], ->vD` or `V.LB [sB, lc0, offset], ->vD`"; empty if unknown.
 fn canonical_forms(name: &str) -> String {
-    let upper = name.to_ascii_uppercase();
-    let (base, local) = match upper.strip_suffix(".LOCAL") {
-        Some(b) => (b, true),
-        None => (upper.as_str(), false),
-    };
-    let forms: Vec<String> = Opcode::ALL
+    let (ops, local) = mnemonic_ops(name);
+    let forms: Vec<String> = ops
         .iter()
-        .filter(|o| o.mnemonic() == base)
         .map(|&o| format!("`{}`", super::encode::usage(o, local)))
         .collect();
     forms.join(" or ")
@@ -248,6 +163,7 @@ pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
             words: 0,
             insts: Vec::new(),
             raw: Vec::new(),
+            code: Vec::new(),
             data: Vec::new(),
             mems: Vec::new(),
             tprot: Vec::new(),
@@ -343,10 +259,7 @@ impl State<'_> {
             Section::Data => (SymKind::Data, self.data_loc),
             Section::Tile => (SymKind::Tile, self.tile_loc),
         };
-        self.laid
-            .syms
-            .labels
-            .insert(name.to_string(), (kind, value, line));
+        self.laid.syms.define_label(name, kind, value, line);
     }
 
     /// A constant for layout: literal, earlier .equ or label.
@@ -371,6 +284,17 @@ impl State<'_> {
             ));
         }
         Ok(v)
+    }
+
+    /// Take `n` code words at the end of the code; their first index.
+    fn take_code(&mut self, col: usize, n: u64) -> EResult<u64> {
+        let at = self.laid.words;
+        if n > MAX_CODE_WORDS - at.min(MAX_CODE_WORDS) {
+            return Err((col, AsmErrorKind::CodeTooLarge));
+        }
+        self.laid.words += n;
+        self.laid.code.resize(self.laid.words as usize, 0);
+        Ok(at)
     }
 
     fn loc(&mut self) -> &mut u64 {
@@ -429,21 +353,12 @@ impl State<'_> {
     }
 
     fn instruction(&mut self, line: usize, stmt: Stmt) -> EResult<()> {
-        let upper = stmt.name.to_ascii_uppercase();
-        let (base, local) = match upper.strip_suffix(".LOCAL") {
-            Some(b) => (b.to_string(), true),
-            None => (upper.clone(), false),
-        };
-        let ops: Vec<Opcode> = Opcode::ALL
-            .iter()
-            .copied()
-            .filter(|o| o.mnemonic() == base)
-            .collect();
+        let (ops, local) = mnemonic_ops(&stmt.name);
         let in_text = self.section == Section::Text;
         let index = self.laid.words;
         let words = ops.first().map_or(1, |o| o.words() as u64);
         if in_text {
-            self.laid.words += words;
+            self.take_code(stmt.col, words)?;
         }
         if ops.is_empty() {
             if stmt.broken {
@@ -478,29 +393,33 @@ impl State<'_> {
             },
             _ => {}
         }
-        if !stmt.broken {
-            self.laid.insts.push(PendInst {
+        let broken = stmt.broken;
+        if !broken && ops[0] != Opcode::Loop {
+            // Encode now when every operand is known (a LOOP waits for its ENDLOOP).
+            let pend = PendInst {
                 line,
                 stmt,
                 ops,
                 local,
                 index,
                 pair,
-            });
-        } else if let Some((_, _, lp)) = self.open_loop
-            && lp == pi
-        {
-            // A broken LOOP still opens its loop; keep a placeholder so pairing works.
-            self.laid.insts.push(PendInst {
+            };
+            match super::encode::build(&self.laid.syms, &pend, Ctx::Layout) {
+                Ok(inst) => {
+                    super::encode::place(&mut self.laid.code, index, &inst);
+                    return Ok(());
+                }
+                Err((_, AsmErrorKind::NotConstant(_) | AsmErrorKind::CircularEqu { .. })) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // A broken LOOP still opens its loop: keep it so that pairing works.
+        if !broken || self.open_loop.is_some_and(|(_, _, lp)| lp == pi) {
+            self.laid.insts.push(Deferred {
                 line,
-                stmt: Stmt {
-                    broken: true,
-                    ..stmt
-                },
-                ops,
-                local,
                 index,
                 pair,
+                broken,
             });
         }
         Ok(())
@@ -666,18 +585,10 @@ impl State<'_> {
                     if n > 1 << 20 {
                         return Err((ops[0].col, AsmErrorKind::BadAlign(n as i128)));
                     }
-                    while (self.laid.words * 8) % n != 0 {
-                        let nop = Expr {
-                            terms: vec![super::parser::Term {
-                                neg: false,
-                                atom: Atom::Num(Opcode::Nop as u8 as u128),
-                                col: stmt.col,
-                            }],
-                            col: stmt.col,
-                        };
-                        self.laid.raw.push((self.laid.words, nop, line));
-                        self.laid.words += 1;
-                    }
+                    let m = (n / 8).max(1);
+                    let pad = (m - self.laid.words % m) % m;
+                    let at = self.take_code(stmt.col, pad)?;
+                    self.laid.code[at as usize..].fill(Opcode::Nop as u8 as u64);
                     return Ok(());
                 }
                 let loc = *self.loc();
@@ -691,23 +602,15 @@ impl State<'_> {
                     return Err(expected("a value", &ops[1]));
                 };
                 if self.check_name(&name, line, ops[0].col) {
-                    self.laid.syms.equs.insert(
-                        name.clone(),
-                        Equ {
-                            expr: e.clone(),
-                            line,
-                        },
-                    );
-                    self.laid.syms.prime(&name);
+                    self.laid.syms.define_equ(&name, e.clone(), line);
                 }
             }
             ".inst" => {
                 self.nops(&stmt, 1)?;
-                let index = self.laid.words;
                 if self.section != Section::Text {
                     return Err((stmt.col, AsmErrorKind::InstructionInData));
                 }
-                self.laid.words += 1;
+                let index = self.take_code(stmt.col, 1)?;
                 let OpKind::Expr(e) = &ops[0].kind else {
                     return Err(expected("a 64-bit word", &ops[0]));
                 };
