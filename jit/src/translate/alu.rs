@@ -250,8 +250,6 @@ impl Tx<'_, '_> {
             }
         };
         let d = (op == FpOp::Fma).then(|| self.f32_lanes(vd));
-        let kc = self.b.ins().iconst(I32, CANONICAL_NAN_F32 as i64);
-        let canon = self.b.ins().splat(I32X4, kc);
         let vars = self.pv[vd.0 as usize].clone().expect("packed vars of vd");
         let mut out = Vec::with_capacity(n);
         for j in 0..n {
@@ -267,10 +265,8 @@ impl Tx<'_, '_> {
                     self.b.ins().fma(x, y, z)
                 }
             };
-            let isnan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
-            let ri = self.bitcast(I32X4, r);
-            let sel = self.b.ins().bitselect(isnan, canon, ri);
-            out.push(self.bitcast(cranelift_codegen::ir::types::I8X16, sel));
+            // Canonicalised lazily (see `Tx::nan`).
+            out.push(self.bitcast(cranelift_codegen::ir::types::I8X16, r));
         }
         for (j, v) in out.into_iter().enumerate() {
             self.b.def_var(vars[j], v);
@@ -279,6 +275,69 @@ impl Tx<'_, '_> {
             log2e: 2,
             ext: lanejit_interp::isa::Ext::Zero,
         };
+        self.nan[vd.0 as usize] = Some(FpWidth::S);
+    }
+
+    /// The vector registers `inst` reads as floating-point operands of its own width under a
+    /// full mask, which may stay non-canonical (see `Tx::nan`).
+    pub(crate) fn lazy_fp_reads(&self, inst: &Inst) -> u32 {
+        let (Operands::VFp(o), Sem::Fp(op, w)) = (inst.operands(), inst.opcode().sem()) else {
+            return 0;
+        };
+        if !self.full || self.vmem || (op == FpOp::Fma && !self.native_fma) {
+            return 0;
+        }
+        let mut regs = vec![o.va];
+        if let VSrc::V(b) = o.vb {
+            regs.push(b);
+        }
+        if op == FpOp::Fma {
+            regs.push(o.vd);
+        }
+        regs.iter()
+            .filter(|r| self.nan[r.0 as usize] == Some(w))
+            .fold(0, |m, r| m | (1 << r.0))
+    }
+
+    /// Canonicalise the NaN lanes of `r` if it may hold raw FP results (`Tx::nan`), in its
+    /// current form.
+    pub(crate) fn canonicalize(&mut self, r: VReg) {
+        let Some(w) = self.nan[r.0 as usize].take() else {
+            return;
+        };
+        match self.form[r.0 as usize] {
+            Form::Packed { log2e: 2, .. } => {
+                let kc = self.b.ins().iconst(I32, CANONICAL_NAN_F32 as i64);
+                let canon = self.b.ins().splat(I32X4, kc);
+                let vals = self.packed_vals(r, 2);
+                let vars = self.pv[r.0 as usize].clone().expect("packed vars");
+                for (j, v) in vals.into_iter().enumerate() {
+                    let x = self.bitcast(F32X4, v);
+                    let isnan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                    let xi = self.bitcast(I32X4, x);
+                    let sel = self.b.ins().bitselect(isnan, canon, xi);
+                    let sel = self.bitcast(cranelift_codegen::ir::types::I8X16, sel);
+                    self.b.def_var(vars[j], sel);
+                }
+            }
+            Form::Packed { .. } => unreachable!("only f32 results are packed raw"),
+            Form::Wide => {
+                let fty = match w {
+                    FpWidth::S => F32X4,
+                    FpWidth::D => F64X2,
+                };
+                let k = self.fp_consts(w);
+                let chunks = self.vget_all(r);
+                let out: Vec<Value> = chunks
+                    .into_iter()
+                    .map(|c| {
+                        let x = self.bitcast(fty, c);
+                        self.fp_finish(w, x, k)
+                    })
+                    .collect();
+                self.vset_raw(r, &out);
+            }
+        }
     }
 
     fn fp(&mut self, inst: &Inst, op: FpOp, w: FpWidth, vd: VReg, va: VReg, vb: VSrc) {
@@ -313,6 +372,8 @@ impl Tx<'_, '_> {
             FpWidth::D => F64X2,
         };
         let bs = self.vsrc_all(vb);
+        // Under a full mask the raw result stays (canonicalised lazily, see `Tx::nan`).
+        let lazy = self.full && !self.vmem;
         let k = self.fp_consts(w);
         let mut out = Vec::with_capacity(self.nch);
         for (c, &b) in bs.iter().enumerate() {
@@ -331,9 +392,16 @@ impl Tx<'_, '_> {
                     self.b.ins().fma(a, b, d)
                 }
             };
-            out.push(self.fp_finish(w, r, k));
+            out.push(if lazy {
+                self.bitcast(I64X2, r)
+            } else {
+                self.fp_finish(w, r, k)
+            });
         }
         self.vset_masked(vd, &out);
+        if lazy {
+            self.nan[vd.0 as usize] = Some(w);
+        }
     }
 
     /// Sum of the active lanes of `va`.

@@ -39,13 +39,13 @@ impl Tx<'_, '_> {
         match header {
             Some(h) if target == head_pc => {
                 // The header expects every register wide.
-                let saved = self.form;
+                let saved = (self.form, self.nan);
                 self.materialize_all();
                 let r = self.b.use_var(self.retired);
                 let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
                 self.b.def_var(self.retired, r);
                 self.b.ins().jump(h, &[]);
-                self.form = saved;
+                (self.form, self.nan) = saved;
             }
             _ => self.exit_pc(Status::Next, target, 1),
         }
@@ -94,6 +94,10 @@ impl Tx<'_, '_> {
     /// the budget covers it, continue in the second full copy (mask stays all ones, packed
     /// registers stay packed); otherwise fall through to the ordinary `ENDLOOP` logic.
     fn fast_edge(&mut self, fl: super::FastLoop, lc: Value, trip: Value) {
+        // The next copy starts with canonical registers (forms are carried, NaNs are not).
+        for n in 0..32u8 {
+            self.canonicalize(lanejit_interp::isa::VReg(n));
+        }
         let forms = *self.fast_forms.get_or_insert(self.form);
         if forms != self.form {
             return;

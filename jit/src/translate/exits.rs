@@ -17,7 +17,7 @@ impl Tx<'_, '_> {
     pub(crate) fn exit_with(&mut self, status: Status, next_pc: Value, extra: u64) {
         // Every exit goes through one shared block that writes the state back; the values
         // reach it as block parameters (the variables' SSA phis).
-        let saved = self.form;
+        let saved = (self.form, self.nan);
         self.materialize_all();
         let r = self.b.use_var(self.retired);
         let n = self.off + extra;
@@ -31,7 +31,7 @@ impl Tx<'_, '_> {
         let st = self.iconst(status.word());
         self.b.def_var(self.xstatus, st);
         self.b.ins().jump(self.exit_block, &[]);
-        self.form = saved;
+        (self.form, self.nan) = saved;
     }
 
     /// Emit the shared exit block (after everything else).

@@ -215,6 +215,14 @@ pub(crate) struct Tx<'a, 'f> {
     copy_loop: Option<u8>,
     /// The lane shape of every vector register in the current body copy (see [`shape`]).
     pub(crate) shape: [Option<shape::Affine>; 32],
+    /// Per vector register: `Some(w)` when it holds the raw result of a floating-point
+    /// operation of width `w` written under a full mask, whose NaN lanes may not be canonical
+    /// yet (and, for f32 in the wide form, whose upper halves may not be zero). Another FP
+    /// operation of the same width may read it as it is (a NaN operand gives a NaN result
+    /// whatever its payload); every other read, a partial write, an exit and a loop edge
+    /// canonicalise it first (`Tx::canonicalize`). Never set with vectors in the register
+    /// file (`vmem`), which must hold canonical values at every exit.
+    pub(crate) nan: [Option<lanejit_interp::isa::FpWidth>; 32],
 }
 
 /// Tile space as compiled code sees it: host base, size, the granule permission table, and
@@ -417,9 +425,11 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
     }
 
-    /// Materialise every packed register.
+    /// Canonicalise and materialise every register (an exit or a loop edge: the state
+    /// leaving here is the architectural one).
     pub(crate) fn materialize_all(&mut self) {
         for n in 0..32u8 {
+            self.canonicalize(VReg(n));
             self.materialize(VReg(n));
         }
     }
@@ -587,7 +597,20 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
         let keep = self.packed_ok_operand(inst).map_or(0, |r| 1u32 << r.0)
             | self.packed_f32_operands(inst);
+        let reads = inst.effects().reads_v;
+        if self.full {
+            // Overwritten whole: its old value is never seen.
+            for n in 0..32 {
+                if w.v & !reads & (1 << n) != 0 {
+                    self.nan[n] = None;
+                }
+            }
+        }
+        let lazy = self.lazy_fp_reads(inst);
         for n in 0..32u8 {
+            if u.v & (1 << n) != 0 && lazy & (1 << n) == 0 {
+                self.canonicalize(VReg(n));
+            }
             if u.v & (1 << n) != 0 && keep & (1 << n) == 0 {
                 self.materialize(VReg(n));
             }
@@ -614,6 +637,8 @@ impl<'a, 'f> Tx<'a, 'f> {
     fn run(&mut self, r: &Region, from: usize, header: Option<Block>) {
         self.lmask_valid = false;
         self.forget_shapes();
+        // Every edge into a body copy canonicalised what it carried.
+        self.nan = [None; 32];
         let head_pc = r.insts[r.loop_head.unwrap_or(0)].0;
         for (i, (pc, inst)) in r.insts.iter().enumerate().skip(from) {
             if i == 0 && matches!(inst, Inst::Loop(_)) {
@@ -874,6 +899,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         lim: None,
         hoist_host: Vec::new(),
         shape: [None; 32],
+        nan: [None; 32],
     };
 
     let h = r.loop_head.unwrap_or(0);
