@@ -303,7 +303,7 @@ impl Jit {
             translate::translate(&mut b, &region, cfg);
             b.finalize(fcfg);
             let emitted = self.ctx.func.dfg.num_insts();
-            if !vector || plan::fits(plan, emitted) {
+            if !vector || plan::fits(plan, emitted, self.vl) {
                 break cfg;
             }
             // The estimate was wrong: the next cheaper form.

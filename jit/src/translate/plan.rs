@@ -21,9 +21,9 @@
 //! classes (per instruction: a constant plus a cost per `i64x2` chunk or per lane), measured
 //! on the bench kernels and the hostile kernels of the bounded-cost issue (250 shifts, 250
 //! multiplies, 250 gathers, 250 FMAs at VL 64). A region gets the register form when the
-//! estimate is at most [`REGISTERS_IR`] and its live vector state at most
-//! [`REGISTERS_STATE`] chunks; else the memory form when the estimate is at most
-//! [`MEMORY_IR`]; else the straight-line fallback. `Jit::compile_key` also checks the IR the
+//! estimate is at most 1.5 times [`registers_ir`] and its live vector state at most
+//! [`REGISTERS_STATE`] chunks (and the emitted IR at most [`registers_ir`]); else the memory
+//! form when the estimate is at most [`MEMORY_IR`]; else the straight-line fallback. `Jit::compile_key` also checks the IR the
 //! translator really emitted against the same bounds (a wrong estimate costs one
 //! re-translation in the next form, never an unbounded compile).
 
@@ -44,14 +44,30 @@ pub enum Plan {
     Interpret,
 }
 
-/// Most IR instructions (estimated or emitted) for [`Plan::Registers`].
-pub const REGISTERS_IR: usize = 8_000;
+/// Most IR instructions the translator may emit for [`Plan::Registers`] at VL 64: the
+/// optimising settings cost 4-7 µs per IR instruction on this project's machines (measured
+/// over the bench and example kernels at VL 32 and 64), so about 20 ms at most on a loaded
+/// machine, the bounded-cost issue's ceiling at VL 64.
+pub const REGISTERS_IR: usize = 3_500;
+/// The same below VL 64, where a loop's state is half as large or less: the memory form of
+/// such loops runs 4-16x slower than the register form (fir8_vaddr at VL 32: 60 against 1000
+/// Melem/s), so the register form is kept up to twice the IR (about 40 ms at most).
+pub const REGISTERS_IR_SMALL_VL: usize = 7_000;
+
+/// The emitted-IR bound of [`Plan::Registers`] at `vl` lanes.
+pub const fn registers_ir(vl: u32) -> usize {
+    if vl >= 64 {
+        REGISTERS_IR
+    } else {
+        REGISTERS_IR_SMALL_VL
+    }
+}
 /// Most live `i64x2` chunks of vector registers for [`Plan::Registers`] (VL/2 per vector
 /// register the region uses): beyond it the allocator spills most of them anyway, at a
 /// compile cost that grows faster than the code.
 pub const REGISTERS_STATE: usize = 256;
-/// Most IR instructions (estimated or emitted) for [`Plan::Memory`]: about 15 ms of compile
-/// time at the quick settings.
+/// Most IR instructions (estimated, and half the emitted bound) for [`Plan::Memory`]: the
+/// quick settings cost about 0.5 µs per IR instruction, so at most about 15 ms.
 pub const MEMORY_IR: usize = 15_000;
 
 /// The estimated IR instructions of one guest instruction at `vl` lanes (`nch` chunks), in
@@ -110,7 +126,8 @@ pub fn state(r: &Region, vl: u32) -> usize {
 
 /// The form `r` is compiled in at `vl` lanes.
 pub fn choose(r: &Region, vl: u32) -> Plan {
-    if estimate(r, vl, false) <= REGISTERS_IR && state(r, vl) <= REGISTERS_STATE {
+    // The estimate runs up to 1.5x over what is emitted; the emitted size is what is bounded.
+    if estimate(r, vl, false) <= registers_ir(vl) * 3 / 2 && state(r, vl) <= REGISTERS_STATE {
         Plan::Registers
     } else if estimate(r, vl, true) <= MEMORY_IR {
         Plan::Memory
@@ -127,10 +144,11 @@ pub fn cheaper(plan: Plan) -> Plan {
     }
 }
 
-/// Whether `emitted` IR instructions fit `plan`'s bound (the check after translation).
-pub fn fits(plan: Plan, emitted: usize) -> bool {
+/// Whether `emitted` IR instructions fit `plan`'s bound at `vl` lanes (the check after
+/// translation).
+pub fn fits(plan: Plan, emitted: usize, vl: u32) -> bool {
     match plan {
-        Plan::Registers => emitted <= 2 * REGISTERS_IR,
+        Plan::Registers => emitted <= registers_ir(vl),
         Plan::Memory => emitted <= 2 * MEMORY_IR,
         Plan::Interpret => true,
     }
