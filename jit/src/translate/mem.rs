@@ -641,6 +641,14 @@ impl Tx<'_, '_> {
                         }
                     }
                     self.b.ins().jump(join, &[]);
+                } else if self.full
+                    && !(self.vmem && self.vl as usize >= LANE_LOOP_MIN_VL)
+                    && self.strided(addr, ms).is_some()
+                {
+                    let stride = self.strided(addr, ms).expect("checked");
+                    let ea0 = self.ea_shape(addr).expect("affine").base;
+                    self.strided_inline(acc, ea0, stride, slow);
+                    self.b.ins().jump(join, &[]);
                 } else if self.full {
                     eas_done = Some(self.lanes_inline(acc, slow));
                     self.b.ins().jump(join, &[]);
@@ -839,6 +847,75 @@ impl Tx<'_, '_> {
             }
         }
         eas
+    }
+
+    /// The stride of an access whose lane EAs step by a constant other than 0 and E (its
+    /// other shapes have their own paths), small enough that every lane's offset from lane 0
+    /// is an `i32`, and a multiple of E when alignment is required.
+    fn strided(&self, addr: Addr, ms: MemSem) -> Option<i64> {
+        let s = self.ea_stride(addr)?;
+        let ok = s != 0
+            && s != ms.width() as i64
+            && s.unsigned_abs() <= 1 << 20
+            && (s & self.align_mask(ms) as i64) == 0;
+        ok.then_some(s)
+    }
+
+    /// A strided access (lane `i` at `ea0 + i * stride`) under a statically full mask: one
+    /// check of the whole span the lanes cover (inside the space, every page or granule of
+    /// the span permitted, lane 0 aligned when required: the stride keeps the others so),
+    /// then plain loads and stores at constant offsets from one host address, in lane order.
+    /// A span the check cannot prove (a hole between the lanes, a fault) goes to `slow`.
+    fn strided_inline(&mut self, acc: Access, ea0: Value, stride: i64, slow: Block) {
+        let Access {
+            ms,
+            data,
+            local,
+            need,
+            amask,
+            ..
+        } = acc;
+        let last = stride * (self.vl as i64 - 1);
+        let lo = if last < 0 {
+            self.b.ins().iadd_imm_s(ea0, last)
+        } else {
+            ea0
+        };
+        let len = last.unsigned_abs() + ms.width();
+        let fast = self.b.create_block();
+        let aligned = self.b.create_block();
+        // Alignment of lane 0 (the stride is a multiple of E when required).
+        let al = self.iconst(1);
+        let al = self.and_aligned(al, ea0, amask);
+        self.b.ins().brif(al, aligned, &[], slow, &[]);
+        self.b.switch_to_block(aligned);
+        self.b.seal_block(aligned);
+        self.check_space(local, lo, len, need, 0, fast, slow);
+        self.b.switch_to_block(fast);
+        self.b.seal_block(fast);
+        let (sb, _, _) = self.space(local);
+        let host = self.b.ins().iadd(sb, ea0);
+        let vl = self.vl as usize;
+        match ms.dir {
+            Dir::Load => {
+                let xs: Vec<Value> = (0..vl)
+                    .map(|i| self.load_lane(host, (i as i64 * stride) as i32, ms.log2e, ms.ext))
+                    .collect();
+                let vals: Vec<Value> = xs
+                    .chunks(2)
+                    .map(|p| self.pair(p[0], p.get(1).copied()))
+                    .collect();
+                let Reg::V(d) = data else { unreachable!() };
+                self.vset_raw(VReg(d), &vals);
+            }
+            Dir::Store => {
+                let chunks = self.data_chunks(data);
+                for i in 0..vl {
+                    let x = self.b.ins().extractlane(chunks[i / 2], (i % 2) as u8);
+                    self.store_lane(x, host, (i as i64 * stride) as i32, ms.log2e);
+                }
+            }
+        }
     }
 
     /// [`Self::lanes_inline`] at a large VL, in loops over the lanes so that the code does
