@@ -13,7 +13,9 @@
 //! every case carries a fuel budget (`max_instructions`) besides.
 //! Faults happen on purpose: the map has read-only pages and unmapped holes, base registers
 //! point near page edges, holes, the top of the address space and the tile's end, and the
-//! tile has `none`/`r` granules.
+//! tile has `none`/`r` granules. A third of the cases also map a table of 1 to 8 MiB (with its
+//! own holes and read-only pages) for the lane-shape snippets of [`super::shapes`], which the
+//! body draws among the other steps (and mostly, in a fifth of the cases).
 
 use super::shapes::{S_TABLE, Shapes, TABLE_BASE, Table};
 use arbitrary::{Result, Unstructured};

@@ -74,6 +74,20 @@ fn f32_bits(u: &mut Unstructured) -> Result<u32> {
     })
 }
 
+/// An f32 in (-4, -0.5] or [0.5, 4) with a random mantissa.
+fn near_one_f32(u: &mut Unstructured) -> Result<u32> {
+    let sign = u32::from(u.ratio(1, 4)?) << 31;
+    let exp: u32 = u.int_in_range(126..=128)?;
+    Ok(sign | exp << 23 | (u.arbitrary::<u32>()? & 0x7f_ffff))
+}
+
+/// An f64 in (-4, -0.5] or [0.5, 4) with a random mantissa.
+fn near_one_f64(u: &mut Unstructured) -> Result<u64> {
+    let sign = u64::from(u.ratio(1, 4)?) << 63;
+    let exp: u64 = u.int_in_range(1022..=1024)?;
+    Ok(sign | exp << 52 | (u.arbitrary::<u64>()? & 0xf_ffff_ffff_ffff))
+}
+
 /// An f64 bit pattern for FMA data.
 fn f64_bits(u: &mut Unstructured) -> Result<u64> {
     Ok(if u.ratio(1, 2)? {
@@ -180,6 +194,9 @@ pub struct Shapes {
     pokes: Vec<(u64, Vec<u8>)>,
     /// Next of [`S_PRE`] to use.
     pre: usize,
+    /// While set, [`Shapes::accesses`] makes accesses of width `1 << .0` with stride E, all
+    /// loads (`.1` false) or all stores of what is in `loads` (`.1` true).
+    force: Option<(u8, bool)>,
 }
 
 /// Where a snippet's lanes get their index: the loop counter or the lane id.
@@ -235,6 +252,7 @@ impl Shapes {
             table,
             pokes: Vec::new(),
             pre: 0,
+            force: None,
         }
     }
 
@@ -465,9 +483,14 @@ impl Shapes {
         body: &mut Vec<Item>,
         loads: &mut Vec<VReg>,
     ) -> Result<Vec<Acc>> {
-        let log2e: u8 = u.int_in_range(0..=3)?;
-        let width = 1u64 << log2e;
-        let d = Self::stride(u, width, wide)?;
+        let (log2e, width, d) = match self.force {
+            Some((log2e, _)) => (log2e, 1u64 << log2e, 1u64 << log2e),
+            None => {
+                let log2e: u8 = u.int_in_range(0..=3)?;
+                let width = 1u64 << log2e;
+                (log2e, width, Self::stride(u, width, wide)?)
+            }
+        };
         let vi = VReg(pick(u, &V_ADDR)?);
         let mut out = Vec::new();
         let breakers = u.ratio(1, 4)?;
@@ -480,7 +503,7 @@ impl Shapes {
             6..=8 => 2,
             9 => 3,
             10 if src == Src::Lc && d == width => 4,
-            11 if wide => 5,
+            11 if wide && self.force.is_none() => 5,
             _ => 0,
         };
         let n = u.int_in_range(1..=3)?;
@@ -536,7 +559,7 @@ impl Shapes {
                 };
                 for k in 0..n {
                     let base = bases[k % bases.len()];
-                    let store = u.ratio(2, 5)?;
+                    let store = self.store_choice(u)?;
                     let base_reg = if form == 1 {
                         body.push(Item::Inst(Inst::VMov(VMov {
                             vd: V_TMP,
@@ -572,7 +595,7 @@ impl Shapes {
                 let base = bases[0];
                 Self::add_base(u, vi, base, body)?;
                 for _ in 0..n {
-                    let store = u.ratio(2, 5)?;
+                    let store = self.store_choice(u)?;
                     let (op, addr, add) = if form == 2 {
                         let op = pick_op(u, store, log2e, |m| matches!(m.mode, Mode::Imm { .. }))?;
                         let imm = pick(u, &[0i32, 0, 1, -1, 2, 5, -4, 100])?;
@@ -624,7 +647,7 @@ impl Shapes {
                 // The contiguous form itself, among the others.
                 for k in 0..n {
                     let base = bases[k % bases.len()];
-                    let store = u.ratio(2, 5)?;
+                    let store = self.store_choice(u)?;
                     let op = pick_op(u, store, log2e, |m| m.mode == Mode::Contig)?;
                     let off = pick(u, &[0i32, 0, width as i32, -(width as i32)])?;
                     let addr = MemAddr::Contig {
@@ -658,6 +681,14 @@ impl Shapes {
         }
     }
 
+    /// Whether the next access is a store: forced, or two times in five.
+    fn store_choice(&self, u: &mut Unstructured) -> Result<bool> {
+        match self.force {
+            Some((_, store)) => Ok(store),
+            None => u.ratio(2, 5),
+        }
+    }
+
     /// Push a load (into a data vector, recorded in `loads`) or a store (of a data vector,
     /// sometimes one just loaded, or a scalar).
     #[allow(clippy::too_many_arguments)]
@@ -673,6 +704,7 @@ impl Shapes {
     ) -> Result<()> {
         let data = if store {
             match u.int_in_range(0..=5)? {
+                _ if self.force.is_some() && !loads.is_empty() => Reg::V(pick(u, loads)?.0),
                 0 => Reg::S(pick(u, &[0u8, 9, 14])?),
                 1 | 2 if !loads.is_empty() => Reg::V(pick(u, loads)?.0),
                 _ => Reg::V(pick(u, &V_DATA)?),
@@ -694,9 +726,15 @@ impl Shapes {
         &mut self,
         u: &mut Unstructured,
         srcs: &[VReg],
+        f64: Option<bool>,
         body: &mut Vec<Item>,
     ) -> Result<Vec<VReg>> {
-        let width = u.int_in_range(0..=4)?; // 0,1: f32; 2,3: f64; 4: mixed
+        // 0,1: f32; 2,3: f64; 4: mixed
+        let width = match f64 {
+            Some(false) => 0,
+            Some(true) => 2,
+            None => u.int_in_range(0..=4)?,
+        };
         let mut avail: Vec<VReg> = srcs.to_vec();
         if avail.is_empty() || u.ratio(1, 3)? {
             // A special value broadcast from a scalar (the scalar stays as an operand too).
@@ -780,7 +818,7 @@ impl Shapes {
         let wide = !local && bases[0] == S_TABLE;
         self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut loads)?;
         if !loads.is_empty() && u.ratio(1, 3)? {
-            self.fp_chain(u, &loads, &mut body)?;
+            self.fp_chain(u, &loads, None, &mut body)?;
         }
         items.extend(pre);
         items.extend(body);
@@ -792,7 +830,7 @@ impl Shapes {
         let srcs: Vec<VReg> = (0..u.int_in_range(0..=2)?)
             .map(|_| pick(u, &V_DATA).map(VReg))
             .collect::<Result<_>>()?;
-        self.fp_chain(u, &srcs, items)?;
+        self.fp_chain(u, &srcs, None, items)?;
         Ok(())
     }
 
@@ -835,13 +873,29 @@ impl Shapes {
         let mut body = Vec::new();
         let mut loads = Vec::new();
         let mut accs = Vec::new();
-        for _ in 0..u.int_in_range(1..=2)? {
+        if u.ratio(1, 3)? {
+            // A floating-point stream: contiguous f32 (packed by the JIT) or f64 loads, an
+            // FMA chain on them, contiguous stores of its results.
+            let log2e = if u.ratio(2, 3)? { 2 } else { 3 };
+            self.force = Some((log2e, false));
             accs.extend(
                 self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut loads)?,
             );
-            if !loads.is_empty() && u.ratio(1, 2)? {
-                let outs = self.fp_chain(u, &loads, &mut body)?;
-                loads.extend(outs);
+            let mut outs = self.fp_chain(u, &loads, Some(log2e == 3), &mut body)?;
+            self.force = Some((log2e, true));
+            accs.extend(
+                self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut outs)?,
+            );
+            self.force = None;
+        } else {
+            for _ in 0..u.int_in_range(1..=2)? {
+                accs.extend(
+                    self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut loads)?,
+                );
+                if !loads.is_empty() && u.ratio(1, 2)? {
+                    let outs = self.fp_chain(u, &loads, None, &mut body)?;
+                    loads.extend(outs);
+                }
             }
         }
         // Place the bases: the lanes' whole span inside the region. A loop whose span is
@@ -893,30 +947,27 @@ impl Shapes {
         if region == Region::Table {
             self.table_perms(u, &accs, &lanes, &mut base_val)?;
         }
-        // Special values where the loads read (at most 1 KiB from the lowest EA).
+        // Floating-point data where the loads read (at most 1 KiB from each load's lowest
+        // EA): special values, or values near 1 (where a fused multiply-add rounds
+        // differently from a multiply and an add), or both.
         if region != Region::Tile && u.ratio(2, 3)? {
-            if let Some(a) = accs.iter().find(|a| !a.store && a.model.is_some()) {
-                let b = base_val[bases.iter().position(|r| *r == a.base).unwrap_or(0)];
-                let m = a.model.unwrap_or(Model {
-                    c: 0,
-                    mul: 0,
-                    and: 0,
-                    sh: 0,
-                    add: 0,
-                });
+            let near_one = u.int_in_range(0..=2)?;
+            for a in accs.iter().filter(|a| !a.store).take(3) {
+                let Some(m) = a.model else { continue };
+                let b = base_val[usize::from(a.base == S_BASE2)];
                 let first = lanes.iter().map(|&l| m.rel(l)).min().unwrap_or(0);
-                let addr = b.wrapping_add(first as u64);
                 let n = u.int_in_range(8..=128)?;
                 let mut bytes = Vec::with_capacity(n * 8);
                 for _ in 0..n {
-                    let w = if u.ratio(1, 2)? {
-                        f64_bits(u)?
-                    } else {
-                        f32_bits(u)? as u64 | (f32_bits(u)? as u64) << 32
+                    let w = match (near_one, u.int_in_range(0..=3)?) {
+                        (0, 0 | 1) | (1, 0) => f64_bits(u)?,
+                        (0, _) | (1, 1) => f32_bits(u)? as u64 | (f32_bits(u)? as u64) << 32,
+                        _ if a.width == 8 => near_one_f64(u)?,
+                        _ => near_one_f32(u)? as u64 | (near_one_f32(u)? as u64) << 32,
                     };
                     bytes.extend_from_slice(&w.to_le_bytes());
                 }
-                self.pokes.push((addr, bytes));
+                self.pokes.push((b.wrapping_add(first as u64), bytes));
             }
         }
         items.push(li(S_BASE, base_val[0]));
