@@ -706,6 +706,9 @@ impl Shapes {
             match u.int_in_range(0..=5)? {
                 _ if self.force.is_some() && !loads.is_empty() => Reg::V(pick(u, loads)?.0),
                 0 => Reg::S(pick(u, &[0u8, 9, 14])?),
+                // Lane-varying data (the prologue's lane vectors): which lane's bytes win
+                // where lanes overlap shows.
+                3 => Reg::V(pick(u, &[1u8, 2, 3, 4, 5, 6])?),
                 1 | 2 if !loads.is_empty() => Reg::V(pick(u, loads)?.0),
                 _ => Reg::V(pick(u, &V_DATA)?),
             }
