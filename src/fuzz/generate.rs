@@ -13,8 +13,11 @@
 //! every case carries a fuel budget (`max_instructions`) besides.
 //! Faults happen on purpose: the map has read-only pages and unmapped holes, base registers
 //! point near page edges, holes, the top of the address space and the tile's end, and the
-//! tile has `none`/`r` granules.
+//! tile has `none`/`r` granules. A third of the cases also map a table of 1 to 8 MiB (with its
+//! own holes and read-only pages) for the lane-shape snippets of [`super::shapes`], which the
+//! body draws among the other steps (and mostly, in a fifth of the cases).
 
+use super::shapes::{S_TABLE, Shapes, TABLE_BASE, Table};
 use arbitrary::{Result, Unstructured};
 use lanejit_interp::isa::*;
 use lanejit_interp::machine::Config;
@@ -284,6 +287,92 @@ fn coff(u: &mut Unstructured) -> Result<SOrImm> {
     })
 }
 
+/// The address part of a memory instruction, whatever its format.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum MemAddr {
+    /// `[base + (off << shamt)]` (register-offset formats).
+    RegOff {
+        /// SrcL.
+        base: Reg,
+        /// SrcR.
+        off: Reg,
+        /// 0..31.
+        shamt: u8,
+    },
+    /// `[base + imm]` (immediate formats; scaled by E when the opcode says so).
+    Imm {
+        /// SrcL.
+        base: Reg,
+        /// simm24.
+        imm: i32,
+    },
+    /// `[base, lc0 << log2 E, off]` (contiguous formats).
+    Contig {
+        /// Scalar base.
+        base: SReg,
+        /// Scalar or immediate byte offset.
+        off: SOrImm,
+    },
+}
+
+/// The memory instruction `op` with these operands (`data` is the load's destination, which
+/// must be a vector, or the store's data), or `None` when the address does not fit `op`'s
+/// format.
+pub(crate) fn mem_form(op: Opcode, data: Reg, addr: MemAddr, local: bool) -> Option<Inst> {
+    let dst = match data {
+        Reg::V(n) => VReg(n),
+        _ => VReg(0),
+    };
+    let fields = match (op.format(), addr) {
+        (FormatKind::LoadRR, MemAddr::RegOff { base, off, shamt }) => LoadRR {
+            dst,
+            base,
+            off,
+            shamt,
+            local,
+        }
+        .encode_fields(),
+        (FormatKind::LoadImm, MemAddr::Imm { base, imm }) => LoadImm {
+            dst,
+            base,
+            imm,
+            local,
+        }
+        .encode_fields(),
+        (FormatKind::LoadC, MemAddr::Contig { base, off }) => LoadC {
+            dst,
+            base,
+            off,
+            local,
+        }
+        .encode_fields(),
+        (FormatKind::StoreRR, MemAddr::RegOff { base, off, shamt }) => StoreRR {
+            src: data,
+            base,
+            off,
+            shamt,
+            local,
+        }
+        .encode_fields(),
+        (FormatKind::StoreImm, MemAddr::Imm { base, imm }) => StoreImm {
+            src: data,
+            base,
+            imm,
+            local,
+        }
+        .encode_fields(),
+        (FormatKind::StoreC, MemAddr::Contig { base, off }) => StoreC {
+            src: data,
+            base,
+            off,
+            local,
+        }
+        .encode_fields(),
+        _ => return None,
+    };
+    Inst::decode(&[fields.0 | op as u64]).ok()
+}
+
 /// A random load or store of any mnemonic and addressing form.
 fn mem_inst(u: &mut Unstructured) -> Result<Inst> {
     let mem_ops: Vec<Opcode> = Opcode::ALL
@@ -293,58 +382,28 @@ fn mem_inst(u: &mut Unstructured) -> Result<Inst> {
         .collect();
     let op = pick(u, &mem_ops)?;
     let local = u.ratio(1, 4)?;
-    let f = op.format();
-    let dst = vreg(u, false)?;
-    // Build operands for the format, then re-encode through the opcode byte.
-    let operand_bits = match f {
-        FormatKind::LoadRR => LoadRR {
-            dst,
-            base: base_reg(u, local)?,
-            off: off_reg(u)?,
-            shamt: shamt(u)?,
-            local,
-        }
-        .encode_fields(),
-        FormatKind::LoadImm => LoadImm {
-            dst,
-            base: base_reg(u, local)?,
-            imm: small_simm24(u)?,
-            local,
-        }
-        .encode_fields(),
-        FormatKind::LoadC => LoadC {
-            dst,
-            base: scalar_base(u, local)?,
-            off: coff(u)?,
-            local,
-        }
-        .encode_fields(),
-        FormatKind::StoreRR => StoreRR {
-            src: data_reg(u)?,
-            base: base_reg(u, local)?,
-            off: off_reg(u)?,
-            shamt: shamt(u)?,
-            local,
-        }
-        .encode_fields(),
-        FormatKind::StoreImm => StoreImm {
-            src: data_reg(u)?,
-            base: base_reg(u, local)?,
-            imm: small_simm24(u)?,
-            local,
-        }
-        .encode_fields(),
-        FormatKind::StoreC => StoreC {
-            src: data_reg(u)?,
-            base: scalar_base(u, local)?,
-            off: coff(u)?,
-            local,
-        }
-        .encode_fields(),
-        _ => unreachable!("memory opcode with a non-memory format"),
+    let is_load = matches!(op.mem(), Some(m) if m.dir == Dir::Load);
+    let data = if is_load {
+        Reg::V(vreg(u, false)?.0)
+    } else {
+        data_reg(u)?
     };
-    let word = operand_bits.0 | op as u64;
-    Ok(Inst::decode(&[word]).expect("generated memory instruction decodes"))
+    let addr = match op.format() {
+        FormatKind::LoadRR | FormatKind::StoreRR => MemAddr::RegOff {
+            base: base_reg(u, local)?,
+            off: off_reg(u)?,
+            shamt: shamt(u)?,
+        },
+        FormatKind::LoadImm | FormatKind::StoreImm => MemAddr::Imm {
+            base: base_reg(u, local)?,
+            imm: small_simm24(u)?,
+        },
+        _ => MemAddr::Contig {
+            base: scalar_base(u, local)?,
+            off: coff(u)?,
+        },
+    };
+    Ok(mem_form(op, data, addr, local).unwrap_or(Inst::Nop(Nullary)))
 }
 
 fn alu_imm(u: &mut Unstructured) -> Result<i32> {
@@ -495,7 +554,7 @@ fn wild_inst(u: &mut Unstructured) -> Result<Inst> {
 
 /// Floating-point values that engines get wrong most easily: NaNs (quiet, signalling, with
 /// payloads), infinities, signed zeros, subnormals, extremes; as f32 (low half) and f64.
-const FP_SPECIALS: [u64; 20] = [
+pub(crate) const FP_SPECIALS: [u64; 20] = [
     0x7fc0_0000,
     0x7f80_0001,
     0xffc0_0001,
@@ -577,6 +636,19 @@ fn wild_value(u: &mut Unstructured) -> Result<u64> {
     })
 }
 
+/// Map the page at `start` with `perm`: extend the last range when it ends there with the
+/// same permission, else start a new one.
+pub(crate) fn push_page(map: &mut Vec<MemRange>, start: u64, perm: MemPerm) {
+    match map.last_mut() {
+        Some(last) if last.perm == perm && last.start + last.len == start => last.len += PAGE_SIZE,
+        _ => map.push(MemRange {
+            start,
+            len: PAGE_SIZE,
+            perm,
+        }),
+    }
+}
+
 /// Generate one case.
 pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
     let vl = 1u32 << u.int_in_range(0..=6)?;
@@ -591,17 +663,7 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
             _ => None,
         };
         let Some(perm) = perm else { continue };
-        let start = DATA_BASE + p * PAGE_SIZE;
-        match mem_map.last_mut() {
-            Some(last) if last.perm == perm && last.start + last.len == start => {
-                last.len += PAGE_SIZE
-            }
-            _ => mem_map.push(MemRange {
-                start,
-                len: PAGE_SIZE,
-                perm,
-            }),
-        }
+        push_page(&mut mem_map, DATA_BASE + p * PAGE_SIZE, perm);
     }
     // Tile: 4..=64 granules, a few protected runs.
     let granules = u.int_in_range(4..=64u64)?;
@@ -636,6 +698,14 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
             }),
         }
     }
+    // A table of several MiB for gathers and scatters (a third of the cases).
+    let table = if u.ratio(1, 3)? {
+        Some(Table::new(u)?)
+    } else {
+        None
+    };
+    let table_len = table.as_ref().map_or(0, Table::len);
+    let mut shapes = Shapes::new(vl, tile_size, (DATA_BASE, DATA_PAGES * PAGE_SIZE), table);
     // Data: a pattern in every mapped page and the tile, from one seed.
     let seed: u64 = u.arbitrary()?;
     let pattern = |addr: u64| -> u8 {
@@ -676,6 +746,18 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
             imm: wild_value(u)?,
         })));
     }
+    if table_len > 0 {
+        // Mostly the middle (room for negative strides), sometimes the start or anywhere.
+        let off = match u.int_in_range(0..=7)? {
+            0 => 0,
+            1 => u.int_in_range(0..=table_len / 8 - 1)? * 8,
+            _ => table_len / 2,
+        };
+        items.push(Item::Inst(Inst::SLi(SLi {
+            sd: S_TABLE,
+            imm: TABLE_BASE + off,
+        })));
+    }
     for &r in VIDX.iter().chain(&VADDR) {
         let vd = VReg(r);
         items.push(Item::Inst(Inst::VLaneid(VUnary { vd })));
@@ -703,11 +785,18 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
     // Body. Branches only go forward, but may leave a loop body or enter one (ENDLOOP then
     // runs with whatever trip count and LC0BASE are current, which is well defined).
     let n = u.int_in_range(1..=30)?;
+    // A fifth of the cases are mostly lane-shape snippets.
+    let focus = u.ratio(1, 5)?;
     let mut labels = 0usize;
     let mut pending: Vec<(usize, usize)> = Vec::new(); // (label, items remaining until defined)
     let mut in_loop: Option<usize> = None; // items left in the current loop body
     for _ in 0..n {
-        match u.int_in_range(0..=21)? {
+        let step = if focus && u.ratio(1, 2)? {
+            pick(u, &[22, 24, 24, 25])?
+        } else {
+            u.int_in_range(0..=25)?
+        };
+        match step {
             0..=8 => items.push(Item::Inst(mem_inst(u)?)),
             9..=13 => items.push(Item::Inst(alu_inst(u)?)),
             14 if u.ratio(1, 2)? => fp_special(u, &mut items)?,
@@ -771,6 +860,10 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
             }
             19 if u.ratio(1, 8)? => items.push(Item::Raw(u.arbitrary::<u64>()? | 0xff)),
             19 => items.push(Item::Inst(wild_inst(u)?)),
+            // The lane-shape snippets (see `shapes`).
+            22 | 23 => shapes.access_snippet(u, in_loop.is_some(), &mut items)?,
+            24 => shapes.loop_snippet(u, in_loop.is_some(), &mut items)?,
+            25 => shapes.fma_snippet(u, &mut items)?,
             _ => items.push(Item::Inst(mem_inst(u)?)),
         }
         // Labels due now go before or after a closing ENDLOOP (so a branch may target the
@@ -810,6 +903,7 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
     if !u.ratio(1, 20)? {
         items.push(Item::Inst(Inst::Halt(Nullary)));
     }
+    shapes.finish(&mut mem_map, &mut data);
     let fuel = if u.ratio(1, 5)? {
         u.int_in_range(0..=300)?
     } else {

@@ -3,15 +3,17 @@
 //! then single items; an unpaired loop head or end is dropped by `build`); simplify operands
 //! (immediates toward 0, `S.LI` values toward small numbers, registers toward the lowest of
 //! their kind, shifts toward 0, raw words and anything else toward `NOP`); drop initial data
-//! and protections; turn `--strict-align` off and halve VL. A candidate is kept only if the
-//! same two engines still diverge; rounds repeat until nothing changes. The number of
-//! candidate runs is bounded, so shrinking always ends quickly.
+//! and protections, and the table (else its holes and read-only pages); turn
+//! `--strict-align` off and halve VL. A candidate is kept only if the same two engines still
+//! diverge; rounds repeat until nothing changes. The number of candidate runs is bounded, so
+//! shrinking always ends quickly.
 
 use super::generate::{GenProgram, Item};
+use super::shapes::TABLE_BASE;
 use super::{bisect, diverges};
 use crate::vm::Engine;
 use lanejit_interp::isa::*;
-use lanejit_interp::program::{MemPerm, Space};
+use lanejit_interp::program::{MemPerm, MemRange, Space};
 
 /// Most candidate runs per shrink.
 const MAX_ATTEMPTS: usize = 3000;
@@ -104,6 +106,31 @@ pub fn shrink(g: &GenProgram, pair: &[Engine; 2]) -> GenProgram {
                 r.perm = MemPerm::Rw;
             }
             progress |= try_keep(cand, &mut best);
+        }
+        // The table: gone (with its data), else one read-write range without holes.
+        let in_table = |a: u64| a >= TABLE_BASE;
+        if best.mem_map.iter().any(|r| in_table(r.start)) {
+            let mut cand = best.clone();
+            cand.mem_map.retain(|r| !in_table(r.start));
+            cand.data
+                .retain(|d| d.space != Space::Memory || !in_table(d.addr));
+            if try_keep(cand, &mut best) {
+                progress = true;
+            } else {
+                let table: Vec<&MemRange> =
+                    best.mem_map.iter().filter(|r| in_table(r.start)).collect();
+                let end = table.iter().map(|r| r.start + r.len).max().unwrap_or(0);
+                if table.len() > 1 {
+                    let mut cand = best.clone();
+                    cand.mem_map.retain(|r| !in_table(r.start));
+                    cand.mem_map.push(MemRange {
+                        start: TABLE_BASE,
+                        len: end - TABLE_BASE,
+                        perm: MemPerm::Rw,
+                    });
+                    progress |= try_keep(cand, &mut best);
+                }
+            }
         }
         // A tile data segment that covers only zeros is noise in the reproducer.
         if let Some(k) = best

@@ -1,0 +1,1188 @@
+//! Snippets for the JIT's lane-shape fast paths: vector addresses computed from `V.LC0` and
+//! `V.LANEID` (`V.SHL`/`V.MUL` by constants, `V.ADD`/`V.SUB` of scalar bases), used by every
+//! load/store form with strides equal to E, 0, other constants and negative ones; uniform
+//! vectors as bases; chains that break the shape (a partial `V.SETMASK`, a general vector
+//! operand, a scalar the loop body does not know to be constant); FMA chains mixed with
+//! FADD/FMUL on NaN/inf/subnormal/-0 data loaded contiguously; and gathers and scatters over a
+//! table of several MiB whose span has unmapped holes and read-only pages.
+//!
+//! Each snippet is a few [`Item`]s that the body generator pushes as one step. The snippets
+//! that build their own hardware loop model every lane's EA ([`Model`]: the arithmetic they
+//! emit, mirrored), so they place their bases for the span to fit the region (the data pages,
+//! the table or the tile), and on the table they can fault on purpose in the first, a middle or
+//! the last iteration (a hole or read-only page exactly where the chosen lane lands) or put
+//! holes and read-only pages between lanes where no lane touches. The table is mapped with
+//! `.mem` only (untouched pages read zero); a little data (special floating-point values) is
+//! placed where snippets read.
+
+use super::generate::{FP_SPECIALS, Item, MemAddr, mem_form, push_page};
+use arbitrary::{Result, Unstructured};
+use lanejit_interp::isa::*;
+use lanejit_interp::program::{DataSeg, MemPerm, MemRange, PAGE_SIZE, Space};
+
+/// First guest address of the table (when a case has one).
+pub const TABLE_BASE: u64 = 0x100_0000;
+
+/// The table's base address, set by the prologue when the case has a table.
+pub const S_TABLE: SReg = SReg(16);
+/// A snippet's first base address.
+const S_BASE: SReg = SReg(17);
+/// A constant set inside a loop body right before its use (known to the translator).
+const S_K: SReg = SReg(18);
+/// A snippet loop's trip count.
+const S_TRIP: SReg = SReg(19);
+/// A snippet's second base address.
+const S_BASE2: SReg = SReg(20);
+/// Constants set before a loop (not constants inside its body).
+const S_PRE: [u8; 4] = [21, 22, 23, 24];
+/// Vectors that hold snippet addresses and indices.
+const V_ADDR: [u8; 3] = [17, 18, 19];
+/// A uniform or temporary vector of the snippets.
+const V_TMP: VReg = VReg(20);
+/// Data vectors: the generator's work vectors, so random code uses the results.
+const V_DATA: [u8; 6] = [7, 8, 9, 10, 11, 12];
+
+/// Floating-point bit patterns for FMA chains besides the generator's specials (NaNs,
+/// infinities, signed zeros, subnormals, extremes): zero, a subnormal and the smallest normal,
+/// and products that cancel (`(1+u)(1-u) - 1`), where a fused multiply-add differs from a
+/// separate multiply and add.
+const F32_MORE: [u32; 8] = [
+    0x0000_0000,
+    0x0040_0000,
+    0x0080_0000,
+    0x3f80_0001,
+    0x3f7f_ffff,
+    0xbf80_0000,
+    0x3fc0_0000,
+    0xc040_0000,
+];
+const F64_MORE: [u64; 6] = [
+    0x0008_0000_0000_0000,
+    0x3ff0_0000_0000_0001,
+    0x3fef_ffff_ffff_ffff,
+    0xbff0_0000_0000_0000,
+    0x3ff8_0000_0000_0000,
+    0xc008_0000_0000_0000,
+];
+
+/// An f32 bit pattern for FMA data.
+fn f32_bits(u: &mut Unstructured) -> Result<u32> {
+    Ok(if u.ratio(1, 2)? {
+        pick(u, &FP_SPECIALS[..10])? as u32
+    } else {
+        pick(u, &F32_MORE)?
+    })
+}
+
+/// An f32 in (-4, -0.5] or [0.5, 4) with a random mantissa.
+fn near_one_f32(u: &mut Unstructured) -> Result<u32> {
+    let sign = u32::from(u.ratio(1, 4)?) << 31;
+    let exp: u32 = u.int_in_range(126..=128)?;
+    Ok(sign | exp << 23 | (u.arbitrary::<u32>()? & 0x7f_ffff))
+}
+
+/// An f64 in (-4, -0.5] or [0.5, 4) with a random mantissa.
+fn near_one_f64(u: &mut Unstructured) -> Result<u64> {
+    let sign = u64::from(u.ratio(1, 4)?) << 63;
+    let exp: u64 = u.int_in_range(1022..=1024)?;
+    Ok(sign | exp << 52 | (u.arbitrary::<u64>()? & 0xf_ffff_ffff_ffff))
+}
+
+/// An f64 bit pattern for FMA data.
+fn f64_bits(u: &mut Unstructured) -> Result<u64> {
+    Ok(if u.ratio(1, 2)? {
+        pick(u, &FP_SPECIALS[10..])?
+    } else {
+        pick(u, &F64_MORE)?
+    })
+}
+
+fn pick<T: Copy>(u: &mut Unstructured, xs: &[T]) -> Result<T> {
+    Ok(*u.choose(xs)?)
+}
+
+fn li(sd: SReg, imm: u64) -> Item {
+    Item::Inst(Inst::SLi(SLi { sd, imm }))
+}
+
+fn valu(f: fn(VAlu) -> Inst, vd: VReg, va: VReg, vb: VSrc) -> Item {
+    Item::Inst(f(VAlu { vd, va, vb }))
+}
+
+/// `value` as an ALU immediate, when it fits simm32.
+fn imm32(value: u64) -> Option<i32> {
+    i32::try_from(value as i64).ok()
+}
+
+/// A table of several MiB after the data pages: mostly read-write, with unmapped pages and
+/// read-only pages, some random, some placed by snippets.
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// Permission of each page (`None`: unmapped).
+    perms: Vec<Option<MemPerm>>,
+}
+
+impl Table {
+    /// A table of 1, 2, 4 or 8 MiB with up to three random holes or read-only pages.
+    pub fn new(u: &mut Unstructured) -> Result<Table> {
+        let pages = pick(u, &[256usize, 512, 1024, 2048])?;
+        let mut perms = vec![Some(MemPerm::Rw); pages];
+        for _ in 0..u.int_in_range(0..=3)? {
+            let p = u.int_in_range(0..=pages - 1)?;
+            perms[p] = if u.ratio(1, 2)? {
+                None
+            } else {
+                Some(MemPerm::R)
+            };
+        }
+        Ok(Table { perms })
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> u64 {
+        self.perms.len() as u64 * PAGE_SIZE
+    }
+
+    /// Whether the table has no pages (never, for a generated one).
+    pub fn is_empty(&self) -> bool {
+        self.perms.is_empty()
+    }
+
+    fn set(&mut self, addr: u64, perm: Option<MemPerm>) {
+        if let Some(p) = addr
+            .checked_sub(TABLE_BASE)
+            .map(|o| (o / PAGE_SIZE) as usize)
+            .and_then(|i| self.perms.get_mut(i))
+        {
+            *p = perm;
+        }
+    }
+
+    fn mapped(&self, addr: u64, len: u64) -> bool {
+        let Some(o) = addr.checked_sub(TABLE_BASE) else {
+            return false;
+        };
+        len > 0
+            && o.checked_add(len).is_some_and(|end| end <= self.len())
+            && (o / PAGE_SIZE..=(o + len - 1) / PAGE_SIZE).all(|p| self.perms[p as usize].is_some())
+    }
+
+    /// The table's mapped ranges (runs of one permission merged).
+    pub fn ranges(&self) -> Vec<MemRange> {
+        let mut out: Vec<MemRange> = Vec::new();
+        for (i, perm) in self.perms.iter().enumerate() {
+            let Some(perm) = *perm else { continue };
+            push_page(&mut out, TABLE_BASE + i as u64 * PAGE_SIZE, perm);
+        }
+        out
+    }
+}
+
+/// What the snippets know of the case, and what they add to it.
+#[derive(Debug)]
+pub struct Shapes {
+    /// The case's VL.
+    pub vl: u32,
+    /// Tile size in bytes.
+    pub tile_size: u64,
+    /// First address and length of the data pages.
+    pub data_region: (u64, u64),
+    /// The table, if the case has one.
+    pub table: Option<Table>,
+    /// Bytes to place in memory: written over the data pages' contents, or added as data in
+    /// the table ([`Shapes::finish`] drops what would land on unmapped pages).
+    pokes: Vec<(u64, Vec<u8>)>,
+    /// Next of [`S_PRE`] to use.
+    pre: usize,
+    /// While set, [`Shapes::accesses`] makes accesses of width `1 << .0` with stride E, all
+    /// loads (`.1` false) or all stores of what is in `loads` (`.1` true).
+    force: Option<(u8, bool)>,
+}
+
+/// Where a snippet's lanes get their index: the loop counter or the lane id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Src {
+    Lc,
+    Id,
+}
+
+/// A lane's EA relative to its base register: `((c + lane * mul) & and) << sh) + add`, all
+/// wrapping (the arithmetic the snippet emitted, mirrored).
+#[derive(Clone, Copy, Debug)]
+struct Model {
+    c: u64,
+    mul: u64,
+    and: u64,
+    sh: u32,
+    add: u64,
+}
+
+impl Model {
+    fn rel(&self, lane: u64) -> i64 {
+        let idx = self.c.wrapping_add(lane.wrapping_mul(self.mul)) & self.and;
+        (idx << (self.sh & 63)).wrapping_add(self.add) as i64
+    }
+}
+
+/// One access of a snippet: its direction, width, base register and lane EAs (`None` when a
+/// shape breaker made them unknown).
+#[derive(Clone, Copy, Debug)]
+struct Acc {
+    store: bool,
+    width: u64,
+    base: SReg,
+    model: Option<Model>,
+}
+
+/// The region a snippet loop's bases are placed in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Region {
+    Data,
+    Table,
+    Tile,
+}
+
+impl Shapes {
+    /// Snippet state for a case.
+    pub fn new(vl: u32, tile_size: u64, data_region: (u64, u64), table: Option<Table>) -> Self {
+        Shapes {
+            vl,
+            tile_size,
+            data_region,
+            table,
+            pokes: Vec::new(),
+            pre: 0,
+            force: None,
+        }
+    }
+
+    /// Add the table's map and the snippets' data to the case.
+    pub fn finish(self, mem_map: &mut Vec<MemRange>, data: &mut Vec<DataSeg>) {
+        if let Some(t) = &self.table {
+            mem_map.extend(t.ranges());
+        }
+        for (addr, bytes) in self.pokes {
+            let len = bytes.len() as u64;
+            let seg = data.iter_mut().find(|d| {
+                d.space == Space::Memory
+                    && d.addr <= addr
+                    && addr
+                        .checked_add(len)
+                        .is_some_and(|end| end <= d.addr + d.bytes.len() as u64)
+            });
+            if let Some(d) = seg {
+                let at = (addr - d.addr) as usize;
+                d.bytes[at..at + bytes.len()].copy_from_slice(&bytes);
+            } else if self.table.as_ref().is_some_and(|t| t.mapped(addr, len)) {
+                data.push(DataSeg {
+                    space: Space::Memory,
+                    addr,
+                    bytes,
+                });
+            }
+        }
+    }
+
+    /// A scalar for a constant set before a loop.
+    fn pre_reg(&mut self) -> SReg {
+        let r = SReg(S_PRE[self.pre % S_PRE.len()]);
+        self.pre += 1;
+        r
+    }
+
+    /// Emit `vd = c + lane * mul` (lane: lc0 or lane id) in one of several spellings the
+    /// shape analysis follows (or, with `breakers`, some it does not follow but that compute
+    /// the same values). `pre` receives instructions that must run before the loop.
+    /// Returns whether the values are still as modelled (a partial mask breaks that).
+    #[allow(clippy::too_many_arguments)]
+    fn affine(
+        &mut self,
+        u: &mut Unstructured,
+        vd: VReg,
+        src: Src,
+        mul: u64,
+        c: u64,
+        breakers: bool,
+        pre: &mut Vec<Item>,
+        body: &mut Vec<Item>,
+    ) -> Result<bool> {
+        let mut exact = true;
+        if mul == 0 {
+            // Uniform: a scalar or immediate broadcast, or lanes times zero.
+            match u.int_in_range(0..=2)? {
+                0 if imm32(c).is_some() => body.push(Item::Inst(Inst::VMov(VMov {
+                    vd,
+                    src: VSrc::Imm(imm32(c).unwrap_or(0)),
+                }))),
+                1 => {
+                    body.push(Item::Inst(lane_src(vd, src)));
+                    body.push(valu(Inst::VMul, vd, vd, VSrc::Imm(0)));
+                    self.add_const(u, vd, c, body)?;
+                }
+                _ => {
+                    body.push(li(S_K, c));
+                    body.push(Item::Inst(Inst::VMov(VMov {
+                        vd,
+                        src: VSrc::S(S_K),
+                    })));
+                }
+            }
+            return Ok(true);
+        }
+        // Negative strides sometimes as `c - lane * |mul|`.
+        let negate = (mul as i64) < 0 && u.ratio(1, 3)?;
+        let m = if negate { mul.wrapping_neg() } else { mul };
+        body.push(Item::Inst(lane_src(vd, src)));
+        let mask_break = breakers && u.ratio(1, 6)?;
+        if mask_break {
+            // A partial mask around the scaling: the shape is lost, and so are the values of
+            // the inactive lanes.
+            body.push(Item::Inst(Inst::SMask(SUnary { sd: SReg(13) })));
+            body.push(li(SReg(12), u.arbitrary::<u64>()? | 1));
+            body.push(Item::Inst(Inst::VSetmask(VSetMask { sa: SReg(12) })));
+            exact = false;
+        }
+        let pow2 = m.is_power_of_two().then(|| m.trailing_zeros());
+        match u.int_in_range(0..=6)? {
+            _ if m == 1 && u.ratio(1, 2)? => {}
+            0 | 1 if pow2.is_some() => {
+                let k = pow2.unwrap_or(0) as i32;
+                body.push(valu(Inst::VShl, vd, vd, VSrc::Imm(k)));
+            }
+            2 if pow2.is_some() => {
+                body.push(li(S_K, pow2.unwrap_or(0) as u64));
+                body.push(valu(Inst::VShl, vd, vd, VSrc::S(S_K)));
+            }
+            3 => {
+                body.push(li(S_K, m));
+                body.push(valu(Inst::VMul, vd, vd, VSrc::S(S_K)));
+            }
+            4 if breakers => {
+                // Constant, but set before the loop: not a constant inside its body.
+                let r = self.pre_reg();
+                pre.push(li(r, m));
+                body.push(valu(Inst::VMul, vd, vd, VSrc::S(r)));
+            }
+            5 if imm32(m).is_some() => {
+                body.push(Item::Inst(Inst::VMov(VMov {
+                    vd: V_TMP,
+                    src: VSrc::Imm(imm32(m).unwrap_or(0)),
+                })));
+                body.push(valu(Inst::VMul, vd, V_TMP, VSrc::V(vd)));
+            }
+            _ => match imm32(m) {
+                Some(k) => body.push(valu(Inst::VMul, vd, vd, VSrc::Imm(k))),
+                None => {
+                    body.push(li(S_K, m));
+                    body.push(valu(Inst::VMul, vd, vd, VSrc::S(S_K)));
+                }
+            },
+        }
+        if mask_break {
+            body.push(Item::Inst(Inst::VSetmask(VSetMask { sa: SReg(13) })));
+        }
+        if breakers && u.ratio(1, 8)? {
+            // A general vector operand that cancels out: same values, no shape.
+            let g = VReg(pick(u, &[1u8, 2, 3, 4, 5, 6])?);
+            body.push(valu(Inst::VAdd, vd, vd, VSrc::V(g)));
+            body.push(valu(Inst::VSub, vd, vd, VSrc::V(g)));
+        }
+        if negate {
+            // vd = c - lane * |mul|
+            match imm32(c) {
+                Some(k) if u.ratio(1, 2)? => body.push(Item::Inst(Inst::VMov(VMov {
+                    vd: V_TMP,
+                    src: VSrc::Imm(k),
+                }))),
+                _ => {
+                    body.push(li(S_K, c));
+                    body.push(Item::Inst(Inst::VMov(VMov {
+                        vd: V_TMP,
+                        src: VSrc::S(S_K),
+                    })));
+                }
+            }
+            body.push(valu(Inst::VSub, vd, V_TMP, VSrc::V(vd)));
+        } else {
+            self.add_const(u, vd, c, body)?;
+        }
+        Ok(exact)
+    }
+
+    /// `vd += c` (an immediate, a scalar, or `V.SUB` of the negation); nothing when `c` is 0
+    /// (sometimes `+ 0` all the same).
+    fn add_const(
+        &mut self,
+        u: &mut Unstructured,
+        vd: VReg,
+        c: u64,
+        body: &mut Vec<Item>,
+    ) -> Result<()> {
+        if c == 0 && u.ratio(3, 4)? {
+            return Ok(());
+        }
+        match (imm32(c), imm32(c.wrapping_neg()), u.int_in_range(0..=2)?) {
+            (Some(k), _, 0) => body.push(valu(Inst::VAdd, vd, vd, VSrc::Imm(k))),
+            (_, Some(k), 1) => body.push(valu(Inst::VSub, vd, vd, VSrc::Imm(k))),
+            _ => {
+                body.push(li(S_K, c));
+                body.push(valu(Inst::VAdd, vd, vd, VSrc::S(S_K)));
+            }
+        }
+        Ok(())
+    }
+
+    /// `vd += base` for a base address in a scalar: `V.ADD` of the scalar, or of a uniform
+    /// vector (`V.MOV` of the scalar), in either operand order.
+    fn add_base(u: &mut Unstructured, vd: VReg, base: SReg, body: &mut Vec<Item>) -> Result<()> {
+        if u.ratio(2, 3)? {
+            body.push(valu(Inst::VAdd, vd, vd, VSrc::S(base)));
+        } else {
+            body.push(Item::Inst(Inst::VMov(VMov {
+                vd: V_TMP,
+                src: VSrc::S(base),
+            })));
+            body.push(valu(Inst::VAdd, vd, V_TMP, VSrc::V(vd)));
+        }
+        Ok(())
+    }
+
+    /// An EA stride for an access of `width` bytes: mostly E, else 0, -E, another constant,
+    /// or (`wide`) one that spreads the lanes over pages.
+    fn stride(u: &mut Unstructured, width: u64, wide: bool) -> Result<u64> {
+        let e = width as i64;
+        Ok(match u.int_in_range(0..=19)? {
+            0..=8 => e,
+            9 | 10 => 0,
+            11 => -e,
+            12 => -2 * e,
+            13 => 2 * e,
+            14 => pick(u, &[1i64, 3, 12, 24, 40, -3])?,
+            15 if width > 1 => e / 2,
+            16..=19 if wide => match u.int_in_range(0..=3)? {
+                0 => PAGE_SIZE as i64 + e,
+                1 => pick(u, &[8192i64, 65536, -65536, 4096 * 5 + 8])?,
+                2 => u.int_in_range(1..=512)? * e * 17,
+                _ => -(u.int_in_range(1..=64)? * 4096),
+            },
+            _ => e,
+        } as u64)
+    }
+
+    /// An index vector and one to three accesses using it, in any form, with bases in
+    /// `bases` (`bases[0]` first). `loop_src`: whether lanes index by lc0. Returns the accesses.
+    #[allow(clippy::too_many_arguments)]
+    fn accesses(
+        &mut self,
+        u: &mut Unstructured,
+        src: Src,
+        local: bool,
+        wide: bool,
+        bases: &[SReg],
+        pre: &mut Vec<Item>,
+        body: &mut Vec<Item>,
+        loads: &mut Vec<VReg>,
+    ) -> Result<Vec<Acc>> {
+        let (log2e, width, d) = match self.force {
+            Some((log2e, _)) => (log2e, 1u64 << log2e, 1u64 << log2e),
+            None => {
+                let log2e: u8 = u.int_in_range(0..=3)?;
+                let width = 1u64 << log2e;
+                (log2e, width, Self::stride(u, width, wide)?)
+            }
+        };
+        let vi = VReg(pick(u, &V_ADDR)?);
+        let mut out = Vec::new();
+        let breakers = u.ratio(1, 4)?;
+        // The form: 0 scalar base + vector offset, 1 uniform vector base + vector offset,
+        // 2 vector address + immediate, 3 vector address + scalar offset, 4 contiguous,
+        // 5 a general (hashed) index spread over the region.
+        let form = match u.int_in_range(0..=11)? {
+            0..=3 => 0,
+            4 | 5 => 1,
+            6..=8 => 2,
+            9 => 3,
+            10 if src == Src::Lc && d == width => 4,
+            11 if wide && self.force.is_none() => 5,
+            _ => 0,
+        };
+        let n = u.int_in_range(1..=3)?;
+        match form {
+            0 | 1 | 5 => {
+                // EA = base + ((c + lane * mul) << sh); pick sh then mul so that the stride is d.
+                let sh: u32 = if form == 5 || u.ratio(2, 3)? {
+                    log2e as u32
+                } else {
+                    u.int_in_range(0..=4)?
+                };
+                let (mul, sh) = if d.trailing_zeros() >= sh || d == 0 {
+                    ((d as i64 >> sh) as u64, sh)
+                } else {
+                    (d, 0)
+                };
+                let c = pick(u, &[0u64, 0, 1, 2, 7])?;
+                let model = if form == 5 {
+                    // (lane * K) & M: a general index over the whole region.
+                    let k = pick(u, &[0x9e37u64, 40503, 2654435761, 7919])?;
+                    let span = self.region_len(local, wide) >> sh;
+                    let m = (span + 1).next_power_of_two() / 4 - 1;
+                    body.push(Item::Inst(lane_src(vi, src)));
+                    match imm32(k) {
+                        Some(k) => body.push(valu(Inst::VMul, vi, vi, VSrc::Imm(k))),
+                        None => {
+                            body.push(li(S_K, k));
+                            body.push(valu(Inst::VMul, vi, vi, VSrc::S(S_K)));
+                        }
+                    }
+                    body.push(valu(
+                        Inst::VAnd,
+                        vi,
+                        vi,
+                        VSrc::Imm(imm32(m).unwrap_or(0xfff)),
+                    ));
+                    Some(Model {
+                        c: 0,
+                        mul: k,
+                        and: imm32(m).map_or(0xfff, |m| m as i64 as u64),
+                        sh,
+                        add: 0,
+                    })
+                } else {
+                    let exact = self.affine(u, vi, src, mul, c, breakers, pre, body)?;
+                    exact.then_some(Model {
+                        c,
+                        mul,
+                        and: u64::MAX,
+                        sh,
+                        add: 0,
+                    })
+                };
+                for k in 0..n {
+                    let base = bases[k % bases.len()];
+                    let store = self.store_choice(u)?;
+                    let base_reg = if form == 1 {
+                        body.push(Item::Inst(Inst::VMov(VMov {
+                            vd: V_TMP,
+                            src: VSrc::S(base),
+                        })));
+                        Reg::V(V_TMP.0)
+                    } else {
+                        Reg::S(base.0)
+                    };
+                    let op = pick_op(u, store, log2e, |m| match m.mode {
+                        Mode::RegOff { add_width } => !add_width || sh >= log2e as u32,
+                        _ => false,
+                    })?;
+                    let shamt = op.mem().map_or(0, |m| sh.saturating_sub(m.reg_shift(0))) as u8;
+                    let addr = MemAddr::RegOff {
+                        base: base_reg,
+                        off: Reg::V(vi.0),
+                        shamt,
+                    };
+                    self.push_access(u, op, addr, local, store, body, loads)?;
+                    out.push(Acc {
+                        store,
+                        width,
+                        base,
+                        model,
+                    });
+                }
+            }
+            2 | 3 => {
+                // vA = base + c + lane * d; EA = vA + imm, or vA + (sK << shamt).
+                let c = pick(u, &[0u64, 0, 8, 64])?;
+                let exact = self.affine(u, vi, src, d, c, breakers, pre, body)?;
+                let base = bases[0];
+                Self::add_base(u, vi, base, body)?;
+                for _ in 0..n {
+                    let store = self.store_choice(u)?;
+                    let (op, addr, add) = if form == 2 {
+                        let op = pick_op(u, store, log2e, |m| matches!(m.mode, Mode::Imm { .. }))?;
+                        let imm = pick(u, &[0i32, 0, 1, -1, 2, 5, -4, 100])?;
+                        let ms = op.mem().map(|m| m.imm_offset(imm)).unwrap_or(0);
+                        (
+                            op,
+                            MemAddr::Imm {
+                                base: Reg::V(vi.0),
+                                imm,
+                            },
+                            ms,
+                        )
+                    } else {
+                        let op =
+                            pick_op(u, store, log2e, |m| matches!(m.mode, Mode::RegOff { .. }))?;
+                        let k = pick(u, &[0u64, 1, 2, 8])?;
+                        let off = if k == 0 { SReg(0) } else { S_K };
+                        if k != 0 {
+                            body.push(li(S_K, k));
+                        }
+                        let shamt = u.int_in_range(0..=3)?;
+                        let total = op.mem().map_or(0, |m| m.reg_shift(shamt));
+                        (
+                            op,
+                            MemAddr::RegOff {
+                                base: Reg::V(vi.0),
+                                off: Reg::S(off.0),
+                                shamt,
+                            },
+                            k << total,
+                        )
+                    };
+                    self.push_access(u, op, addr, local, store, body, loads)?;
+                    out.push(Acc {
+                        store,
+                        width,
+                        base,
+                        model: exact.then_some(Model {
+                            c,
+                            mul: d,
+                            and: u64::MAX,
+                            sh: 0,
+                            add,
+                        }),
+                    });
+                }
+            }
+            _ => {
+                // The contiguous form itself, among the others.
+                for k in 0..n {
+                    let base = bases[k % bases.len()];
+                    let store = self.store_choice(u)?;
+                    let op = pick_op(u, store, log2e, |m| m.mode == Mode::Contig)?;
+                    let off = pick(u, &[0i32, 0, width as i32, -(width as i32)])?;
+                    let addr = MemAddr::Contig {
+                        base,
+                        off: SOrImm::Imm(off),
+                    };
+                    self.push_access(u, op, addr, local, store, body, loads)?;
+                    out.push(Acc {
+                        store,
+                        width,
+                        base,
+                        model: Some(Model {
+                            c: 0,
+                            mul: width,
+                            and: u64::MAX,
+                            sh: 0,
+                            add: off as i64 as u64,
+                        }),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn region_len(&self, local: bool, wide: bool) -> u64 {
+        match (local, &self.table) {
+            (true, _) => self.tile_size,
+            (false, Some(t)) if wide => t.len(),
+            _ => self.data_region.1,
+        }
+    }
+
+    /// Whether the next access is a store: forced, or two times in five.
+    fn store_choice(&self, u: &mut Unstructured) -> Result<bool> {
+        match self.force {
+            Some((_, store)) => Ok(store),
+            None => u.ratio(2, 5),
+        }
+    }
+
+    /// Push a load (into a data vector, recorded in `loads`) or a store (of a data vector,
+    /// sometimes one just loaded, or a scalar).
+    #[allow(clippy::too_many_arguments)]
+    fn push_access(
+        &mut self,
+        u: &mut Unstructured,
+        op: Opcode,
+        addr: MemAddr,
+        local: bool,
+        store: bool,
+        body: &mut Vec<Item>,
+        loads: &mut Vec<VReg>,
+    ) -> Result<()> {
+        let data = if store {
+            match u.int_in_range(0..=5)? {
+                _ if self.force.is_some() && !loads.is_empty() => Reg::V(pick(u, loads)?.0),
+                0 => Reg::S(pick(u, &[0u8, 9, 14])?),
+                // Lane-varying data (the prologue's lane vectors): which lane's bytes win
+                // where lanes overlap shows.
+                3 => Reg::V(pick(u, &[1u8, 2, 3, 4, 5, 6])?),
+                1 | 2 if !loads.is_empty() => Reg::V(pick(u, loads)?.0),
+                _ => Reg::V(pick(u, &V_DATA)?),
+            }
+        } else {
+            let v = VReg(pick(u, &V_DATA)?);
+            loads.push(v);
+            Reg::V(v.0)
+        };
+        if let Some(inst) = mem_form(op, data, addr, local) {
+            body.push(Item::Inst(inst));
+        }
+        Ok(())
+    }
+
+    /// A floating-point chain: FMAs (mostly) mixed with FADD/FMUL/FSUB, f32 or f64 or both,
+    /// on `srcs` (loaded data, say) and special values; results in data vectors.
+    fn fp_chain(
+        &mut self,
+        u: &mut Unstructured,
+        srcs: &[VReg],
+        f64: Option<bool>,
+        body: &mut Vec<Item>,
+    ) -> Result<Vec<VReg>> {
+        // 0,1: f32; 2,3: f64; 4: mixed
+        let width = match f64 {
+            Some(false) => 0,
+            Some(true) => 2,
+            None => u.int_in_range(0..=4)?,
+        };
+        let mut avail: Vec<VReg> = srcs.to_vec();
+        if avail.is_empty() || u.ratio(1, 3)? {
+            // A special value broadcast from a scalar (the scalar stays as an operand too).
+            let bits = if width < 2 {
+                f32_bits(u)? as u64
+            } else {
+                f64_bits(u)?
+            };
+            body.push(li(SReg(14), bits));
+            let v = VReg(pick(u, &V_DATA)?);
+            body.push(Item::Inst(Inst::VMov(VMov {
+                vd: v,
+                src: VSrc::S(SReg(14)),
+            })));
+            avail.push(v);
+        }
+        let mut outs = Vec::new();
+        for _ in 0..u.int_in_range(1..=5)? {
+            let d = width >= 2 && (width == 2 || width == 3 || u.ratio(1, 2)?);
+            let vd = if !outs.is_empty() && u.ratio(1, 2)? {
+                pick(u, &outs)?
+            } else {
+                VReg(pick(u, &V_DATA)?)
+            };
+            let va = pick(u, &avail)?;
+            let vb = if u.ratio(1, 6)? {
+                VSrc::S(SReg(14))
+            } else {
+                VSrc::V(pick(u, &avail)?)
+            };
+            let f = VFp { vd, va, vb };
+            let inst = match (u.int_in_range(0..=6)?, d) {
+                (0..=3, false) => Inst::VFmaS(f),
+                (0..=3, true) => Inst::VFmaD(f),
+                (4, false) => Inst::VFaddS(f),
+                (4, true) => Inst::VFaddD(f),
+                (5, false) => Inst::VFmulS(f),
+                (5, true) => Inst::VFmulD(f),
+                (_, false) => Inst::VFsubS(f),
+                (_, true) => Inst::VFsubD(f),
+            };
+            body.push(Item::Inst(inst));
+            if !outs.contains(&vd) {
+                outs.push(vd);
+            }
+            if !avail.contains(&vd) {
+                avail.push(vd);
+            }
+        }
+        Ok(outs)
+    }
+
+    /// In place (straight code, or inside the generator's current loop): an address chain from
+    /// `V.LC0` or `V.LANEID` and accesses with bases the prologue set (data pages, the table,
+    /// the tile), sometimes followed by an FMA chain on what was loaded.
+    pub fn access_snippet(
+        &mut self,
+        u: &mut Unstructured,
+        in_loop: bool,
+        items: &mut Vec<Item>,
+    ) -> Result<()> {
+        let src = if in_loop || u.ratio(1, 4)? {
+            Src::Lc
+        } else {
+            Src::Id
+        };
+        let local = u.ratio(1, 5)?;
+        let bases: Vec<SReg> = if local {
+            vec![SReg(pick(u, &[5u8, 6])?)]
+        } else if self.table.is_some() && u.ratio(1, 3)? {
+            vec![S_TABLE]
+        } else {
+            vec![
+                SReg(pick(u, &[1u8, 2, 3, 4])?),
+                SReg(pick(u, &[1u8, 2, 3, 4])?),
+            ]
+        };
+        let mut pre = Vec::new();
+        let mut body = Vec::new();
+        let mut loads = Vec::new();
+        let wide = !local && bases[0] == S_TABLE;
+        self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut loads)?;
+        if !loads.is_empty() && u.ratio(1, 3)? {
+            self.fp_chain(u, &loads, None, &mut body)?;
+        }
+        items.extend(pre);
+        items.extend(body);
+        Ok(())
+    }
+
+    /// An FMA chain in place, on special values and on whatever the data vectors hold.
+    pub fn fma_snippet(&mut self, u: &mut Unstructured, items: &mut Vec<Item>) -> Result<()> {
+        let srcs: Vec<VReg> = (0..u.int_in_range(0..=2)?)
+            .map(|_| pick(u, &V_DATA).map(VReg))
+            .collect::<Result<_>>()?;
+        self.fp_chain(u, &srcs, None, items)?;
+        Ok(())
+    }
+
+    /// A hardware loop of its own (not inside another): address chains and accesses whose
+    /// bases are placed so the lanes' span fits the region (the data pages, the table or the
+    /// tile), an FMA chain between the loads and the stores, and on the table holes and
+    /// read-only pages in the span, or a fault placed in the first, a middle or the last
+    /// iteration. Without a loop (`straight`), the same with lane ids.
+    pub fn loop_snippet(
+        &mut self,
+        u: &mut Unstructured,
+        straight: bool,
+        items: &mut Vec<Item>,
+    ) -> Result<()> {
+        let vl = self.vl as u64;
+        let region = match u.int_in_range(0..=9)? {
+            0..=6 if self.table.is_some() => Region::Table,
+            0..=7 => Region::Data,
+            _ => Region::Tile,
+        };
+        let trip = if straight {
+            vl
+        } else {
+            match u.int_in_range(0..=9)? {
+                0 => vl - 1,
+                1 => vl,
+                2 => vl + 1,
+                3 | 4 => vl * u.int_in_range(2..=4)? + u.int_in_range(0..=vl - 1)?,
+                5 => u.int_in_range(1..=64)?,
+                6 | 7 => u.int_in_range(1..=600)?,
+                8 => u.int_in_range(0..=3)?,
+                _ => u.int_in_range(600..=3000)?,
+            }
+        };
+        let src = if straight { Src::Id } else { Src::Lc };
+        let local = region == Region::Tile;
+        let wide = region == Region::Table;
+        let bases = [S_BASE, S_BASE2];
+        let mut pre = Vec::new();
+        let mut body = Vec::new();
+        let mut loads = Vec::new();
+        let mut accs = Vec::new();
+        if u.ratio(1, 3)? {
+            // A floating-point stream: contiguous f32 (packed by the JIT) or f64 loads, an
+            // FMA chain on them, contiguous stores of its results.
+            let log2e = if u.ratio(2, 3)? { 2 } else { 3 };
+            self.force = Some((log2e, false));
+            accs.extend(
+                self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut loads)?,
+            );
+            let mut outs = self.fp_chain(u, &loads, Some(log2e == 3), &mut body)?;
+            self.force = Some((log2e, true));
+            accs.extend(
+                self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut outs)?,
+            );
+            self.force = None;
+        } else {
+            for _ in 0..u.int_in_range(1..=2)? {
+                accs.extend(
+                    self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut loads)?,
+                );
+                if !loads.is_empty() && u.ratio(1, 2)? {
+                    let outs = self.fp_chain(u, &loads, None, &mut body)?;
+                    loads.extend(outs);
+                }
+            }
+        }
+        // Place the bases: the lanes' whole span inside the region. A loop whose span is
+        // larger than the region mostly runs fewer iterations (some run off the region's end).
+        let (lo, len) = match region {
+            Region::Data => self.data_region,
+            Region::Tile => (0, self.tile_size),
+            Region::Table => (TABLE_BASE, self.table.as_ref().map_or(0, Table::len)),
+        };
+        let lanes_of = |trip: u64| -> Vec<u64> {
+            match src {
+                Src::Lc => (0..trip).collect(),
+                Src::Id => (0..vl.min(trip.max(1))).collect(),
+            }
+        };
+        let fits = |lanes: &[u64]| {
+            bases
+                .iter()
+                .all(|r| span_of(&accs, *r, lanes).is_none_or(|(mn, mx)| mx - mn <= len as i128))
+        };
+        let mut trip = trip;
+        if src == Src::Lc && u.ratio(7, 8)? {
+            while trip > 1 && !fits(&lanes_of(trip)) {
+                trip /= 2;
+            }
+        }
+        let lanes = lanes_of(trip);
+        let mut base_val = [0u64; 2];
+        for (b, r) in bases.iter().enumerate() {
+            let mine: Vec<&Acc> = accs.iter().filter(|a| a.base == *r).collect();
+            let span = span_of(&accs, *r, &lanes);
+            let align = mine.iter().map(|a| a.width).max().unwrap_or(8) as i128;
+            base_val[b] = match span {
+                Some((mn, mx)) if mx - mn <= len as i128 => {
+                    let first = lo as i128 - mn;
+                    let slack = (len as i128 - (mx - mn)) as u64;
+                    let at = first + u.int_in_range(0..=slack)? as i128;
+                    let at = if u.ratio(3, 4)? && at - first >= align {
+                        at & !(align - 1)
+                    } else {
+                        at
+                    };
+                    at as u64
+                }
+                Some((mn, _)) => (lo as i128 - mn) as u64,
+                None => lo + u.int_in_range(0..=len / 8)? * 8,
+            };
+        }
+        if region == Region::Table {
+            self.table_perms(u, &accs, &lanes, &mut base_val)?;
+        }
+        // Floating-point data where the loads read (at most 1 KiB from each load's lowest
+        // EA): special values, or values near 1 (where a fused multiply-add rounds
+        // differently from a multiply and an add), or both.
+        if region != Region::Tile && u.ratio(2, 3)? {
+            let near_one = u.int_in_range(0..=2)?;
+            for a in accs.iter().filter(|a| !a.store).take(3) {
+                let Some(m) = a.model else { continue };
+                let b = base_val[usize::from(a.base == S_BASE2)];
+                let first = lanes.iter().map(|&l| m.rel(l)).min().unwrap_or(0);
+                let n = u.int_in_range(8..=128)?;
+                let mut bytes = Vec::with_capacity(n * 8);
+                for _ in 0..n {
+                    let w = match (near_one, u.int_in_range(0..=3)?) {
+                        (0, 0 | 1) | (1, 0) => f64_bits(u)?,
+                        (0, _) | (1, 1) => f32_bits(u)? as u64 | (f32_bits(u)? as u64) << 32,
+                        _ if a.width == 8 => near_one_f64(u)?,
+                        _ => near_one_f32(u)? as u64 | (near_one_f32(u)? as u64) << 32,
+                    };
+                    bytes.extend_from_slice(&w.to_le_bytes());
+                }
+                self.pokes.push((b.wrapping_add(first as u64), bytes));
+            }
+        }
+        items.push(li(S_BASE, base_val[0]));
+        items.push(li(S_BASE2, base_val[1]));
+        items.extend(pre);
+        if straight {
+            items.extend(body);
+        } else {
+            items.push(li(S_TRIP, trip));
+            items.push(Item::LoopStart(S_TRIP));
+            items.extend(body);
+            items.push(Item::LoopEnd);
+        }
+        Ok(())
+    }
+
+    /// On the table: holes and read-only pages inside the accesses' span where no lane
+    /// touches, read-only pages under loads, or a fault placed at a chosen lane of the first,
+    /// a middle or the last iteration (moving the base so that lane starts a page).
+    fn table_perms(
+        &mut self,
+        u: &mut Unstructured,
+        accs: &[Acc],
+        lanes: &[u64],
+        base_val: &mut [u64; 2],
+    ) -> Result<()> {
+        let vl = self.vl as u64;
+        let Some(table) = self.table.as_mut() else {
+            return Ok(());
+        };
+        let modelled: Vec<&Acc> = accs.iter().filter(|a| a.model.is_some()).collect();
+        if modelled.is_empty() || lanes.is_empty() {
+            return Ok(());
+        }
+        let base_of = |a: &Acc, base_val: &[u64; 2]| base_val[usize::from(a.base == S_BASE2)];
+        if u.ratio(1, 2)? {
+            // A fault at a chosen iteration and lane.
+            let a = *pick(u, &modelled)?;
+            let Some(m) = a.model else { return Ok(()) };
+            let iters = (lanes.len() as u64).div_ceil(vl);
+            let it = match u.int_in_range(0..=7)? {
+                0 | 1 => 0,
+                2..=4 => iters / 2,
+                _ => iters - 1,
+            };
+            let first = it * vl;
+            let last = (first + vl).min(lanes.len() as u64) - 1;
+            let lane = u.int_in_range(first..=last)?;
+            let k = usize::from(a.base == S_BASE2);
+            let ea = base_val[k].wrapping_add(m.rel(lane) as u64);
+            let stride = m.rel(lane.wrapping_add(1)).wrapping_sub(m.rel(lane));
+            // Lanes before it stay on earlier pages: start the page at this lane's access
+            // (ascending stride) or end it there (descending).
+            let shift = if stride > 0 {
+                ea % PAGE_SIZE
+            } else {
+                ea.wrapping_add(a.width) % PAGE_SIZE
+            };
+            if m.and == u64::MAX && stride.unsigned_abs() >= a.width && u.ratio(3, 4)? {
+                // Down to the page edge, or up when that would leave the table.
+                let low = lanes.iter().map(|&l| m.rel(l)).min().unwrap_or(0);
+                let down = base_val[k].wrapping_sub(shift);
+                base_val[k] = if down.wrapping_add(low as u64) < TABLE_BASE {
+                    base_val[k].wrapping_add((PAGE_SIZE - shift) % PAGE_SIZE)
+                } else {
+                    down
+                };
+            }
+            let ea = base_val[k].wrapping_add(m.rel(lane) as u64);
+            let page = if stride > 0 {
+                ea
+            } else {
+                ea.wrapping_add(a.width - 1)
+            };
+            let perm = if a.store && u.ratio(1, 2)? {
+                Some(MemPerm::R)
+            } else {
+                None
+            };
+            table.set(page, perm);
+        } else {
+            // Holes and read-only pages between the lanes, where none touches.
+            let mut touched = std::collections::BTreeSet::new();
+            let (mut lo, mut hi) = (u64::MAX, 0u64);
+            for a in &modelled {
+                let Some(m) = a.model else { continue };
+                let b = base_of(a, base_val);
+                for &l in lanes {
+                    let ea = b.wrapping_add(m.rel(l) as u64);
+                    let end = ea.wrapping_add(a.width - 1);
+                    touched.insert(ea / PAGE_SIZE);
+                    touched.insert(end / PAGE_SIZE);
+                    lo = lo.min(ea);
+                    hi = hi.max(end);
+                }
+            }
+            if lo > hi {
+                return Ok(());
+            }
+            let (plo, phi) = (lo / PAGE_SIZE, hi / PAGE_SIZE);
+            for _ in 0..u.int_in_range(1..=4)? {
+                let p = u.int_in_range(plo..=phi)?;
+                if !touched.contains(&p) {
+                    let perm = if u.ratio(1, 2)? {
+                        None
+                    } else {
+                        Some(MemPerm::R)
+                    };
+                    table.set(p * PAGE_SIZE, perm);
+                }
+            }
+            if modelled.iter().all(|a| !a.store) {
+                // Loads pass read-only pages.
+                for _ in 0..u.int_in_range(0..=2)? {
+                    let p = pick(u, &touched.iter().copied().collect::<Vec<_>>())?;
+                    table.set(p * PAGE_SIZE, Some(MemPerm::R));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The lowest and one past the highest byte that the modelled accesses from `base` touch
+/// over `lanes`, relative to the base.
+fn span_of(accs: &[Acc], base: SReg, lanes: &[u64]) -> Option<(i128, i128)> {
+    let mut span: Option<(i128, i128)> = None;
+    for a in accs.iter().filter(|a| a.base == base) {
+        let Some(m) = a.model else { continue };
+        for &l in lanes {
+            let x = m.rel(l) as i128;
+            let (mn, mx) = span.unwrap_or((x, x));
+            span = Some((mn.min(x), mx.max(x + a.width as i128)));
+        }
+    }
+    span
+}
+
+/// `V.LC0 vd` or `V.LANEID vd`.
+fn lane_src(vd: VReg, src: Src) -> Inst {
+    match src {
+        Src::Lc => Inst::VLc0(VUnary { vd }),
+        Src::Id => Inst::VLaneid(VUnary { vd }),
+    }
+}
+
+/// A load or store opcode of width `1 << log2e` whose mode passes `ok` (a random one of
+/// them; the first of the width when none passes).
+fn pick_op(
+    u: &mut Unstructured,
+    store: bool,
+    log2e: u8,
+    ok: impl Fn(MemSem) -> bool,
+) -> Result<Opcode> {
+    let want = if store { Dir::Store } else { Dir::Load };
+    let ops: Vec<Opcode> = Opcode::ALL
+        .iter()
+        .copied()
+        .filter(|o| {
+            o.mem()
+                .is_some_and(|m| m.dir == want && m.log2e == log2e && ok(m))
+        })
+        .collect();
+    if ops.is_empty() {
+        return Ok(if store { Opcode::VSd } else { Opcode::VLd });
+    }
+    pick(u, &ops)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzz::{case, run_snapshot};
+    use crate::vm::Engine;
+    use lanejit_interp::machine::TrapKind;
+
+    /// The snippets reach what they are for: cases with a table of several MiB, lane-shape
+    /// loops that run to the end, and faults on the table in the first and in later
+    /// iterations of a loop, both unmapped and read-only.
+    #[test]
+    fn snippets_reach_tables_loops_and_faults() {
+        let (mut tables, mut fma, mut halted) = (0, 0, 0);
+        let (mut first, mut later, mut perm) = (0, 0, 0);
+        let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
+        for i in 0..600 {
+            let g = case(9, i);
+            let has_table = g.mem_map.iter().any(|r| r.start >= TABLE_BASE);
+            tables += u32::from(has_table);
+            fma += u32::from(
+                g.items
+                    .iter()
+                    .any(|it| matches!(it, Item::Inst(Inst::VFmaS(_) | Inst::VFmaD(_)))),
+            );
+            let snap = run_snapshot(&g.build(), g.config(), Engine::Interp).expect("builds");
+            let r = &snap.result;
+            if r.trap.is_none() && has_table {
+                halted += 1;
+            }
+            let Some(t) = r.trap else { continue };
+            let Some(mf) = t.mem else { continue };
+            if (TABLE_BASE..table_end).contains(&mf.ea) {
+                if r.lc0 == 0 {
+                    first += 1;
+                } else {
+                    later += 1;
+                }
+                perm += u32::from(t.kind == TrapKind::PermissionFault);
+            }
+        }
+        let counts = (tables, fma, halted, first, later, perm);
+        eprintln!("tables, fma, halted, first, later, perm: {counts:?}");
+        assert!(tables >= 120 && fma >= 100 && halted >= 20, "{counts:?}");
+        assert!(first >= 8 && later >= 3 && perm >= 2, "{counts:?}");
+    }
+}
