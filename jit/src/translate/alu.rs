@@ -276,6 +276,7 @@ impl Tx<'_, '_> {
             ext: lanejit_interp::isa::Ext::Zero,
         };
         self.nan[vd.0 as usize] = Some(FpWidth::S);
+        self.nan_set |= 1 << vd.0;
     }
 
     /// The vector registers `inst` reads as floating-point operands of its own width under a
@@ -401,6 +402,7 @@ impl Tx<'_, '_> {
         self.vset_masked(vd, &out);
         if lazy {
             self.nan[vd.0 as usize] = Some(w);
+            self.nan_set |= 1 << vd.0;
         }
     }
 

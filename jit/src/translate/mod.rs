@@ -223,6 +223,8 @@ pub(crate) struct Tx<'a, 'f> {
     /// canonicalise it first (`Tx::canonicalize`). Never set with vectors in the register
     /// file (`vmem`), which must hold canonical values at every exit.
     pub(crate) nan: [Option<lanejit_interp::isa::FpWidth>; 32],
+    /// The registers the current instruction left raw (set in `nan` by it).
+    pub(crate) nan_set: u32,
 }
 
 /// Tile space as compiled code sees it: host base, size, the granule permission table, and
@@ -597,16 +599,16 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
         let keep = self.packed_ok_operand(inst).map_or(0, |r| 1u32 << r.0)
             | self.packed_f32_operands(inst);
-        let reads = inst.effects().reads_v;
-        if self.full {
-            // Overwritten whole: its old value is never seen.
-            for n in 0..32 {
-                if w.v & !reads & (1 << n) != 0 {
-                    self.nan[n] = None;
-                }
-            }
-        }
-        let lazy = self.lazy_fp_reads(inst);
+        // Overwritten whole under a full mask: its old value is seen only if the instruction
+        // exits before writing (a fault), and exits canonicalise what they write back, so it
+        // stays as it is until the write.
+        let overwritten = if self.full {
+            w.v & !inst.effects().reads_v
+        } else {
+            0
+        };
+        let lazy = self.lazy_fp_reads(inst) | overwritten;
+        self.nan_set = 0;
         for n in 0..32u8 {
             if u.v & (1 << n) != 0 && lazy & (1 << n) == 0 {
                 self.canonicalize(VReg(n));
@@ -624,6 +626,12 @@ impl<'a, 'f> Tx<'a, 'f> {
         };
         if !self.mem_inst(pc, inst) && !self.alu_inst(inst) {
             unreachable!("region discovery only admits lowerable instructions: {inst}");
+        }
+        // What the instruction wrote is canonical unless it left a raw FP result.
+        for n in 0..32 {
+            if w.v & !self.nan_set & (1 << n) != 0 {
+                self.nan[n] = None;
+            }
         }
         for n in 0..32 {
             if w.v & (1 << n) != 0 {
@@ -900,6 +908,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         hoist_host: Vec::new(),
         shape: [None; 32],
         nan: [None; 32],
+        nan_set: 0,
     };
 
     let h = r.loop_head.unwrap_or(0);
