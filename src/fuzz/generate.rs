@@ -287,34 +287,6 @@ fn coff(u: &mut Unstructured) -> Result<SOrImm> {
     })
 }
 
-/// The address part of a memory instruction, whatever its format.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum MemAddr {
-    /// `[base + (off << shamt)]` (register-offset formats).
-    RegOff {
-        /// SrcL.
-        base: Reg,
-        /// SrcR.
-        off: Reg,
-        /// 0..31.
-        shamt: u8,
-    },
-    /// `[base + imm]` (immediate formats; scaled by E when the opcode says so).
-    Imm {
-        /// SrcL.
-        base: Reg,
-        /// simm24.
-        imm: i32,
-    },
-    /// `[base, lc0 << log2 E, off]` (contiguous formats).
-    Contig {
-        /// Scalar base.
-        base: SReg,
-        /// Scalar or immediate byte offset.
-        off: SOrImm,
-    },
-}
-
 /// The memory instruction `op` with these operands (`data` is the load's destination, which
 /// must be a vector, or the store's data), or `None` when the address does not fit `op`'s
 /// format.

@@ -15,7 +15,7 @@
 //! `.mem` only (untouched pages read zero); a little data (special floating-point values) is
 //! placed where snippets read.
 
-use super::generate::{FP_SPECIALS, Item, MemAddr, mem_form, push_page};
+use super::generate::{FP_SPECIALS, Item, mem_form, push_page};
 use arbitrary::{Result, Unstructured};
 use lanejit_interp::isa::*;
 use lanejit_interp::program::{DataSeg, MemPerm, MemRange, PAGE_SIZE, Space};
