@@ -42,7 +42,13 @@
 //! and raises the precise trap. Exits to a successor (`Status::Next`, or `Status::Partial` to a
 //! loop's tail) of loop regions and hot recompiles first try the chaining table
 //! (`Tx::chain`): when it holds the successor's code, the exit calls it instead of returning
-//! to the dispatcher. Family-specific lowering lives in [`mem`], [`alu`] and [`control`].
+//! to the dispatcher.
+//!
+//! Where things are: region analysis in [`analysis`] (uses and defs from the ISA table, hoisting,
+//! copy loops), the compile plan in [`plan`] (which form a region compiles in, within a compile
+//! budget), lane shapes in [`shape`], exits and chaining in [`exits`], hoisted span checks and
+//! bulk copies in [`loops`], and one file per instruction family: [`mem`] (loads and stores),
+//! [`alu`] (ALU, FP, reductions, mask) and [`control`] (branches and hardware loops).
 
 mod alu;
 mod analysis;
