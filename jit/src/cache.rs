@@ -50,6 +50,12 @@ pub struct CacheLimits {
     pub module_bytes: usize,
     /// Functions per module before it is retired.
     pub module_funcs: usize,
+    /// Cranelift IR instructions one JIT (one program's run) may compile in all: once spent,
+    /// regions not compiled yet are left to the interpreter. Each region is bounded by its
+    /// compile plan (`translate::plan`); this bounds a program with very many of them. The
+    /// default, a million, is a few seconds of compile time at most (0.5-7 µs per IR
+    /// instruction), some twenty times what the largest bench kernel compiles.
+    pub program_ir: u64,
 }
 
 impl Default for CacheLimits {
@@ -57,6 +63,7 @@ impl Default for CacheLimits {
         CacheLimits {
             module_bytes: 32 << 20,
             module_funcs: 4096,
+            program_ir: 1_000_000,
         }
     }
 }
@@ -81,7 +88,7 @@ pub struct CodeCache {
     /// code is placed in `module` as bytes.
     pub(crate) quick_isa: OwnedTargetIsa,
     map: HashMap<Key, Entry>,
-    limits: CacheLimits,
+    pub(crate) limits: CacheLimits,
     pub(crate) stats: CacheStats,
 }
 

@@ -61,6 +61,10 @@ pub struct JitStats {
     pub regions: Vec<RegionStat>,
     /// Cache statistics.
     pub cache: CacheStats,
+    /// Cranelift IR instructions compiled in all (see [`CacheLimits::program_ir`]).
+    pub ir_insts: u64,
+    /// Regions left to the interpreter because the program's compile budget was spent.
+    pub over_budget: u64,
     /// Calls from the dispatcher into compiled code ([`Jit::run`]); calls from one region to
     /// the next (chaining, see `abi::CHAIN_DEPTH`) are not counted.
     pub calls: u64,
@@ -228,6 +232,12 @@ impl Jit {
             Some(Entry::Declined) => return Ok(None),
             None => {}
         }
+        if self.stats.ir_insts >= self.cache.limits.program_ir {
+            // The program's compile budget is spent: the interpreter runs the rest.
+            self.stats.over_budget += 1;
+            self.cache.insert(key, Entry::Declined);
+            return Ok(None);
+        }
         let Some(mut region) = region::discover(&self.code, pc, key.straight) else {
             self.cache.insert(key, Entry::Declined);
             return Ok(None);
@@ -311,6 +321,7 @@ impl Jit {
         };
         let id = id.expect("declared");
         let ir_insts = self.ctx.func.dfg.num_insts();
+        self.stats.ir_insts += ir_insts as u64;
         let size = if region.loop_head.is_some() && cfg.plan == Plan::Registers {
             module
                 .define_function(id, &mut self.ctx)

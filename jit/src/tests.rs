@@ -183,6 +183,7 @@ fn module_retirement_keeps_results_exact() {
     let limits = CacheLimits {
         module_bytes: usize::MAX,
         module_funcs: 1,
+        ..CacheLimits::default()
     };
     let mut jit = Jit::with_limits(&code, &m, limits).expect("jit");
     let calls = run_compiled(&mut jit, &mut m);
@@ -371,4 +372,30 @@ fn compile_cost_is_bounded_by_the_plan() {
             ),
         }
     }
+}
+
+#[test]
+fn a_spent_program_compile_budget_leaves_regions_to_the_interpreter() {
+    // The copy loop's regions cost a few hundred IR instructions each: with a budget of 1,
+    // the first region compiles (the budget is checked before each compile) and every later
+    // one is left to the interpreter; the results stay those of the interpreter.
+    let code = encode(&copy_loop());
+    let m = machine(&code, 4);
+    let limits = CacheLimits {
+        program_ir: 1,
+        ..CacheLimits::default()
+    };
+    let mut jit = Jit::with_limits(&code, &m, limits).expect("jit");
+    assert!(
+        jit.compile(0).expect("compiles").is_some(),
+        "the first region"
+    );
+    assert!(jit.stats().ir_insts > 0);
+    assert!(
+        jit.compile(0x30).expect("no error").is_none(),
+        "budget spent"
+    );
+    assert_eq!(jit.stats().over_budget, 1);
+    // A region compiled before the budget ran out is still there.
+    assert!(jit.compile(0).expect("cached").is_some());
 }
