@@ -54,7 +54,7 @@ pub struct CacheLimits {
     /// regions not compiled yet are left to the interpreter. Each region is bounded by its
     /// compile plan (`translate::plan`); this bounds a program with very many of them. The
     /// default, a million, is a few seconds of compile time at most (0.5-7 µs per IR
-    /// instruction), some twenty times what the largest bench kernel compiles.
+    /// instruction), and some 140 loop regions at the register form's largest bound.
     pub program_ir: u64,
 }
 
