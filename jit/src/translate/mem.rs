@@ -434,40 +434,24 @@ impl Tx<'_, '_> {
     /// Store the low E bytes of every active lane of `data` (chunks) at `host + i * E`, in a
     /// loop over the lanes (a partial mask: a loop's tail).
     fn store_active_lanes(&mut self, host: Value, log2e: u8, data: &[Value]) {
-        let tf = cranelift_codegen::ir::MemFlagsData::trusted();
         let pd = self.spill(1, data);
         let mask = self.b.use_var(self.mask);
-        let lp = self.b.create_block();
-        let i = self.b.append_block_param(lp, I64);
-        let st = self.b.create_block();
-        let next = self.b.create_block();
-        let done = self.b.create_block();
-        let zero = self.iconst(0);
-        self.b.ins().jump(lp, &[zero.into()]);
-        self.b.switch_to_block(lp);
-        let m = self.b.ins().ushr(mask, i);
-        let on = self.b.ins().band_imm_s(m, 1);
-        self.b.ins().brif(on, st, &[], next, &[]);
-        self.b.switch_to_block(st);
-        self.b.seal_block(st);
-        let o8 = self.b.ins().ishl_imm_s(i, 3);
-        let at = self.b.ins().iadd(pd, o8);
-        let x = self.b.ins().load(I64, tf, at, 0);
-        let oe = self.b.ins().ishl_imm_s(i, log2e as i64);
-        let h = self.b.ins().iadd(host, oe);
-        self.store_lane(x, h, 0, log2e);
-        self.b.ins().jump(next, &[]);
-        self.b.switch_to_block(next);
-        self.b.seal_block(next);
-        let i2 = self.b.ins().iadd_imm_s(i, 1);
-        let more = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, i2, self.vl as i64);
-        self.b.ins().brif(more, lp, &[i2.into()], done, &[]);
-        self.b.seal_block(lp);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
+        self.for_each_lane(|t, i| {
+            let st = t.b.create_block();
+            let next = t.b.create_block();
+            let m = t.b.ins().ushr(mask, i);
+            let on = t.b.ins().band_imm_s(m, 1);
+            t.b.ins().brif(on, st, &[], next, &[]);
+            t.b.switch_to_block(st);
+            t.b.seal_block(st);
+            let x = t.lane_at(pd, i);
+            let oe = t.b.ins().ishl_imm_s(i, log2e as i64);
+            let h = t.b.ins().iadd(host, oe);
+            t.store_lane(x, h, 0, log2e);
+            t.b.ins().jump(next, &[]);
+            t.b.switch_to_block(next);
+            t.b.seal_block(next);
+        });
     }
 
     fn store_lane(&mut self, x: Value, host: Value, off: i32, log2e: u8) {
@@ -808,12 +792,11 @@ impl Tx<'_, '_> {
         let holes = self.b.create_block();
         self.b.ins().brif(ok, fast, &[], holes, &[]);
         // The range has a unit without permission (a hole between the lanes, or data of
-        // another permission): when in bounds, check lane by lane.
+        // another permission), or is out of bounds: check lane by lane.
         self.b.switch_to_block(holes);
         self.b.seal_block(holes);
-        let inb = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, lim);
-        let inb = self.and_aligned(inb, or, amask);
-        self.lanes_permitted(inb, &eas, acc, fast, slow);
+        let pea = self.spill(3, &eas);
+        self.check_lanes(acc, pea, fast, slow);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
         let hosts: Vec<Value> = lane_ea
@@ -863,7 +846,8 @@ impl Tx<'_, '_> {
 
     /// A strided access (lane `i` at `ea0 + i * stride`) under a statically full mask: one
     /// check of the whole span the lanes cover (inside the space, every page or granule of
-    /// the span permitted, lane 0 aligned when required: the stride keeps the others so),
+    /// the span permitted, its lowest lane aligned when required: the stride keeps the
+    /// others so),
     /// then plain loads and stores at constant offsets from one host address, in lane order.
     /// A span the check cannot prove (a hole between the lanes, a fault) goes to `slow`.
     fn strided_inline(&mut self, acc: Access, ea0: Value, stride: i64, slow: Block) {
@@ -883,14 +867,9 @@ impl Tx<'_, '_> {
         };
         let len = last.unsigned_abs() + ms.width();
         let fast = self.b.create_block();
-        let aligned = self.b.create_block();
-        // Alignment of lane 0 (the stride is a multiple of E when required).
-        let al = self.iconst(1);
-        let al = self.and_aligned(al, ea0, amask);
-        self.b.ins().brif(al, aligned, &[], slow, &[]);
-        self.b.switch_to_block(aligned);
-        self.b.seal_block(aligned);
-        self.check_space(local, lo, len, need, 0, fast, slow);
+        // The stride is a multiple of E when alignment is required, so `lo` (lane 0 or the
+        // last lane) is aligned exactly when every lane is.
+        self.check_space(local, lo, len, need, amask, fast, slow);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
         let (sb, _, _) = self.space(local);
@@ -919,52 +898,102 @@ impl Tx<'_, '_> {
     }
 
     /// [`Self::lanes_inline`] at a large VL, in loops over the lanes so that the code does
-    /// not grow with VL: each lane's EA (spilled) is checked (inside the space, aligned when
-    /// required, both ends of its access on units with `need` in the permission table); a
-    /// failing lane branches to `slow` before anything is written. A load reads each lane
-    /// right after its check into a scratch area, then the register takes the area; a store
-    /// checks every lane first, then writes them in lane order. Entered with `extent >= E`;
-    /// ends in the block after the accesses.
+    /// not grow with VL: each lane's EA (spilled) must pass [`Self::lane_ok`], a failing lane
+    /// branches to `slow` before anything is written. A load reads each lane right after its
+    /// check into a scratch area, then the register takes the area; a store checks every
+    /// lane first ([`Self::check_lanes`]), then writes them in lane order. Entered with
+    /// `extent >= E`; ends in the block after the accesses.
     fn lanes_loop(&mut self, acc: Access, eas: &[Value], slow: Block) {
-        let Access {
-            ms,
-            data,
-            local,
-            need,
-            amask,
-            ..
-        } = acc;
-        let (base, extent, shift) = self.space(local);
-        let perms = self.perm_table(local);
-        let e = ms.width() as i64;
-        let lim = self.b.ins().iadd_imm_s(extent, -e);
-        let pea = self.spill(3, eas);
-        let pdata = match ms.dir {
-            Dir::Load => self.scratch_addr(1),
-            Dir::Store => {
-                let vals = self.data_chunks(data);
-                self.spill(1, &vals)
-            }
-        };
+        let (base, _, _) = self.space(acc.local);
+        let ms = acc.ms;
         let tf = cranelift_codegen::ir::MemFlagsData::trusted();
-        let vl = self.vl as i64;
-        // The check loop; a load also accesses each lane once it has passed.
+        let pea = self.spill(3, eas);
+        match ms.dir {
+            Dir::Load => {
+                let out = self.scratch_addr(1);
+                self.for_each_lane(|t, i| {
+                    let ea = t.lane_at(pea, i);
+                    let good = t.lane_ok(acc, ea);
+                    let pass = t.b.create_block();
+                    t.b.ins().brif(good, pass, &[], slow, &[]);
+                    t.b.switch_to_block(pass);
+                    t.b.seal_block(pass);
+                    let h = t.b.ins().iadd(base, ea);
+                    let x = t.load_lane(h, 0, ms.log2e, ms.ext);
+                    let off = t.b.ins().ishl_imm_s(i, 3);
+                    let at = t.b.ins().iadd(out, off);
+                    t.b.ins().store(tf, x, at, 0);
+                });
+                let vals = self.unspill(out);
+                let Reg::V(d) = acc.data else { unreachable!() };
+                self.vset_raw(VReg(d), &vals);
+            }
+            Dir::Store => {
+                let vals = self.data_chunks(acc.data);
+                let pd = self.spill(1, &vals);
+                let ok = self.b.create_block();
+                self.check_lanes(acc, pea, ok, slow);
+                self.b.switch_to_block(ok);
+                self.b.seal_block(ok);
+                // Every lane passed: write them in lane order (a later lane's bytes win).
+                self.for_each_lane(|t, i| {
+                    let ea = t.lane_at(pea, i);
+                    let x = t.lane_at(pd, i);
+                    let h = t.b.ins().iadd(base, ea);
+                    t.store_lane(x, h, 0, ms.log2e);
+                });
+            }
+        }
+    }
+
+    /// Emit `for i in 0..VL { body(i) }`: a loop of constant code size. `body` starts in the
+    /// loop's block with the lane index `i` (an `i64`) and must leave the builder in a block
+    /// that goes on to the next lane (it may also branch out of the loop). Ends in the block
+    /// after the loop.
+    fn for_each_lane(&mut self, mut body: impl FnMut(&mut Self, Value)) {
         let lp = self.b.create_block();
         let i = self.b.append_block_param(lp, I64);
-        let body = self.b.create_block();
         let done = self.b.create_block();
         let zero = self.iconst(0);
         self.b.ins().jump(lp, &[zero.into()]);
         self.b.switch_to_block(lp);
+        body(self, i);
+        let i2 = self.b.ins().iadd_imm_s(i, 1);
+        let more = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, i2, self.vl as i64);
+        self.b.ins().brif(more, lp, &[i2.into()], done, &[]);
+        self.b.seal_block(lp);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+    }
+
+    /// Lane `i`'s 64-bit entry of the scratch area at `p`.
+    fn lane_at(&mut self, p: Value, i: Value) -> Value {
         let off = self.b.ins().ishl_imm_s(i, 3);
-        let at = self.b.ins().iadd(pea, off);
-        let ea = self.b.ins().load(I64, tf, at, 0);
+        let at = self.b.ins().iadd(p, off);
+        self.b
+            .ins()
+            .load(I64, cranelift_codegen::ir::MemFlagsData::trusted(), at, 0)
+    }
+
+    /// Whether one lane's access at `ea` may go ahead: all its bytes inside the space,
+    /// aligned when required, and both ends (E is at most a page or granule) on units with
+    /// `acc.need` in the permission table. Non-zero when it may.
+    fn lane_ok(&mut self, acc: Access, ea: Value) -> Value {
+        let (_, extent, shift) = self.space(acc.local);
+        let perms = self.perm_table(acc.local);
+        let e = acc.ms.width() as i64;
+        // `extent >= E` (checked before any lane): `extent - E` does not wrap.
+        let lim = self.b.ins().iadd_imm_s(extent, -e);
         let inb = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, ea, lim);
-        let inb = self.and_aligned(inb, ea, amask);
+        let inb = self.and_aligned(inb, ea, acc.amask);
         // Out of bounds reads the table at unit 0 instead (`inb` is already false).
+        let zero = self.iconst(0);
         let safe = self.b.ins().select(inb, ea, zero);
         let last = self.b.ins().iadd_imm_s(safe, e - 1);
-        let mut bits = self.iconst(need as u64);
+        let mut bits = self.iconst(acc.need as u64);
         for a in [safe, last] {
             let u = self.b.ins().ushr_imm_s(a, shift);
             let t = self.b.ins().iadd(perms, u);
@@ -972,50 +1001,21 @@ impl Tx<'_, '_> {
             bits = self.b.ins().band(bits, p);
         }
         let good = self.b.ins().icmp_imm_s(IntCC::NotEqual, bits, 0);
-        let good = self.b.ins().band(good, inb);
-        self.b.ins().brif(good, body, &[], slow, &[]);
-        self.b.switch_to_block(body);
-        self.b.seal_block(body);
-        if ms.dir == Dir::Load {
-            let h = self.b.ins().iadd(base, ea);
-            let x = self.load_lane(h, 0, ms.log2e, ms.ext);
-            let at = self.b.ins().iadd(pdata, off);
-            self.b.ins().store(tf, x, at, 0);
-        }
-        let i2 = self.b.ins().iadd_imm_s(i, 1);
-        let more = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, i2, vl);
-        self.b.ins().brif(more, lp, &[i2.into()], done, &[]);
-        self.b.seal_block(lp);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
-        match ms.dir {
-            Dir::Load => {
-                let vals = self.unspill(pdata);
-                let Reg::V(d) = data else { unreachable!() };
-                self.vset_raw(VReg(d), &vals);
-            }
-            Dir::Store => {
-                // Every lane passed: write them in lane order (a later lane's bytes win).
-                let sp = self.b.create_block();
-                let j = self.b.append_block_param(sp, I64);
-                let after = self.b.create_block();
-                self.b.ins().jump(sp, &[zero.into()]);
-                self.b.switch_to_block(sp);
-                let off = self.b.ins().ishl_imm_s(j, 3);
-                let at = self.b.ins().iadd(pea, off);
-                let ea = self.b.ins().load(I64, tf, at, 0);
-                let at = self.b.ins().iadd(pdata, off);
-                let x = self.b.ins().load(I64, tf, at, 0);
-                let h = self.b.ins().iadd(base, ea);
-                self.store_lane(x, h, 0, ms.log2e);
-                let j2 = self.b.ins().iadd_imm_s(j, 1);
-                let more = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, j2, vl);
-                self.b.ins().brif(more, sp, &[j2.into()], after, &[]);
-                self.b.seal_block(sp);
-                self.b.switch_to_block(after);
-                self.b.seal_block(after);
-            }
-        }
+        self.b.ins().band(good, inb)
+    }
+
+    /// Check every lane of the EAs spilled at `pea` with [`Self::lane_ok`], in a loop: on to
+    /// `ok` when all pass, else to `fail`.
+    fn check_lanes(&mut self, acc: Access, pea: Value, ok: Block, fail: Block) {
+        self.for_each_lane(|t, i| {
+            let ea = t.lane_at(pea, i);
+            let good = t.lane_ok(acc, ea);
+            let pass = t.b.create_block();
+            t.b.ins().brif(good, pass, &[], fail, &[]);
+            t.b.switch_to_block(pass);
+            t.b.seal_block(pass);
+        });
+        self.b.ins().jump(ok, &[]);
     }
 
     /// The permission table of guest memory (per page) or, for `.local`, of tile space (per
@@ -1025,57 +1025,6 @@ impl Tx<'_, '_> {
             Some(t) if local => t.perms,
             _ => self.mem_perms,
         }
-    }
-
-    /// When `inb` (every lane's bytes inside the space, aligned as required), check each of
-    /// the VL lanes of `eas` against the space's permission table (both ends of its access:
-    /// E <= a page or granule), in a loop of constant code size; branch to `ok` when every
-    /// lane has `acc.need`, else to `fail`.
-    fn lanes_permitted(&mut self, inb: Value, eas: &[Value], acc: Access, ok: Block, fail: Block) {
-        let (_, _, shift) = self.space(acc.local);
-        let perms = self.perm_table(acc.local);
-        let scan = self.b.create_block();
-        self.b.ins().brif(inb, scan, &[], fail, &[]);
-        self.b.switch_to_block(scan);
-        self.b.seal_block(scan);
-        let p = self.spill(3, eas);
-        let lp = self.b.create_block();
-        let i = self.b.append_block_param(lp, I64);
-        let all = self.b.append_block_param(lp, I64);
-        let done = self.b.create_block();
-        let fin = self.b.append_block_param(done, I64);
-        let zero = self.iconst(0);
-        let ones = self.iconst(0xff);
-        self.b.ins().jump(lp, &[zero.into(), ones.into()]);
-        self.b.switch_to_block(lp);
-        let off = self.b.ins().ishl_imm_s(i, 3);
-        let at = self.b.ins().iadd(p, off);
-        let ea = self
-            .b
-            .ins()
-            .load(I64, cranelift_codegen::ir::MemFlagsData::trusted(), at, 0);
-        let last = self.b.ins().iadd_imm_s(ea, acc.ms.width() as i64 - 1);
-        let mut all2 = all;
-        for a in [ea, last] {
-            // In bounds (`inb`): the unit is inside the table.
-            let u = self.b.ins().ushr_imm_s(a, shift);
-            let at = self.b.ins().iadd(perms, u);
-            let bits = self.b.ins().uload8(I64, flags(), at, 0);
-            all2 = self.b.ins().band(all2, bits);
-        }
-        let i2 = self.b.ins().iadd_imm_s(i, 1);
-        let more = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, i2, self.vl as i64);
-        self.b
-            .ins()
-            .brif(more, lp, &[i2.into(), all2.into()], done, &[all2.into()]);
-        self.b.seal_block(lp);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
-        let t = self.b.ins().band_imm_s(fin, acc.need as i64);
-        self.b.ins().brif(t, ok, &[], fail, &[]);
     }
 
     /// Under a mask not known to be full (a hot straight-line region's recompile): when it is
