@@ -761,6 +761,128 @@ fn packed_f32_loops_feed_wide_ops_and_stores() {
     );
 }
 
+/// `n` pseudo-random f32 words (finite, mixed signs and magnitudes) as `.word` lines.
+fn f32_words(n: usize, seed: u64) -> String {
+    let mut x = seed;
+    let mut out = String::new();
+    for i in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let v = ((x >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 64.0;
+        out += if i % 8 == 0 { "\n        .word " } else { ", " };
+        out += &format!("{:#x}", v.to_bits());
+    }
+    out + "\n"
+}
+
+#[test]
+fn streaming_copies_and_masked_tails_agree() {
+    // Loops with hoisted contiguous accesses: their full iterations run in the streaming copy
+    // (loads free to move when no store of the proven iterations touches their bytes, an
+    // in-place load kept in order), the last proven one in the first full copy, and the tail
+    // as a full iteration whose stores write only active lanes and whose registers are
+    // blended at ENDLOOP. Trip counts leave tails at most VLs; accumulators are read after
+    // the loop; arrays sit back to back; and a tail group reaching into an unmapped page
+    // takes the straight form.
+    let x = f32_words(400, 1);
+    let y = f32_words(400, 2);
+    let bodies = [
+        // In place: y = a x + y.
+        "V.LW [s1, lc0<<2, 0], ->v1
+         V.LW [s2, lc0<<2, 0], ->v2
+         V.FMA.S v2, v1, s4
+         V.SW v2, [s2, lc0<<2, 0]",
+        // A load overlapping the store of the same iteration: y[i] = y[i + 1] + y[i].
+        "V.LW [s2, lc0<<2, 4], ->v1
+         V.LW [s2, lc0<<2, 0], ->v2
+         V.FADD.S v3, v1, v2
+         V.SW v3, [s2, lc0<<2, 0]",
+        // Dead temporaries, an accumulator and a narrower store right after the source.
+        "V.LW [s1, lc0<<2, 0], ->v1
+         V.MUL v2, v1, v1
+         V.ADD v7, v7, v2
+         V.FMUL.S v5, v1, s4
+         V.SH v2, [s6, lc0<<1, 0]
+         V.SW v5, [s2, lc0<<2, 0]",
+        // A load whose first use follows a store that overwrites most of its bytes in the
+        // same iteration: it must not move past it (the proven ranges overlap).
+        "V.LW [s2, lc0<<2, 0], ->v2
+         V.LW [s1, lc0<<2, 0], ->v1
+         V.SW v1, [s2, lc0<<2, 4]
+         V.SW v2, [s6, lc0<<2, 0]",
+        // Stencil-like: neighbours of x into y, FMA chain.
+        "V.LW [s1, lc0<<2, 4], ->v1
+         V.LW [s1, lc0<<2, 0], ->v2
+         V.LW [s1, lc0<<2, 8], ->v3
+         V.FMUL.S v4, v1, s4
+         V.FMA.S v4, v2, s5
+         V.FMA.S v4, v3, s5
+         V.SW v4, [s2, lc0<<2, 4]",
+    ];
+    for (k, body) in bodies.iter().enumerate() {
+        for trip in [203, 64, 5] {
+            let src = format!(
+                "
+                .mem 0x10000, 0x2000, rw
+                .data 0x10000
+                {x}
+                .data 0x10640
+                {y}
+                .text
+                S.LI s1, 0x10000
+                S.LI s2, 0x10640
+                S.LI s6, 0x10c80
+                S.LI s3, {trip}
+                S.LI s4, 0x3fc00000
+                S.LI s5, 0xbe800000
+                LOOP s3
+                {body}
+                ENDLOOP
+                V.REDSUM s9, v7
+                V.REDSUM s10, v4
+                HALT
+                "
+            );
+            check_all_vls(&src);
+            if k == 0 && trip == 203 {
+                let p = asm(&src);
+                for vl in [4, 16] {
+                    let total = check(&p, vl, false, None).0.retired;
+                    for max in (0..total + 2).step_by(5).chain([total - 1, total]) {
+                        let (r, _) = check(&p, vl, false, Some(max));
+                        assert_eq!(r.retired, max.min(total), "vl {vl} max {max}");
+                    }
+                }
+            }
+        }
+    }
+    // The source ends at its page's end: a tail group reaches into the unmapped page above
+    // at large VLs (but no active lane does), and at the store's end the same.
+    for (sbase, dbase) in [(0x10fc0u64, 0x20000u64), (0x10000, 0x20fc0)] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x1000, r
+            .mem 0x20000, 0x1000, rw
+            .data 0x10000
+            {x}
+            .text
+            S.LI s1, {sbase}
+            S.LI s2, {dbase}
+            S.LI s3, 13
+            S.LI s4, 0x3fc00000
+            LOOP s3
+            V.LW [s1, lc0<<2, 0], ->v1
+            V.FMUL.S v2, v1, s4
+            V.SW v2, [s2, lc0<<2, 0]
+            ENDLOOP
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
 #[test]
 fn local_tile_accesses_and_tile_traps() {
     let base = "

@@ -42,6 +42,62 @@ pub(super) fn fast_loop_ok(r: &Region) -> bool {
             .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_)))
 }
 
+/// Whether a loop with hoisted accesses `hoisted` (from [`hoistable`]) gets the streaming
+/// copy of its body (see `Tx::stream`): an `ENDLOOP` loop, not a copy loop, whose every store
+/// to guest memory is one of the hoisted contiguous accesses. Then the loop-entry span check
+/// can prove, once for all proven iterations, that no store of the loop writes a byte a
+/// hoisted load reads, so those loads may move freely among the body's stores.
+pub(super) fn stream_ok(r: &Region, hoisted: &[(u64, Inst)]) -> bool {
+    let Some(h) = r.loop_head else {
+        return false;
+    };
+    fast_loop_ok(r)
+        && !hoisted.is_empty()
+        && r.insts[h..].iter().all(|(pc, i)| match i.opcode().mem() {
+            Some(ms) if ms.dir == lanejit_interp::isa::Dir::Store && !i.is_local() => {
+                hoisted.iter().any(|(p, _)| p == pc)
+            }
+            _ => true,
+        })
+}
+
+/// Whether the partial iteration of an `ENDLOOP` loop (its tail) may run as the *masked
+/// tail* copy (see `Tx::masked_tail`): every memory access of the body is one of the hoisted
+/// contiguous accesses `hoisted`, and every vector instruction works lane by lane (no
+/// `V.REDSUM`, `S.GETLANE` or `V.SETMASK`), so what inactive lanes compute never reaches an
+/// active lane, a scalar or memory.
+pub(super) fn masked_tail_ok(r: &Region, hoisted: &[(u64, Inst)]) -> bool {
+    let Some(h) = r.loop_head else {
+        return false;
+    };
+    fast_loop_ok(r)
+        && r.insts[h..].iter().all(|(pc, i)| match i.opcode().sem() {
+            Sem::Mem(_) => hoisted.iter().any(|(p, _)| p == pc),
+            Sem::RedSum | Sem::SetMask | Sem::SGetLane => false,
+            _ => true,
+        })
+}
+
+/// The hoisted loads (bits by index in `hoisted`) that access exactly the bytes of some hoisted
+/// store of the same iteration (same base and offset operands and element width: an in-place
+/// update such as `y = a x + y`). The streaming copy keeps them in program order instead of
+/// letting them move, so their overlap with that store is no reason to leave the copy.
+pub(super) fn in_place(hoisted: &[(u64, Inst)]) -> u64 {
+    let key = |i: &Inst| Some((mem::contig_operands(i)?, i.opcode().mem()?.log2e));
+    let mut set = 0;
+    for (j, (_, l)) in hoisted.iter().enumerate() {
+        let is_load = l.opcode().mem().map(|m| m.dir) == Some(lanejit_interp::isa::Dir::Load);
+        let same = hoisted.iter().any(|(_, s)| {
+            s.opcode().mem().map(|m| m.dir) == Some(lanejit_interp::isa::Dir::Store)
+                && key(s) == key(l)
+        });
+        if is_load && same {
+            set |= 1 << j;
+        }
+    }
+    set
+}
+
 /// Registers a load on guest memory or an f32 add, subtract, multiply or FMA writes
 /// (candidates for the packed form: any load may turn out contiguous, see [`shape`]).
 pub(super) fn packable(r: &Region) -> u32 {

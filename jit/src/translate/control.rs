@@ -146,6 +146,49 @@ impl Tx<'_, '_> {
         self.b.seal_block(stay);
     }
 
+    /// The `ENDLOOP` of the streaming copy (see `Tx::stream`): the next iteration is proven
+    /// and covered by the budget (the copy is entered only then), so it runs in the streaming
+    /// copy again when the one after it is as well, and otherwise in the first full copy.
+    fn stream_edge(&mut self, st: super::StreamLoop, lc: Value) {
+        // Registers carried around the back edge must be wide and canonical; the others are
+        // dead, and so is the code materialising them.
+        self.materialize_all();
+        let r = self.b.use_var(self.retired);
+        let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
+        self.b.def_var(self.retired, r);
+        let lim = self
+            .b
+            .use_var(self.lim.expect("a streaming copy follows a span check"));
+        let room = self.b.ins().isub(lim, lc);
+        let two =
+            self.b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, 2 * self.vl as i64);
+        let fits = self.budget_fits(0, 2 * st.body_len);
+        let go = self.b.ins().band(two, fits);
+        self.b.ins().brif(go, st.top, &[], st.full, &[]);
+    }
+
+    /// The end of the masked tail copy (see `Tx::masked_tail`): every vector register the
+    /// body writes keeps its new value in the active lanes and its entry value in the others.
+    fn tail_blend(&mut self) {
+        self.materialize_all();
+        self.full = false;
+        self.refresh_lane_masks();
+        for (r, old) in std::mem::take(&mut self.tail_old) {
+            let vals: Vec<Value> = old
+                .iter()
+                .enumerate()
+                .map(|(c, &o)| {
+                    let new = self.vget(r, c);
+                    let m = self.lane_mask(c);
+                    self.b.ins().bitselect(m, new, o)
+                })
+                .collect();
+            self.vset_raw(r, &vals);
+        }
+    }
+
     /// A leading `LOOP`: zero trips leave the region, otherwise the run continues into the body.
     pub(crate) fn loop_prologue(&mut self, _pc: u64, inst: &Inst) {
         let Inst::Loop(l) = inst else {
@@ -215,6 +258,13 @@ impl Tx<'_, '_> {
                 let lc = self.b.use_var(self.lc0);
                 let lc = self.b.ins().iadd_imm_s(lc, self.vl as i64);
                 self.b.def_var(self.lc0, lc);
+                if let Some(st) = self.stream {
+                    self.stream_edge(st, lc);
+                    return;
+                }
+                if self.masked_tail {
+                    self.tail_blend();
+                }
                 let trip = self.b.use_var(self.trip);
                 if let (Some(fl), Some(_)) = (self.fast, header) {
                     if e.body.pc() == head_pc {

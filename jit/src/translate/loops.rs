@@ -14,7 +14,7 @@ impl Tx<'_, '_> {
     /// all hoisted accesses may make (`Tx::span_groups` per access, at most the remaining full
     /// iterations, at least this one), record their LC0BASE bound in `lim`, and go to `full`;
     /// with none (a fault ahead), go to `none`.
-    pub(super) fn precheck(&mut self, full: Block, none: Block) {
+    pub(super) fn precheck(&mut self, full: Block, none: Block, stream: Option<super::StreamLoop>) {
         let log2vl = self.vl.trailing_zeros() as i64;
         let lc = self.b.use_var(self.lc0);
         let trip = self.b.use_var(self.trip);
@@ -58,11 +58,29 @@ impl Tx<'_, '_> {
         let var = self.b.declare_var(I64);
         self.b.def_var(var, lim);
         self.lim = Some(var);
-        match self.copy_loop {
-            None => {
+        match (self.copy_loop, stream) {
+            (None, Some(st)) => {
+                // The streaming copy when it applies (see `Tx::stream`): at least two proven
+                // iterations, the budget covering two, and no hoisted load reading what a
+                // hoisted store of the proven iterations writes.
+                let two = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, k, 2);
+                let fits = self.budget_fits(0, 2 * st.body_len);
+                let disjoint = self.stream_disjoint(lc, lim);
+                let go = self.b.ins().band(two, fits);
+                let go = self.b.ins().band(go, disjoint);
+                let some = self.b.create_block();
+                self.b.ins().brif(k, some, &[], none, &[]);
+                self.b.switch_to_block(some);
+                self.b.seal_block(some);
+                self.b.ins().brif(go, st.top, &[], full, &[]);
+            }
+            (None, None) => {
                 self.b.ins().brif(k, full, &[], none, &[]);
             }
-            Some(log2e) => {
+            (Some(log2e), _) => {
                 let bulk = self.b.create_block();
                 self.b.ins().brif(k, bulk, &[], none, &[]);
                 self.b.switch_to_block(bulk);
@@ -70,6 +88,90 @@ impl Tx<'_, '_> {
                 self.bulk_copy(k, lc, log2e, full);
             }
         }
+    }
+
+    /// The entry of the masked tail copy (see `Tx::masked_tail`): every hoisted access's
+    /// group at the current LC0BASE, all VL lanes, checked for its permission (and lane 0's
+    /// alignment under `--strict-align`); its host base recorded as `Tx::precheck` does. All
+    /// pass: `top`; else `fail` (the straight form then runs the iteration lane by lane).
+    pub(super) fn masked_tail_entry(&mut self, top: Block, fail: Block) {
+        let lc = self.b.use_var(self.lc0);
+        for (j, (_, inst)) in self.hoist.clone().into_iter().enumerate() {
+            let ms = inst.opcode().mem().expect("a hoisted access");
+            let (base, off) = mem::contig_operands(&inst).expect("contiguous");
+            let bo = self.contig_base(base, off);
+            let h = self.b.ins().iadd(self.mem_base, bo);
+            self.b.def_var(self.hoist_host[j], h);
+            let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
+            let ea0 = self.b.ins().iadd(bo, l);
+            let need = match ms.dir {
+                lanejit_interp::isa::Dir::Load => lanejit_interp::memory::PERM_R,
+                lanejit_interp::isa::Dir::Store => lanejit_interp::memory::PERM_W,
+            };
+            let amask = self.align_mask(ms);
+            let next = self.b.create_block();
+            self.check_space(
+                false,
+                ea0,
+                (self.vl as u64) << ms.log2e,
+                need,
+                amask,
+                next,
+                fail,
+            );
+            self.b.switch_to_block(next);
+            self.b.seal_block(next);
+        }
+        self.b.ins().jump(top, &[]);
+    }
+
+    /// Whether the budget has room for `n` more instructions after `extra` beyond the
+    /// retired count (always, without an instruction limit).
+    pub(super) fn budget_fits(&mut self, extra: u64, n: u64) -> Value {
+        if !self.budgeted {
+            return self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
+        }
+        let r = self.b.use_var(self.retired);
+        let r = self.b.ins().iadd_imm_s(r, extra as i64);
+        let room = self.b.ins().isub(self.budget, r);
+        self.b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, n as i64)
+    }
+
+    /// Whether, over the iterations from LC0BASE `lc` up to `lim`, the bytes every hoisted
+    /// load that may move reads and the bytes every hoisted store writes are disjoint (one
+    /// comparison of host ranges per such load and store; all lie in guest memory, proved, so
+    /// none wraps). In-place loads (`Tx::ordered`) keep their order and are not compared.
+    fn stream_disjoint(&mut self, lc: Value, lim: Value) -> Value {
+        let mut loads = Vec::new();
+        let mut stores = Vec::new();
+        for (j, (_, inst)) in self.hoist.clone().into_iter().enumerate() {
+            let ms = inst.opcode().mem().expect("a hoisted access");
+            let is_load = ms.dir == lanejit_interp::isa::Dir::Load;
+            if is_load && self.ordered & (1 << j) != 0 {
+                continue;
+            }
+            let h = self.b.use_var(self.hoist_host[j]);
+            let a = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
+            let e = self.b.ins().ishl_imm_s(lim, ms.log2e as i64);
+            let range = (self.b.ins().iadd(h, a), self.b.ins().iadd(h, e));
+            if is_load {
+                loads.push(range);
+            } else {
+                stores.push(range);
+            }
+        }
+        let mut ok = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
+        for &(ls, le) in &loads {
+            for &(ss, se) in &stores {
+                let before = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, se, ls);
+                let after = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, le, ss);
+                let apart = self.b.ins().bor(before, after);
+                ok = self.b.ins().band(ok, apart);
+            }
+        }
+        ok
     }
 
     /// In a copy loop whose span check proved `k >= 1` iterations from LC0BASE `lc`: copy the

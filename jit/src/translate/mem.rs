@@ -37,7 +37,7 @@ use super::{Tx, flags};
 use crate::abi::{self, kind};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8, I8X16, I16, I32, I64, I64X2};
-use cranelift_codegen::ir::{Block, InstBuilder, Value};
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
 use lanejit_interp::isa::{Dir, Ext, Inst, MemAddr, MemSem, Mode, Reg, SOrImm, SReg, VReg};
 use lanejit_interp::memory::{PERM_R, PERM_W};
 
@@ -223,7 +223,7 @@ impl Tx<'_, '_> {
     /// `need` in every page (granule) it touches, which one lookup in the permitted-run table
     /// proves, and `ea & align_mask == 0`; else to `fail`.
     #[allow(clippy::too_many_arguments)]
-    fn check_space(
+    pub(super) fn check_space(
         &mut self,
         local: bool,
         ea: Value,
@@ -407,7 +407,15 @@ impl Tx<'_, '_> {
             }
             return;
         }
-        // Narrow 8-byte lanes to E-byte lanes, two vectors into one per step.
+        for (i, v) in self.narrow(log2e, data).into_iter().enumerate() {
+            self.b.ins().store(f, v, host, (16 * i) as i32);
+        }
+    }
+
+    /// The low E bytes of every lane of `data` (chunks of two 8-byte lanes), packed into
+    /// 16-byte vectors: two vectors narrowed into one per halving of the width.
+    fn narrow(&mut self, log2e: u8, data: &[Value]) -> Vec<Value> {
+        let e = 1usize << log2e;
         let mut vs: Vec<Value> = data.iter().map(|&v| self.bitcast(I8X16, v)).collect();
         let mut w = 8usize;
         while w > e {
@@ -426,32 +434,105 @@ impl Tx<'_, '_> {
                 .collect();
             w = half;
         }
-        for (i, &v) in vs.iter().enumerate() {
-            self.b.ins().store(f, v, host, (16 * i) as i32);
-        }
+        vs
     }
 
-    /// Store the low E bytes of every active lane of `data` (chunks) at `host + i * E`, in a
-    /// loop over the lanes (a partial mask: a loop's tail).
+    /// Store the low E bytes of every active lane of `data` (chunks) at `host + i * E` under
+    /// a partial mask (a loop's tail). The lanes are narrowed to E bytes once (as a full store
+    /// would) into a scratch area; when the active lanes are a prefix (an `ENDLOOP` tail: the
+    /// lanes below the trip count), the 16-byte chunks they fill are copied whole in a loop,
+    /// and the lanes after the last whole chunk (every lane for other masks) go one by one.
+    /// Bytes of inactive lanes are never written, not even with their old values (another
+    /// group may own them).
     fn store_active_lanes(&mut self, host: Value, log2e: u8, data: &[Value]) {
-        let pd = self.spill(1, data);
+        let vl = self.vl as usize;
         let mask = self.b.use_var(self.mask);
-        self.for_each_lane(|t, i| {
-            let st = t.b.create_block();
-            let next = t.b.create_block();
-            let m = t.b.ins().ushr(mask, i);
-            let on = t.b.ins().band_imm_s(m, 1);
-            t.b.ins().brif(on, st, &[], next, &[]);
-            t.b.switch_to_block(st);
-            t.b.seal_block(st);
-            let x = t.lane_at(pd, i);
-            let oe = t.b.ins().ishl_imm_s(i, log2e as i64);
-            let h = t.b.ins().iadd(host, oe);
-            t.store_lane(x, h, 0, log2e);
-            t.b.ins().jump(next, &[]);
-            t.b.switch_to_block(next);
-            t.b.seal_block(next);
+        if vl << log2e < 16 || (log2e < 3 && data.len() < (8 >> log2e)) {
+            let pd = self.spill(1, data);
+            self.for_each_lane(|t, i| {
+                t.if_lane_active(mask, i, |t| {
+                    let x = t.lane_at(pd, i);
+                    let oe = t.b.ins().ishl_imm_s(i, log2e as i64);
+                    let h = t.b.ins().iadd(host, oe);
+                    t.store_lane(x, h, 0, log2e);
+                });
+            });
+            return;
+        }
+        let narrow = self.narrow(log2e, data);
+        self.store_active_bytes(host, log2e, &narrow);
+    }
+
+    /// Store the active lanes' E bytes of `bytes` (lanes packed E bytes apiece into 16-byte
+    /// vectors, `VL * E >= 16`) at `host + i * E` (see [`Self::store_active_lanes`]).
+    fn store_active_bytes(&mut self, host: Value, log2e: u8, bytes: &[Value]) {
+        let mask = self.b.use_var(self.mask);
+        let pd = self.spill(1, bytes);
+        // Whole chunks of a prefix mask: `mask & (mask + 1) == 0`.
+        let lpc = 4 - log2e as i64;
+        let plus = self.b.ins().iadd_imm_s(mask, 1);
+        let t = self.b.ins().band(mask, plus);
+        let prefix = self.b.ins().icmp_imm_s(IntCC::Equal, t, 0);
+        let n = self.b.ins().popcnt(mask);
+        let q = self.b.ins().ushr_imm_s(n, lpc);
+        let zero = self.iconst(0);
+        let q = self.b.ins().select(prefix, q, zero);
+        let lp = self.b.create_block();
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        let j = self.b.append_block_param(lp, I64);
+        self.b.ins().jump(lp, &[zero.into()]);
+        self.b.switch_to_block(lp);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, j, q);
+        self.b.ins().brif(more, body, &[], done, &[]);
+        self.b.switch_to_block(body);
+        self.b.seal_block(body);
+        let o = self.b.ins().ishl_imm_s(j, 4);
+        let src = self.b.ins().iadd(pd, o);
+        let v = self.b.ins().load(
+            I8X16,
+            cranelift_codegen::ir::MemFlagsData::trusted(),
+            src,
+            0,
+        );
+        let dst = self.b.ins().iadd(host, o);
+        self.b.ins().store(flags(), v, dst, 0);
+        let j2 = self.b.ins().iadd_imm_s(j, 1);
+        self.b.ins().jump(lp, &[j2.into()]);
+        self.b.seal_block(lp);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+        let first = self.b.ins().ishl_imm_s(q, lpc);
+        self.for_each_lane_from(first, |t, i| {
+            t.if_lane_active(mask, i, |t| {
+                let oe = t.b.ins().ishl_imm_s(i, log2e as i64);
+                let at = t.b.ins().iadd(pd, oe);
+                let tf = cranelift_codegen::ir::MemFlagsData::trusted();
+                let x = match log2e {
+                    0 => t.b.ins().uload8(I64, tf, at, 0),
+                    1 => t.b.ins().uload16(I64, tf, at, 0),
+                    2 => t.b.ins().uload32(tf, at, 0),
+                    _ => t.b.ins().load(I64, tf, at, 0),
+                };
+                let h = t.b.ins().iadd(host, oe);
+                t.store_lane(x, h, 0, log2e);
+            });
         });
+    }
+
+    /// Run `then` when lane `i` of `mask` is set.
+    fn if_lane_active(&mut self, mask: Value, i: Value, then: impl FnOnce(&mut Self)) {
+        let st = self.b.create_block();
+        let next = self.b.create_block();
+        let m = self.b.ins().ushr(mask, i);
+        let on = self.b.ins().band_imm_s(m, 1);
+        self.b.ins().brif(on, st, &[], next, &[]);
+        self.b.switch_to_block(st);
+        self.b.seal_block(st);
+        then(self);
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(next);
+        self.b.seal_block(next);
     }
 
     fn store_lane(&mut self, x: Value, host: Value, off: i32, log2e: u8) {
@@ -950,6 +1031,30 @@ impl Tx<'_, '_> {
     /// loop's block with the lane index `i` (an `i64`) and must leave the builder in a block
     /// that goes on to the next lane (it may also branch out of the loop). Ends in the block
     /// after the loop.
+    /// Run `body` for every lane `i` from `first` (a value, possibly `>= VL`: no lane) up to
+    /// VL, in a loop.
+    fn for_each_lane_from(&mut self, first: Value, mut body: impl FnMut(&mut Self, Value)) {
+        let lp = self.b.create_block();
+        let run = self.b.create_block();
+        let done = self.b.create_block();
+        let i = self.b.append_block_param(lp, I64);
+        self.b.ins().jump(lp, &[first.into()]);
+        self.b.switch_to_block(lp);
+        let more = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, i, self.vl as i64);
+        self.b.ins().brif(more, run, &[], done, &[]);
+        self.b.switch_to_block(run);
+        self.b.seal_block(run);
+        body(self, i);
+        let i2 = self.b.ins().iadd_imm_s(i, 1);
+        self.b.ins().jump(lp, &[i2.into()]);
+        self.b.seal_block(lp);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+    }
+
     fn for_each_lane(&mut self, mut body: impl FnMut(&mut Self, Value)) {
         let lp = self.b.create_block();
         let i = self.b.append_block_param(lp, I64);
@@ -1126,7 +1231,32 @@ impl Tx<'_, '_> {
                 let l = self.b.use_var(self.lc0);
                 let l = self.b.ins().ishl_imm_s(l, ms.log2e as i64);
                 let host = self.b.ins().iadd(h, l);
-                self.contig_access(ms, data, host);
+                if self.masked_tail && ms.dir == Dir::Store {
+                    // The masked tail: only the active lanes' bytes.
+                    let bytes = match (data, self.form) {
+                        (Reg::V(n), forms)
+                            if matches!(forms[n as usize],
+                            super::Form::Packed { log2e, .. } if log2e == ms.log2e) =>
+                        {
+                            self.packed_vals(VReg(n), ms.log2e)
+                        }
+                        _ => {
+                            let vals = self.data_chunks(data);
+                            self.store_active_lanes(host, ms.log2e, &vals);
+                            return;
+                        }
+                    };
+                    self.store_active_bytes(host, ms.log2e, &bytes);
+                    return;
+                }
+                let f = if self.readonly && ms.dir == Dir::Load && self.ordered & (1 << j) == 0 {
+                    // The streaming copy: no store of the proven iterations writes what this
+                    // reads (see `Tx::stream`), so the load may move.
+                    flags().with_readonly().with_can_move()
+                } else {
+                    flags()
+                };
+                self.contig_access(ms, data, host, f);
             }
             None => {
                 let ea0 = self.contig_ea0(base, off, ms.log2e);
@@ -1156,15 +1286,14 @@ impl Tx<'_, '_> {
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
         let host = self.b.ins().iadd(base, ea0);
-        self.contig_access(ms, data, host);
+        self.contig_access(ms, data, host, flags());
     }
 
     /// The native accesses of a checked contiguous group at `host`: a load into the packed
     /// form where its register has one, a store of a register packed at the same width as
     /// its bytes, else 128-bit accesses with widening or narrowing.
-    fn contig_access(&mut self, ms: MemSem, data: Reg, host: Value) {
+    fn contig_access(&mut self, ms: MemSem, data: Reg, host: Value, f: MemFlagsData) {
         let len = (self.vl as u64) << ms.log2e;
-        let f = flags();
         match (ms.dir, data) {
             (Dir::Load, Reg::V(d)) if self.can_pack(VReg(d), ms.log2e) => {
                 let n = (len / 16) as usize;

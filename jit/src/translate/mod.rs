@@ -60,8 +60,8 @@ pub mod plan;
 mod shape;
 
 use analysis::{
-    RegSet, copy_loop, fast_loop_ok, has_vector_work, hoistable, packable, reg_effects,
-    written_first,
+    RegSet, copy_loop, fast_loop_ok, has_vector_work, hoistable, in_place, masked_tail_ok,
+    packable, reg_effects, stream_ok, written_first,
 };
 
 use crate::abi::{self, Status};
@@ -97,6 +97,17 @@ pub(crate) enum Form {
 pub(crate) struct FastLoop {
     /// First block of the second full copy of the body.
     pub(crate) top: Block,
+    /// Instructions per iteration.
+    pub(crate) body_len: u64,
+}
+
+/// The streaming copy of a loop body (see `Tx::stream`).
+#[derive(Clone, Copy)]
+pub(crate) struct StreamLoop {
+    /// Its first block.
+    pub(crate) top: Block,
+    /// The first full copy, which runs the last proven iteration.
+    pub(crate) full: Block,
     /// Instructions per iteration.
     pub(crate) body_len: u64,
 }
@@ -200,6 +211,33 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) fast: Option<FastLoop>,
     /// Forms carried into the second full copy (set when the first copy ends).
     pub(crate) fast_forms: Option<[Form; 32]>,
+    /// While translating the *streaming* copy of an `ENDLOOP` loop body ([`stream_ok`]): a
+    /// full copy entered (from the loop-entry span check, or from itself) only when the
+    /// iteration after it is proven too and no hoisted load reads a byte any store of the
+    /// proven iterations writes. Every register the body writes before reading it is then
+    /// dead at its end (the next iteration overwrites it before anything reads it), so the
+    /// copy carries only the loop-carried registers around its back edge instead of every
+    /// register the body writes, and its hoisted loads are `readonly` pure loads that
+    /// Cranelift sinks to their first use: a body of many vector chunks runs chunk by chunk
+    /// in registers instead of spilling every loaded chunk. Its last iteration continues in
+    /// the first full copy, which leaves the registers as the interpreter would.
+    pub(crate) stream: Option<StreamLoop>,
+    /// Whether hoisted contiguous loads may be `readonly` (the streaming copy).
+    pub(crate) readonly: bool,
+    /// The hoisted loads that stay in program order in the streaming copy (`in_place`).
+    pub(crate) ordered: u64,
+    /// While translating the *masked tail* copy of an `ENDLOOP` loop ([`masked_tail_ok`]):
+    /// its partial last iteration run as a full one. Entered only when every hoisted access's
+    /// whole group (all VL lanes) lies in guest memory with the access's permission, so loads
+    /// read all lanes; every lane computes (inactive lanes compute values nothing reads), and
+    /// stores write only the active lanes' bytes. At `ENDLOOP` every vector register the body
+    /// writes takes the new value in its active lanes and the value it had on entry
+    /// (`tail_old`) in the others, which is the architectural result. Packed forms and
+    /// lazy NaNs work as in the full copies, so the tail costs about one full iteration
+    /// instead of a copy with a blend per instruction.
+    pub(crate) masked_tail: bool,
+    /// The entry values of the vector registers the masked tail writes.
+    pub(crate) tail_old: Vec<(VReg, Vec<Value>)>,
     /// Whether the region contains `LOOP`/`ENDLOOP` (the only writers of LC0BASE): else it is
     /// not written back.
     loops: bool,
@@ -461,7 +499,7 @@ impl<'a, 'f> Tx<'a, 'f> {
     }
 
     /// Compute the per-lane mask variables from the mask, in the current block.
-    fn refresh_lane_masks(&mut self) {
+    pub(crate) fn refresh_lane_masks(&mut self) {
         let m = self.b.use_var(self.mask);
         let lm = lane_masks(self.b, m, self.nch);
         if self.lmask.is_empty() {
@@ -900,6 +938,11 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         pv,
         fast: None,
         fast_forms: None,
+        stream: None,
+        readonly: false,
+        ordered: 0,
+        masked_tail: false,
+        tail_old: Vec::new(),
         loops,
         writes_mask,
         writes_trip: r.insts.iter().any(|(_, i)| matches!(i, Inst::Loop(_))),
@@ -944,16 +987,43 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         let m = tx.b.use_var(tx.mask);
         let all = tx.all();
         let is_full = tx.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64);
-        let fast_top = fast_loop_ok(r).then(|| tx.b.create_block());
-        if tx.hoist.is_empty() || fast_top.is_none() {
+        let endloop = fast_loop_ok(r);
+        tx.ordered = in_place(&tx.hoist);
+        let stream =
+            (endloop && tx.copy_loop.is_none() && stream_ok(r, &tx.hoist)).then(|| StreamLoop {
+                top: tx.b.create_block(),
+                full: fullb,
+                body_len,
+            });
+        // The second full copy, which carries packed registers from one full iteration to the
+        // next, is not needed where the streaming copy runs all but the last of them.
+        let fast_top = (endloop && stream.is_none()).then(|| tx.b.create_block());
+        // The tail of an ENDLOOP loop (its one partial iteration) runs in the general copy
+        // where registers live in variables; in the memory form (and when a span check finds
+        // a fault ahead) it runs in the straight form of the body, compiled on first need,
+        // which keeps such functions to the full copies.
+        let tail_inline = endloop && !tx.vmem;
+        if tx.hoist.is_empty() || !endloop {
             tx.b.ins().brif(is_full, fullb, &[], genb, &[]);
         } else {
             let pre = tx.b.create_block();
             tx.b.ins().brif(is_full, pre, &[], genb, &[]);
             tx.b.switch_to_block(pre);
             tx.b.seal_block(pre);
-            tx.precheck(fullb, genb);
+            let none = if tail_inline {
+                let none = tx.b.create_block();
+                tx.b.set_cold_block(none);
+                none
+            } else {
+                genb
+            };
+            tx.precheck(fullb, none, stream);
             tx.prechecked = true;
+            if tail_inline {
+                tx.b.switch_to_block(none);
+                tx.b.seal_block(none);
+                tx.exit_pc(Status::Partial, head_pc, 0);
+            }
         }
         tx.b.switch_to_block(fullb);
         // Not sealed yet: the second full copy may jump back here (see below).
@@ -968,11 +1038,33 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         tx.prechecked = false;
         tx.fast = None;
         tx.off = 0;
-        if fast_top.is_some() {
-            // The tail of an ENDLOOP loop: its one partial iteration runs in the straight
-            // form of the body (compiled on first need), which keeps this function to the
-            // full copies.
+        if endloop && !tail_inline {
             tx.exit_pc(Status::Partial, head_pc, 0);
+        } else if tail_inline && !tx.hoist.is_empty() && masked_tail_ok(r, &tx.hoist) {
+            let top = tx.b.create_block();
+            let fail = tx.b.create_block();
+            tx.b.set_cold_block(fail);
+            tx.masked_tail_entry(top, fail);
+            tx.b.switch_to_block(fail);
+            tx.b.seal_block(fail);
+            tx.exit_pc(Status::Partial, head_pc, 0);
+            tx.b.switch_to_block(top);
+            tx.b.seal_block(top);
+            let mut written = 0u32;
+            for (_, i) in &r.insts[h..] {
+                written |= reg_effects(i).1.v;
+            }
+            tx.tail_old = (0..32u8)
+                .filter(|n| written & (1 << n) != 0)
+                .map(|n| (VReg(n), tx.vget_all(VReg(n))))
+                .collect();
+            tx.full = true;
+            tx.prechecked = true;
+            tx.masked_tail = true;
+            tx.run(r, h, back);
+            tx.masked_tail = false;
+            tx.prechecked = false;
+            tx.tail_old.clear();
         } else {
             tx.known_partial = true;
             tx.run(r, h, back);
@@ -994,6 +1086,19 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
                 tx.off = 0;
                 tx.run(r, h, back);
             }
+        }
+        if let (Some(st), false) = (stream, tx.hoist.is_empty()) {
+            tx.b.switch_to_block(st.top);
+            tx.form = [Form::Wide; 32];
+            tx.full = true;
+            tx.prechecked = true;
+            tx.fast = None;
+            tx.stream = Some(st);
+            tx.readonly = true;
+            tx.off = 0;
+            tx.run(r, h, back);
+            tx.stream = None;
+            tx.readonly = false;
         }
     } else {
         tx.full = false;
