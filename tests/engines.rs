@@ -811,6 +811,28 @@ fn streaming_copies_and_masked_tails_agree() {
          V.LW [s1, lc0<<2, 0], ->v1
          V.SW v1, [s2, lc0<<2, 4]
          V.SW v2, [s6, lc0<<2, 0]",
+        // Vector addresses built from V.LC0 (immediate and register-offset forms, an
+        // invariant scalar offset, a multiply), hoisted like the lc0 form.
+        "V.LC0 v9
+         V.SHL v9, v9, 2
+         V.ADD v9, v9, s1
+         V.LWI.U [v9 + 8], ->v1
+         V.LWI.U [v9 - 0], ->v2
+         V.LC0 v10
+         V.MUL v10, v10, 2
+         V.ADD v10, v10, 2
+         V.LW [s1 + (v10 << 1)], ->v3
+         V.FMUL.S v4, v1, s4
+         V.FMA.S v4, v2, s5
+         V.FMA.S v4, v3, s5
+         V.SW v4, [s2, lc0<<2, 0]",
+        // A vector base carried from the previous iteration is not hoisted.
+        "V.LWI.U [v9 + 0], ->v1
+         V.LC0 v9
+         V.SHL v9, v9, 2
+         V.ADD v9, v9, s1
+         V.FADD.S v1, v1, v1
+         V.SW v1, [s2, lc0<<2, 0]",
         // Stencil-like: neighbours of x into y, FMA chain.
         "V.LW [s1, lc0<<2, 4], ->v1
          V.LW [s1, lc0<<2, 0], ->v2
@@ -836,6 +858,7 @@ fn streaming_copies_and_masked_tails_agree() {
                 S.LI s3, {trip}
                 S.LI s4, 0x3fc00000
                 S.LI s5, 0xbe800000
+                V.MOV v9, s1
                 LOOP s3
                 {body}
                 ENDLOOP

@@ -3,9 +3,9 @@
 //! accesses have their checks hoisted to loop entry, copy loops, which registers may stay
 //! packed, and which scalars a straight-line region need not load.
 
-use super::mem;
+use super::{mem, shape};
 use crate::region::Region;
-use lanejit_interp::isa::{FpWidth, Inst, Operands, Reg, SReg, Sem};
+use lanejit_interp::isa::{FpWidth, Inst, Operands, Reg, Sem};
 
 /// A set of scalar and vector registers.
 #[derive(Default, Clone, Copy)]
@@ -47,7 +47,7 @@ pub(super) fn fast_loop_ok(r: &Region) -> bool {
 /// to guest memory is one of the hoisted contiguous accesses. Then the loop-entry span check
 /// can prove, once for all proven iterations, that no store of the loop writes a byte a
 /// hoisted load reads, so those loads may move freely among the body's stores.
-pub(super) fn stream_ok(r: &Region, hoisted: &[(u64, Inst)]) -> bool {
+pub(super) fn stream_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
     let Some(h) = r.loop_head else {
         return false;
     };
@@ -55,7 +55,7 @@ pub(super) fn stream_ok(r: &Region, hoisted: &[(u64, Inst)]) -> bool {
         && !hoisted.is_empty()
         && r.insts[h..].iter().all(|(pc, i)| match i.opcode().mem() {
             Some(ms) if ms.dir == lanejit_interp::isa::Dir::Store && !i.is_local() => {
-                hoisted.iter().any(|(p, _)| p == pc)
+                hoisted.iter().any(|h| h.pc == *pc)
             }
             _ => true,
         })
@@ -66,13 +66,13 @@ pub(super) fn stream_ok(r: &Region, hoisted: &[(u64, Inst)]) -> bool {
 /// contiguous accesses `hoisted`, and every vector instruction works lane by lane (no
 /// `V.REDSUM`, `S.GETLANE` or `V.SETMASK`), so what inactive lanes compute never reaches an
 /// active lane, a scalar or memory.
-pub(super) fn masked_tail_ok(r: &Region, hoisted: &[(u64, Inst)]) -> bool {
+pub(super) fn masked_tail_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
     let Some(h) = r.loop_head else {
         return false;
     };
     fast_loop_ok(r)
         && r.insts[h..].iter().all(|(pc, i)| match i.opcode().sem() {
-            Sem::Mem(_) => hoisted.iter().any(|(p, _)| p == pc),
+            Sem::Mem(_) => hoisted.iter().any(|h| h.pc == *pc),
             Sem::RedSum | Sem::SetMask | Sem::SGetLane => false,
             _ => true,
         })
@@ -82,14 +82,14 @@ pub(super) fn masked_tail_ok(r: &Region, hoisted: &[(u64, Inst)]) -> bool {
 /// store of the same iteration (same base and offset operands and element width: an in-place
 /// update such as `y = a x + y`). The streaming copy keeps them in program order instead of
 /// letting them move, so their overlap with that store is no reason to leave the copy.
-pub(super) fn in_place(hoisted: &[(u64, Inst)]) -> u64 {
-    let key = |i: &Inst| Some((mem::contig_operands(i)?, i.opcode().mem()?.log2e));
+pub(super) fn in_place(hoisted: &[Hoisted]) -> u64 {
     let mut set = 0;
-    for (j, (_, l)) in hoisted.iter().enumerate() {
-        let is_load = l.opcode().mem().map(|m| m.dir) == Some(lanejit_interp::isa::Dir::Load);
-        let same = hoisted.iter().any(|(_, s)| {
-            s.opcode().mem().map(|m| m.dir) == Some(lanejit_interp::isa::Dir::Store)
-                && key(s) == key(l)
+    for (j, l) in hoisted.iter().enumerate() {
+        let is_load = l.ms().dir == lanejit_interp::isa::Dir::Load;
+        let same = hoisted.iter().any(|s| {
+            s.ms().dir == lanejit_interp::isa::Dir::Store
+                && s.inv == l.inv
+                && s.ms().log2e == l.ms().log2e
         });
         if is_load && same {
             set |= 1 << j;
@@ -116,10 +116,30 @@ pub(super) fn packable(r: &Region) -> u32 {
     set
 }
 
-/// The pcs of the contiguous guest-memory accesses of an `ENDLOOP` loop body whose base and
-/// offset registers the body never writes: their per-group checks are hoisted into one span
-/// check per loop entry (`Tx::precheck`).
-pub(super) fn hoistable(r: &Region) -> Vec<(u64, Inst)> {
+/// A guest-memory access of an `ENDLOOP` loop body whose lane `i` at LC0BASE `x` accesses
+/// `inv + ((x + i) << log2e)` with `inv` loop-invariant ([`shape::lane_forms`]): contiguous in
+/// every full iteration, whichever form spelled it (`lc0`, a register offset, a vector base
+/// built from `V.LC0`), so its per-group checks are hoisted into one span check per loop
+/// entry (`Tx::precheck`).
+#[derive(Clone, Debug)]
+pub(crate) struct Hoisted {
+    /// Its pc.
+    pub(crate) pc: u64,
+    /// The instruction.
+    pub(crate) inst: Inst,
+    /// The loop-invariant part of lane 0's EA at LC0BASE 0.
+    pub(crate) inv: shape::Sym,
+}
+
+impl Hoisted {
+    /// Its memory semantics.
+    pub(crate) fn ms(&self) -> lanejit_interp::isa::MemSem {
+        self.inst.opcode().mem().expect("a hoisted access")
+    }
+}
+
+/// The hoisted accesses of a loop body (see [`Hoisted`]).
+pub(super) fn hoistable(r: &Region) -> Vec<Hoisted> {
     let Some(h) = r.loop_head else {
         return Vec::new();
     };
@@ -130,20 +150,20 @@ pub(super) fn hoistable(r: &Region) -> Vec<(u64, Inst)> {
     for (_, i) in &r.insts[h..] {
         written |= reg_effects(i).1.s;
     }
-    let inv = |s: SReg| written & (1 << s.0) == 0;
-    r.insts[h..]
-        .iter()
-        .filter(|(_, i)| {
-            let Some((base, off)) = mem::contig_operands(i) else {
-                return false;
-            };
-            let off_inv = match off {
-                lanejit_interp::isa::SOrImm::Reg(s) => inv(s),
-                lanejit_interp::isa::SOrImm::Imm(_) => true,
-            };
-            !i.is_local() && inv(base) && off_inv
+    let body = &r.insts[h..];
+    let forms = shape::lane_forms(body, !written);
+    body.iter()
+        .zip(forms)
+        .filter_map(|(&(pc, inst), f)| {
+            let ms = inst.opcode().mem()?;
+            let f = f?;
+            let e = 1i64 << ms.log2e;
+            (!inst.is_local() && f.lc0 == e && f.lane == e).then(|| Hoisted {
+                pc,
+                inst,
+                inv: f.invariant(),
+            })
         })
-        .copied()
         .collect()
 }
 
@@ -152,7 +172,7 @@ pub(super) fn hoistable(r: &Region) -> Vec<(u64, Inst)> {
 /// (`hoisted`, from [`hoistable`]).
 /// Returns the width's log2. Its full iterations but the last one of each checked span are
 /// one bulk copy (see `Tx::precheck`).
-pub(super) fn copy_loop(r: &Region, hoisted: &[(u64, Inst)]) -> Option<u8> {
+pub(super) fn copy_loop(r: &Region, hoisted: &[Hoisted]) -> Option<u8> {
     let h = r.loop_head?;
     let [(_, ld), (_, st), (_, Inst::Endloop(_))] = &r.insts[h..] else {
         return None;

@@ -1,7 +1,7 @@
 //! Loops: the span check hoisted to loop entry (`Tx::precheck`, `Tx::span_groups`), the bulk
 //! copy of copy loops, and the prologue `LOOP`.
 
-use super::{Helper, MAX_SPAN_ITERS, Tx, flags, mem};
+use super::{Helper, MAX_SPAN_ITERS, Tx, flags};
 use crate::abi;
 use crate::region::Region;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -34,10 +34,9 @@ impl Tx<'_, '_> {
         // Per access: its loop-invariant host base (so the loop keeps one register per
         // access), then its span.
         let mut hosts = Vec::new();
-        for (_, inst) in self.hoist.clone() {
-            let ms = inst.opcode().mem().expect("a hoisted access");
-            let (base, off) = mem::contig_operands(&inst).expect("contiguous");
-            let bo = self.contig_base(base, off);
+        for hz in self.hoist.clone() {
+            let ms = hz.ms();
+            let bo = self.inv_value(&hz.inv);
             let h = self.b.ins().iadd(self.mem_base, bo);
             let var = self.b.declare_var(I64);
             self.b.def_var(var, h);
@@ -96,10 +95,9 @@ impl Tx<'_, '_> {
     /// pass: `top`; else `fail` (the straight form then runs the iteration lane by lane).
     pub(super) fn masked_tail_entry(&mut self, top: Block, fail: Block) {
         let lc = self.b.use_var(self.lc0);
-        for (j, (_, inst)) in self.hoist.clone().into_iter().enumerate() {
-            let ms = inst.opcode().mem().expect("a hoisted access");
-            let (base, off) = mem::contig_operands(&inst).expect("contiguous");
-            let bo = self.contig_base(base, off);
+        for (j, hz) in self.hoist.clone().into_iter().enumerate() {
+            let ms = hz.ms();
+            let bo = self.inv_value(&hz.inv);
             let h = self.b.ins().iadd(self.mem_base, bo);
             self.b.def_var(self.hoist_host[j], h);
             let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
@@ -125,6 +123,21 @@ impl Tx<'_, '_> {
         self.b.ins().jump(top, &[]);
     }
 
+    /// The value of a loop-invariant symbolic form (scalars and a constant).
+    pub(super) fn inv_value(&mut self, s: &super::shape::Sym) -> Value {
+        let mut acc = self.iconst(s.k as u64);
+        for &(r, c) in &s.terms {
+            let x = self.sget(r);
+            let t = if c == 1 {
+                x
+            } else {
+                self.b.ins().imul_imm_s(x, c)
+            };
+            acc = self.b.ins().iadd(acc, t);
+        }
+        acc
+    }
+
     /// Whether the budget has room for `n` more instructions after `extra` beyond the
     /// retired count (always, without an instruction limit).
     pub(super) fn budget_fits(&mut self, extra: u64, n: u64) -> Value {
@@ -146,8 +159,8 @@ impl Tx<'_, '_> {
     fn stream_disjoint(&mut self, lc: Value, lim: Value) -> Value {
         let mut loads = Vec::new();
         let mut stores = Vec::new();
-        for (j, (_, inst)) in self.hoist.clone().into_iter().enumerate() {
-            let ms = inst.opcode().mem().expect("a hoisted access");
+        for (j, hz) in self.hoist.clone().into_iter().enumerate() {
+            let ms = hz.ms();
             let is_load = ms.dir == lanejit_interp::isa::Dir::Load;
             if is_load && self.ordered & (1 << j) != 0 {
                 continue;

@@ -97,15 +97,6 @@ fn operands(inst: &Inst, ms: MemSem) -> Option<(Reg, Addr, bool)> {
     Some((o.data, addr, o.local))
 }
 
-/// Base and offset of a contiguous access.
-pub(crate) fn contig_operands(inst: &Inst) -> Option<(SReg, SOrImm)> {
-    let ms = inst.opcode().mem()?;
-    match operands(inst, ms)?.1 {
-        Addr::Contig { base, off } => Some((base, off)),
-        _ => None,
-    }
-}
-
 impl Tx<'_, '_> {
     /// The chunks of a register used as an address operand (`lc0` reads LC0BASE + lane); a
     /// broadcast is built once.
@@ -591,6 +582,10 @@ impl Tx<'_, '_> {
         if self.full && (!local || self.tile.is_some()) {
             if let Addr::Contig { base, off } = addr {
                 self.contig_full(pc, ms, data, base, off, local);
+                return true;
+            }
+            if let Some(j) = self.hoisted_here(pc) {
+                self.hoisted_access(j, ms, data);
                 return true;
             }
             if self.ea_stride(addr) == Some(ms.width() as i64) {
@@ -1219,50 +1214,59 @@ impl Tx<'_, '_> {
         off: SOrImm,
         local: bool,
     ) {
-        let hoisted = if self.prechecked {
-            self.hoist.iter().position(|(p, _)| *p == pc)
-        } else {
-            None
-        };
-        match hoisted {
-            Some(j) => {
-                // `Tx::precheck` proved this iteration's group, like every group up to `lim`.
-                let h = self.b.use_var(self.hoist_host[j]);
-                let l = self.b.use_var(self.lc0);
-                let l = self.b.ins().ishl_imm_s(l, ms.log2e as i64);
-                let host = self.b.ins().iadd(h, l);
-                if self.masked_tail && ms.dir == Dir::Store {
-                    // The masked tail: only the active lanes' bytes.
-                    let bytes = match (data, self.form) {
-                        (Reg::V(n), forms)
-                            if matches!(forms[n as usize],
-                            super::Form::Packed { log2e, .. } if log2e == ms.log2e) =>
-                        {
-                            self.packed_vals(VReg(n), ms.log2e)
-                        }
-                        _ => {
-                            let vals = self.data_chunks(data);
-                            self.store_active_lanes(host, ms.log2e, &vals);
-                            return;
-                        }
-                    };
-                    self.store_active_bytes(host, ms.log2e, &bytes);
-                    return;
-                }
-                let f = if self.readonly && ms.dir == Dir::Load && self.ordered & (1 << j) == 0 {
-                    // The streaming copy: no store of the proven iterations writes what this
-                    // reads (see `Tx::stream`), so the load may move.
-                    flags().with_readonly().with_can_move()
-                } else {
-                    flags()
-                };
-                self.contig_access(ms, data, host, f);
-            }
+        match self.hoisted_here(pc) {
+            Some(j) => self.hoisted_access(j, ms, data),
             None => {
                 let ea0 = self.contig_ea0(base, off, ms.log2e);
                 self.contig_checked(pc, ms, data, ea0, local);
             }
         }
+    }
+
+    /// The index of the access at `pc` among the hoisted ones, when the current copy was
+    /// entered through their span check.
+    fn hoisted_here(&self, pc: u64) -> Option<usize> {
+        if self.prechecked {
+            self.hoist.iter().position(|h| h.pc == pc)
+        } else {
+            None
+        }
+    }
+
+    /// Hoisted access `j` in a copy its span check proved (`Tx::precheck`, or the masked
+    /// tail's entry): the native access at its host base plus LC0BASE's offset.
+    fn hoisted_access(&mut self, j: usize, ms: MemSem, data: Reg) {
+        // `Tx::precheck` proved this iteration's group, like every group up to `lim`.
+        let h = self.b.use_var(self.hoist_host[j]);
+        let l = self.b.use_var(self.lc0);
+        let l = self.b.ins().ishl_imm_s(l, ms.log2e as i64);
+        let host = self.b.ins().iadd(h, l);
+        if self.masked_tail && ms.dir == Dir::Store {
+            // The masked tail: only the active lanes' bytes.
+            let bytes = match (data, self.form) {
+                (Reg::V(n), forms)
+                    if matches!(forms[n as usize],
+                    super::Form::Packed { log2e, .. } if log2e == ms.log2e) =>
+                {
+                    self.packed_vals(VReg(n), ms.log2e)
+                }
+                _ => {
+                    let vals = self.data_chunks(data);
+                    self.store_active_lanes(host, ms.log2e, &vals);
+                    return;
+                }
+            };
+            self.store_active_bytes(host, ms.log2e, &bytes);
+            return;
+        }
+        let f = if self.readonly && ms.dir == Dir::Load && self.ordered & (1 << j) == 0 {
+            // The streaming copy: no store of the proven iterations writes what this
+            // reads (see `Tx::stream`), so the load may move.
+            flags().with_readonly().with_can_move()
+        } else {
+            flags()
+        };
+        self.contig_access(ms, data, host, f);
     }
 
     /// A contiguous access from `ea0` under a statically full mask: one check whose failure

@@ -17,14 +17,21 @@
 //! one whole iteration; dispatch on `mask == all ones`) -> a *full* copy of the body, where the
 //! mask is statically all ones (no blends, contiguous accesses need only the range check), and
 //! the partial-mask path. For an `ENDLOOP` loop (mask set only by `LOOP`/`ENDLOOP`, so only the
-//! last iteration is partial) that path is an exit with [`Status::Partial`]: the tail iteration
-//! runs in the straight-line form of the body, a separate function compiled on first need with
-//! the quick settings, and the loop function holds only full copies. Other loops (branch loops,
-//! bodies with `V.SETMASK`) get a *general* copy with a dynamic mask instead; every copy ends in
-//! the back edge to the header.
+//! last iteration is partial) the partial path runs the tail iteration in the same function:
+//! as the *masked tail* (`Tx::masked_tail`: the iteration computed as a full one, stores of
+//! active lanes only, registers blended at `ENDLOOP`) when every access of the body is
+//! hoisted and every vector instruction is lane-wise, else as a general copy with a dynamic
+//! mask; in the memory form it exits with [`Status::Partial`] to the straight-line form of the
+//! body, a separate function compiled on first need with the quick settings. Other loops
+//! (branch loops, bodies with `V.SETMASK`) get the general copy; every copy ends in the back
+//! edge to the header. Full iterations of an `ENDLOOP` loop whose stores are all hoisted run
+//! in the *streaming copy* (`Tx::stream`) while another proven iteration follows, which
+//! carries only loop-carried registers and lets hoisted loads move to their uses.
 //!
-//! Check hoisting: in an `ENDLOOP` loop, a contiguous guest-memory access whose base and
-//! offset registers the body never writes touches one group after another. On the way from
+//! Check hoisting: in an `ENDLOOP` loop, a guest-memory access whose lane `i` at LC0BASE `x`
+//! reads `inv + ((x + i) << log2e)` with `inv` loop-invariant (the `lc0` form with registers
+//! the body never writes, or a vector address the body builds from `V.LC0`: see
+//! [`shape::lane_forms`]) touches one group after another. On the way from
 //! the header into the full copies, `Tx::precheck` checks the whole span of the next
 //! iterations once (an inline scan of the page table, at most [`MAX_SPAN_ITERS`] iterations)
 //! and records how far it holds as an LC0BASE bound; the full copies then access those groups
@@ -246,7 +253,7 @@ pub(crate) struct Tx<'a, 'f> {
     /// Whether the region contains `LOOP` (the only writer of the trip count).
     writes_trip: bool,
     /// Contiguous accesses whose per-group check is hoisted (see [`hoistable`]).
-    pub(crate) hoist: Vec<(u64, Inst)>,
+    pub(crate) hoist: Vec<analysis::Hoisted>,
     /// Whether the current code is a full copy entered through `Tx::precheck`: the hoisted
     /// accesses need no check.
     pub(crate) prechecked: bool,

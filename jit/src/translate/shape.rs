@@ -10,6 +10,12 @@
 //! makes a register general. A write is affine only under a statically full mask (a partial
 //! write leaves inactive lanes as they were).
 //!
+//! Before any IR is emitted, [`lane_forms`] runs the same rules symbolically over a loop body
+//! ([`Sym`]: a sum of loop-invariant scalar registers and a constant, plus multiples of
+//! LC0BASE and of the lane index), so that an access whose lane `i` at LC0BASE `x` reads
+//! `inv + ((x + i) << log2e)` is known to be contiguous in every full iteration, whichever form
+//! spelled it, and its check can be hoisted to loop entry like the `lc0` form's.
+//!
 //! Memory accesses use the shape of their EA (`Tx::ea_shape`): an affine EA with stride E
 //! is a contiguous access whichever form spelled it (register offset, vector base with an
 //! immediate, `lc0`), a uniform EA is one access. The two halves are separate so that
@@ -18,7 +24,7 @@
 
 use super::Tx;
 use cranelift_codegen::ir::Value;
-use lanejit_interp::isa::{AluOp, Inst, Operands, Reg, SReg, Sem, VRead, VSrc};
+use lanejit_interp::isa::{AluOp, Inst, MemAddr, Operands, Reg, SReg, Sem, VRead, VSrc};
 
 /// An affine vector: lane `i` is `base + i * stride`.
 #[derive(Clone, Copy, Debug)]
@@ -153,5 +159,199 @@ impl Tx<'_, '_> {
             }
             _ => None,
         }
+    }
+}
+
+/// A lane value known symbolically over one iteration of a loop body: lane `i` at LC0BASE `x`
+/// holds `sum(c * s) + k + lc0 * x + lane * i` (64-bit wrapping), the `s` scalar registers
+/// the body never writes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sym {
+    /// `(register, coefficient)`, sorted by register, no zero coefficient.
+    pub(crate) terms: Vec<(SReg, i64)>,
+    /// The constant.
+    pub(crate) k: i64,
+    /// The coefficient of LC0BASE.
+    pub(crate) lc0: i64,
+    /// The coefficient of the lane index.
+    pub(crate) lane: i64,
+}
+
+impl Sym {
+    fn konst(k: i64) -> Sym {
+        Sym {
+            k,
+            ..Sym::default()
+        }
+    }
+
+    /// Whether it is a constant (then `k`).
+    fn is_const(&self) -> bool {
+        self.terms.is_empty() && self.lc0 == 0 && self.lane == 0
+    }
+
+    fn add(&self, o: &Sym, sign: i64) -> Sym {
+        let mut terms = self.terms.clone();
+        for &(r, c) in &o.terms {
+            match terms.iter_mut().find(|(q, _)| *q == r) {
+                Some(t) => t.1 = t.1.wrapping_add(c.wrapping_mul(sign)),
+                None => terms.push((r, c.wrapping_mul(sign))),
+            }
+        }
+        terms.retain(|&(_, c)| c != 0);
+        terms.sort_by_key(|&(r, _)| r.0);
+        Sym {
+            terms,
+            k: self.k.wrapping_add(o.k.wrapping_mul(sign)),
+            lc0: self.lc0.wrapping_add(o.lc0.wrapping_mul(sign)),
+            lane: self.lane.wrapping_add(o.lane.wrapping_mul(sign)),
+        }
+    }
+
+    fn scale(&self, m: i64) -> Sym {
+        let mut terms: Vec<(SReg, i64)> = self
+            .terms
+            .iter()
+            .map(|&(r, c)| (r, c.wrapping_mul(m)))
+            .collect();
+        terms.retain(|&(_, c)| c != 0);
+        Sym {
+            terms,
+            k: self.k.wrapping_mul(m),
+            lc0: self.lc0.wrapping_mul(m),
+            lane: self.lane.wrapping_mul(m),
+        }
+    }
+
+    /// The loop-invariant part (scalars and constant) alone.
+    pub(crate) fn invariant(&self) -> Sym {
+        Sym {
+            terms: self.terms.clone(),
+            k: self.k,
+            lc0: 0,
+            lane: 0,
+        }
+    }
+}
+
+/// Symbolic forms over a loop body, in program order, with `inv` the scalar registers the
+/// body never writes: the form of every memory access's lane EAs (by position in `insts`),
+/// where one is known. Every vector register starts unknown (nothing carried from the
+/// previous iteration is used), and a write the rules do not cover makes it unknown.
+pub(crate) fn lane_forms(insts: &[(u64, Inst)], inv: u32) -> Vec<Option<Sym>> {
+    let mut v: [Option<Sym>; 32] = std::array::from_fn(|_| None);
+    let scalar = |s: SReg| -> Option<Sym> {
+        if s.0 == 0 {
+            return Some(Sym::konst(0));
+        }
+        (inv & (1 << s.0) != 0).then(|| Sym {
+            terms: vec![(s, 1)],
+            ..Sym::default()
+        })
+    };
+    let reg = |v: &[Option<Sym>; 32], r: Reg| -> Option<Sym> {
+        match r {
+            Reg::S(n) => scalar(SReg(n)),
+            Reg::V(n) => v[n as usize].clone(),
+            Reg::Lc0 => Some(Sym {
+                lc0: 1,
+                lane: 1,
+                ..Sym::default()
+            }),
+        }
+    };
+    let src = |v: &[Option<Sym>; 32], s: VSrc| -> Option<Sym> {
+        match s {
+            VSrc::V(r) => v[r.0 as usize].clone(),
+            VSrc::S(r) => scalar(r),
+            VSrc::Imm(i) => Some(Sym::konst(i as i64)),
+        }
+    };
+    let mut out = Vec::with_capacity(insts.len());
+    for (_, inst) in insts {
+        let ea = match (inst.opcode().mem(), inst.mem_operands()) {
+            (Some(ms), Some(o)) => match o.addr {
+                MemAddr::RegOff { base, off, shamt } => {
+                    let sh = ms.reg_shift(shamt);
+                    match (reg(&v, base), reg(&v, off)) {
+                        (Some(b), Some(o)) if sh < 64 => Some(b.add(&o.scale(1i64 << sh), 1)),
+                        _ => None,
+                    }
+                }
+                MemAddr::Imm { base, imm } => {
+                    reg(&v, base).map(|b| b.add(&Sym::konst(ms.imm_offset(imm) as i64), 1))
+                }
+                MemAddr::Contig { base, off } => {
+                    let o = match off {
+                        lanejit_interp::isa::SOrImm::Reg(r) => scalar(r),
+                        lanejit_interp::isa::SOrImm::Imm(i) => Some(Sym::konst(i as i64)),
+                    };
+                    let e = 1i64 << ms.log2e;
+                    match (scalar(base), o) {
+                        (Some(b), Some(o)) => Some(b.add(&o, 1).add(
+                            &Sym {
+                                lc0: e,
+                                lane: e,
+                                ..Sym::default()
+                            },
+                            1,
+                        )),
+                        _ => None,
+                    }
+                }
+            },
+            _ => None,
+        };
+        out.push(ea);
+        let result = match (inst.operands(), inst.opcode().sem()) {
+            (Operands::VUnary(_), Sem::VRead(r)) => Some(match r {
+                VRead::Lc0 => Sym {
+                    lc0: 1,
+                    lane: 1,
+                    ..Sym::default()
+                },
+                VRead::LaneId => Sym {
+                    lane: 1,
+                    ..Sym::default()
+                },
+            }),
+            (Operands::VMov(o), _) => src(&v, o.src),
+            (Operands::VAlu(o), Sem::VAlu(op)) => {
+                match (v[o.va.0 as usize].clone(), src(&v, o.vb)) {
+                    (Some(a), Some(b)) => match op {
+                        AluOp::Add => Some(a.add(&b, 1)),
+                        AluOp::Sub => Some(a.add(&b, -1)),
+                        AluOp::Shl if b.is_const() => {
+                            Some(a.scale(1i64.wrapping_shl((b.k & 63) as u32)))
+                        }
+                        AluOp::Mul if b.is_const() => Some(a.scale(b.k)),
+                        AluOp::Mul if a.is_const() => Some(b.scale(a.k)),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let written = super::reg_effects(inst).1.v;
+        for n in 0..32 {
+            if written & (1 << n) != 0 {
+                v[n] = None;
+            }
+        }
+        if let (Some(sym), Some(d)) = (result, single_vd(inst)) {
+            v[d as usize] = Some(sym);
+        }
+    }
+    out
+}
+
+/// The one vector register `inst` writes, if it is an ALU, move or lane-read instruction.
+fn single_vd(inst: &Inst) -> Option<u8> {
+    match inst.operands() {
+        Operands::VUnary(o) => Some(o.vd.0),
+        Operands::VMov(o) => Some(o.vd.0),
+        Operands::VAlu(o) => Some(o.vd.0),
+        _ => None,
     }
 }
