@@ -501,6 +501,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
                     "jit_retired": stats.jit_retired,
                     "interp_retired": stats.interp_retired,
                     "compile_us": stats.compile_us,
+                    "compile_errors": stats.compile_errors,
                 }),
             );
             o.insert("version".into(), env!("CARGO_PKG_VERSION").into());

@@ -55,6 +55,9 @@ pub struct EngineStats {
     pub interp_retired: u64,
     /// Total compile time, microseconds.
     pub compile_us: u64,
+    /// Regions the translator or Cranelift failed on (they run on the interpreter, so the
+    /// result is still right; tests require none).
+    pub compile_errors: u64,
 }
 
 /// Run `m` from its pc on `engine` until it halts, traps or reaches its instruction limit.
@@ -133,6 +136,7 @@ impl Dispatcher {
             jit_retired: self.jit_retired,
             interp_retired: self.interp_retired,
             compile_us: js.compile_us,
+            compile_errors: js.compile_errors,
         }
     }
 

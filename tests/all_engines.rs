@@ -66,6 +66,10 @@ fn run_on(
             jit_threshold: threshold,
         },
     );
+    assert_eq!(
+        stats.compile_errors, 0,
+        "a region failed to compile on {engine:?}"
+    );
     (m, exit, stats)
 }
 

@@ -68,11 +68,19 @@ fn check(p: &Program, vl: u32, strict: bool, max: Option<u64>) -> (Snap, EngineS
     let (reference, _) = run_one(p, cfg, Engine::Interp, 0);
     let (jit, jstats) = run_one(p, cfg, Engine::Jit, 0);
     assert_eq!(
+        jstats.compile_errors, 0,
+        "a region failed to compile (vl {vl})"
+    );
+    assert_eq!(
         jit, reference,
         "jit differs from interp (vl {vl}, strict {strict}, max {max:?})"
     );
     for th in [1, 3] {
-        let (tiered, _) = run_one(p, cfg, Engine::Tiered, th);
+        let (tiered, tstats) = run_one(p, cfg, Engine::Tiered, th);
+        assert_eq!(
+            tstats.compile_errors, 0,
+            "a region failed to compile (vl {vl})"
+        );
         assert_eq!(
             tiered, reference,
             "tiered({th}) differs from interp (vl {vl}, strict {strict}, max {max:?})"
@@ -903,6 +911,51 @@ fn streaming_copies_and_masked_tails_agree() {
             "
         );
         check_all_vls(&src);
+    }
+}
+
+#[test]
+fn hoisted_tile_accesses_and_read_only_registers() {
+    // A matrix-kernel shape: x staged into tile space by a copy loop, then a loop doing FMAs
+    // of tile rows with registers it never writes (broadcast before the loop) into y in
+    // place. Tile accesses are hoisted like guest ones: a granule protected inside the span
+    // (reached at some trip counts and VLs) must trap precisely, and a short tile must stop
+    // the span where it ends.
+    let x = f32_words(400, 3);
+    for (protect, trip) in [("", 203), (".tileprotect 0x200, 0x40, none", 203), ("", 7)] {
+        for tilesize in [0x1000, 0x800] {
+            let src = format!(
+                "
+                .tilesize {tilesize}
+                {protect}
+                .mem 0x10000, 0x2000, rw
+                .data 0x10000
+                {x}
+                .text
+                S.LI s1, 0x10000
+                S.LI s2, 0x10800
+                S.LI s3, {trip}
+                S.LI s4, 0x3fc00000
+                S.LI s5, 0xbe800000
+                V.MOV v16, s4
+                V.MOV v17, s5
+                LOOP s3
+                V.LW [s1, lc0<<2, 0], ->v1
+                V.SW.local v1, [s0, lc0<<2, 0]
+                ENDLOOP
+                LOOP s3
+                V.LW [s2, lc0<<2, 0], ->v1
+                V.LW.local [s0, lc0<<2, 0], ->v2
+                V.FMA.S v1, v2, v16
+                V.LW.local [s0, lc0<<2, 4], ->v2
+                V.FMA.S v1, v2, v17
+                V.SW v1, [s2, lc0<<2, 0]
+                ENDLOOP
+                HALT
+                "
+            );
+            check_all_vls(&src);
+        }
     }
 }
 

@@ -68,6 +68,10 @@ pub struct JitStats {
     /// Calls from the dispatcher into compiled code ([`Jit::run`]); calls from one region to
     /// the next (chaining, see `abi::CHAIN_DEPTH`) are not counted.
     pub calls: u64,
+    /// Compiles that failed (the translator built IR Cranelift rejected, or Cranelift
+    /// failed): those regions run on the interpreter, so results stay right, but it is a bug
+    /// and the test harness requires none (debug builds run Cranelift's IR verifier).
+    pub compile_errors: u64,
 }
 
 /// What kind of function a compiled region is.
@@ -224,8 +228,16 @@ impl Jit {
         self.compile_key(self.key(pc, false))
     }
 
-    /// Compile (or find) the region of `key`.
+    /// Compile (or find) the region of `key`, counting failures.
     fn compile_key(&mut self, key: Key) -> Result<Option<Compiled>, JitError> {
+        let r = self.compile_key_inner(key);
+        if r.is_err() {
+            self.stats.compile_errors += 1;
+        }
+        r
+    }
+
+    fn compile_key_inner(&mut self, key: Key) -> Result<Option<Compiled>, JitError> {
         let pc = key.pc;
         match self.cache.get(&key) {
             Some(Entry::Code(f, b)) => return Ok(Some(Compiled(f, b))),

@@ -210,9 +210,12 @@ impl Tx<'_, '_> {
 
     /// The f32 lanes of `r` packed four to an `i8x16` (the low 32 bits of every lane): its
     /// packed variables at width 4, or its wide chunks narrowed by one shuffle per pair.
-    fn f32_lanes(&mut self, r: VReg) -> Vec<Value> {
+    pub(crate) fn f32_lanes(&mut self, r: VReg) -> Vec<Value> {
         if let Form::Packed { log2e: 2, .. } = self.form[r.0 as usize] {
             return self.packed_vals(r, 2);
+        }
+        if let Some(v) = &self.ro_f32[r.0 as usize] {
+            return v.clone();
         }
         let chunks = self.vget_all(r);
         let idx = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];

@@ -54,7 +54,7 @@ pub(super) fn stream_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
     fast_loop_ok(r)
         && !hoisted.is_empty()
         && r.insts[h..].iter().all(|(pc, i)| match i.opcode().mem() {
-            Some(ms) if ms.dir == lanejit_interp::isa::Dir::Store && !i.is_local() => {
+            Some(ms) if ms.dir == lanejit_interp::isa::Dir::Store => {
                 hoisted.iter().any(|h| h.pc == *pc)
             }
             _ => true,
@@ -88,6 +88,7 @@ pub(super) fn in_place(hoisted: &[Hoisted]) -> u64 {
         let is_load = l.ms().dir == lanejit_interp::isa::Dir::Load;
         let same = hoisted.iter().any(|s| {
             s.ms().dir == lanejit_interp::isa::Dir::Store
+                && s.inst.is_local() == l.inst.is_local()
                 && s.inv == l.inv
                 && s.ms().log2e == l.ms().log2e
         });
@@ -98,8 +99,8 @@ pub(super) fn in_place(hoisted: &[Hoisted]) -> u64 {
     set
 }
 
-/// Registers a load on guest memory or an f32 add, subtract, multiply or FMA writes
-/// (candidates for the packed form: any load may turn out contiguous, see [`shape`]).
+/// Registers a load (of guest memory or tile space) or an f32 add, subtract, multiply or FMA
+/// writes (candidates for the packed form: any load may turn out contiguous, see [`shape`]).
 pub(super) fn packable(r: &Region) -> u32 {
     let mut set = 0;
     for (_, i) in &r.insts {
@@ -107,7 +108,7 @@ pub(super) fn packable(r: &Region) -> u32 {
             set |= 1 << o.vd.0;
         }
         if let Some(ms) = i.opcode().mem() {
-            if ms.dir == lanejit_interp::isa::Dir::Load && !i.is_local() {
+            if ms.dir == lanejit_interp::isa::Dir::Load {
                 let (_, w) = reg_effects(i);
                 set |= w.v;
             }
@@ -158,7 +159,7 @@ pub(super) fn hoistable(r: &Region) -> Vec<Hoisted> {
             let ms = inst.opcode().mem()?;
             let f = f?;
             let e = 1i64 << ms.log2e;
-            (!inst.is_local() && f.lc0 == e && f.lane == e).then(|| Hoisted {
+            (f.lc0 == e && f.lane == e).then(|| Hoisted {
                 pc,
                 inst,
                 inv: f.invariant(),

@@ -37,7 +37,9 @@ impl Tx<'_, '_> {
         for hz in self.hoist.clone() {
             let ms = hz.ms();
             let bo = self.inv_value(&hz.inv);
-            let h = self.b.ins().iadd(self.mem_base, bo);
+            let local = hz.inst.is_local();
+            let sb = self.space_base(local);
+            let h = self.b.ins().iadd(sb, bo);
             let var = self.b.declare_var(I64);
             self.b.def_var(var, h);
             hosts.push(var);
@@ -49,7 +51,11 @@ impl Tx<'_, '_> {
             };
             let lg = self.vl.trailing_zeros() + ms.log2e as u32;
             let amask = self.align_mask(ms);
-            k = self.span_groups(ea0, lg, k, need, amask);
+            k = if local {
+                self.tile_span_groups(ea0, lg, k, need, amask)
+            } else {
+                self.span_groups(ea0, lg, k, need, amask)
+            };
         }
         self.hoist_host = hosts;
         let span = self.b.ins().ishl_imm_s(k, log2vl);
@@ -98,7 +104,9 @@ impl Tx<'_, '_> {
         for (j, hz) in self.hoist.clone().into_iter().enumerate() {
             let ms = hz.ms();
             let bo = self.inv_value(&hz.inv);
-            let h = self.b.ins().iadd(self.mem_base, bo);
+            let local = hz.inst.is_local();
+            let sb = self.space_base(local);
+            let h = self.b.ins().iadd(sb, bo);
             self.b.def_var(self.hoist_host[j], h);
             let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
             let ea0 = self.b.ins().iadd(bo, l);
@@ -109,7 +117,7 @@ impl Tx<'_, '_> {
             let amask = self.align_mask(ms);
             let next = self.b.create_block();
             self.check_space(
-                false,
+                local,
                 ea0,
                 (self.vl as u64) << ms.log2e,
                 need,
@@ -121,6 +129,43 @@ impl Tx<'_, '_> {
             self.b.seal_block(next);
         }
         self.b.ins().jump(top, &[]);
+    }
+
+    /// Host address of address 0 of guest memory, or of tile space for `.local`.
+    fn space_base(&self, local: bool) -> Value {
+        match self.tile {
+            Some(t) if local => t.base,
+            _ => self.mem_base,
+        }
+    }
+
+    /// How many of `k` groups of `1 << lg` bytes from tile address `lo` lie in tile space
+    /// with permission `need` (and `lo` aligned to `amask`): one lookup in the granule run
+    /// table, whatever the span (runs are exact granule counts).
+    fn tile_span_groups(&mut self, lo: Value, lg: u32, k: Value, need: u8, amask: u64) -> Value {
+        let t = self
+            .tile
+            .expect("a region with tile accesses loads the tile view");
+        let zero = self.iconst(0);
+        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, lo, t.size);
+        let ok = self.and_aligned(inb, lo, amask);
+        // Out of range reads granule 0's run instead (`ok` is false then).
+        let lo_in = self.b.ins().select(inb, lo, zero);
+        let avail = self.b.ins().isub(t.size, lo_in);
+        let fit = self.b.ins().ushr_imm_s(avail, lg as i64);
+        let u0 = self.b.ins().ushr_imm_s(lo_in, 6);
+        let run = self.run_at(true, need, u0);
+        // Permitted bytes from `lo`: the run's granules less lo's offset in its granule (no
+        // wrap: a run of 0 gives 0).
+        let run_bytes = self.b.ins().ishl_imm_s(run, 6);
+        let inner = self.b.ins().band_imm_s(lo_in, 63);
+        let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, run, 0);
+        let pb = self.b.ins().isub(run_bytes, inner);
+        let pb = self.b.ins().select(has, pb, zero);
+        let pfit = self.b.ins().ushr_imm_s(pb, lg as i64);
+        let g = self.b.ins().umin(k, fit);
+        let g = self.b.ins().umin(g, pfit);
+        self.b.ins().select(ok, g, zero)
     }
 
     /// The value of a loop-invariant symbolic form (scalars and a constant).

@@ -239,7 +239,7 @@ impl Tx<'_, '_> {
 
     /// Entry `unit` (a page, or a granule for `.local`) of the permitted-run table for `need`:
     /// how many units from it on all have that permission (`u32` entries).
-    fn run_at(&mut self, local: bool, need: u8, unit: Value) -> Value {
+    pub(super) fn run_at(&mut self, local: bool, need: u8, unit: Value) -> Value {
         let table = self.run_table(local, need);
         let off = self.b.ins().ishl_imm_s(unit, 2);
         let at = self.b.ins().iadd(table, off);

@@ -81,7 +81,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use lanejit_interp::isa::{Inst, SReg, Sem, VReg};
+use lanejit_interp::isa::{FpWidth, Inst, Operands, SReg, Sem, VReg, VSrc};
 use lanejit_interp::machine::{Regs, all_lanes};
 
 /// How a vector register's current value is held.
@@ -210,6 +210,13 @@ pub(crate) struct Tx<'a, 'f> {
     scratch: Option<StackSlot>,
     /// Helper signatures, imported on first use (every imported signature costs compile time).
     sigs: [Option<SigRef>; 7],
+    /// Vector registers the region reads and never writes: read from the register file by
+    /// loads Cranelift may share and hoist out of loops (a matrix kernel's broadcast
+    /// coefficients), instead of variables carried around every loop edge.
+    pub(crate) ro_v: u32,
+    /// The f32 lanes (see `Tx::f32_lanes`) of read-only registers that FP instructions read,
+    /// computed once at loop entry.
+    pub(crate) ro_f32: Vec<Option<Vec<Value>>>,
     /// Current form of every vector register.
     pub(crate) form: [Form; 32],
     /// Packed variables of registers that a contiguous load may leave packed.
@@ -414,6 +421,12 @@ impl<'a, 'f> Tx<'a, 'f> {
                 .b
                 .ins()
                 .load(I64X2, MemFlagsData::trusted(), self.regs, Self::voff(r, c));
+        }
+        if self.ro_v & (1 << r.0) != 0 {
+            // Never written in this region: read from the register file, where it stays
+            // unchanged until the function returns (so the load may move and be shared).
+            let f = MemFlagsData::trusted().with_readonly().with_can_move();
+            return self.b.ins().load(I64X2, f, self.regs, Self::voff(r, c));
         }
         if let Form::Packed { .. } = self.form[r.0 as usize] {
             // Not normally reached (instructions materialise their packed operands first);
@@ -816,6 +829,10 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         dirty.v |= w.v;
     }
     let nch = (cfg.vl as usize).div_ceil(2);
+    // Vector registers the region reads but never writes are read from the register file
+    // (`Tx::ro_v`): no variables, nothing carried around loops.
+    let ro_v = if vmem { 0 } else { used.v & !dirty.v };
+    used.v &= !ro_v;
     if vmem {
         // Vector registers are stored as they are written (see `Tx::vmem`).
         used.v = 0;
@@ -945,6 +962,8 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         pv,
         fast: None,
         fast_forms: None,
+        ro_v,
+        ro_f32: vec![None; 32],
         stream: None,
         readonly: false,
         ordered: 0,
@@ -977,6 +996,24 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
     // goes on in the entry block.
     let header = if r.loop_head.is_some() {
         let header = tx.b.create_block();
+        // The f32 lanes of read-only FP operands, narrowed once for every copy of the body.
+        for (_, i) in &r.insts {
+            if let (Operands::VFp(o), Sem::Fp(_, FpWidth::S)) = (i.operands(), i.opcode().sem()) {
+                let regs = [
+                    Some(o.va),
+                    if let VSrc::V(b) = o.vb { Some(b) } else { None },
+                ];
+                for reg in regs.into_iter().flatten() {
+                    if tx.ro_v & (1 << reg.0) != 0
+                        && tx.vl >= 4
+                        && tx.ro_f32[reg.0 as usize].is_none()
+                    {
+                        let lanes = tx.f32_lanes(reg);
+                        tx.ro_f32[reg.0 as usize] = Some(lanes);
+                    }
+                }
+            }
+        }
         tx.b.ins().jump(header, &[]);
         tx.b.switch_to_block(header);
         header

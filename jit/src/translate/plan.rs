@@ -114,14 +114,14 @@ pub fn estimate(r: &Region, vl: u32, memory: bool) -> usize {
     copies * body + 100
 }
 
-/// `i64x2` chunks of vector registers `r` uses at `vl` lanes (its live vector state).
+/// `i64x2` chunks of vector registers `r` writes at `vl` lanes (its live vector state; the
+/// registers it only reads stay in the register file, see `Tx::ro_v`).
 pub fn state(r: &Region, vl: u32) -> usize {
-    let mut used = RegSet::default();
+    let mut written = RegSet::default();
     for (_, i) in &r.insts {
-        let (u, w) = reg_effects(i);
-        used.v |= u.v | w.v;
+        written.v |= reg_effects(i).1.v;
     }
-    used.v.count_ones() as usize * (vl as usize).div_ceil(2)
+    written.v.count_ones() as usize * (vl as usize).div_ceil(2)
 }
 
 /// The form `r` is compiled in at `vl` lanes.
