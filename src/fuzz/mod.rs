@@ -54,6 +54,9 @@ pub struct Snapshot {
     pub memory: Vec<(u64, Vec<u8>)>,
     /// The whole tile.
     pub tile: Vec<u8>,
+    /// Regions that failed to compile (always 0 on the interpreter): a JIT that falls back
+    /// to the interpreter on IR it cannot build is a finding, even with the right result.
+    pub compile_errors: u64,
 }
 
 /// A page of zeros: what a [`Snapshot`] page without bytes holds.
@@ -86,7 +89,7 @@ pub fn run_snapshot(program: &Program, config: Config, engine: Engine) -> Option
     let opts = VmOptions {
         jit_threshold: FUZZ_JIT_THRESHOLD,
     };
-    let (exit, _) = vm::run(engine, &mut m, &d, &opts);
+    let (exit, stats) = vm::run(engine, &mut m, &d, &opts);
     let result = RunResult::capture(&m, exit, &[]);
     // Pages that read all zeros (most of a large table) are kept as empty vectors, which
     // costs no copy and no allocation.
@@ -104,6 +107,7 @@ pub fn run_snapshot(program: &Program, config: Config, engine: Engine) -> Option
         trip: m.regs.trip,
         memory,
         tile: m.tile.as_bytes().to_vec(),
+        compile_errors: stats.compile_errors,
     })
 }
 

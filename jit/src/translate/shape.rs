@@ -334,9 +334,9 @@ pub(crate) fn lane_forms(insts: &[(u64, Inst)], inv: u32) -> Vec<Option<Sym>> {
             _ => None,
         };
         let written = super::reg_effects(inst).1.v;
-        for n in 0..32 {
+        for (n, slot) in v.iter_mut().enumerate() {
             if written & (1 << n) != 0 {
-                v[n] = None;
+                *slot = None;
             }
         }
         if let (Some(sym), Some(d)) = (result, single_vd(inst)) {
