@@ -1075,7 +1075,10 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         tx.off = 0;
         tx.fast = fast_top.map(|top| FastLoop { top, body_len });
         tx.run(r, h, back);
+        // The partial path starts from the header's state: every register wide and canonical
+        // (whatever the full copy's translation left in `form` and `nan`).
         tx.form = [Form::Wide; 32];
+        tx.nan = [None; 32];
         tx.b.switch_to_block(genb);
         tx.b.seal_block(genb);
         tx.full = false;
