@@ -9,8 +9,12 @@
 //! * A scalar base with a scalar (or immediate) offset: every lane has the same EA, so one
 //!   check and one scalar access (a load is broadcast; with a full mask a store writes the
 //!   highest lane's data, which is what ascending lane order leaves in memory).
-//! * In a loop's full copies, the contiguous accesses whose check was hoisted to loop entry
-//!   (see the module `translate`) use no check at all.
+//! * In a loop's full copies, the accesses whose check was hoisted to loop entry (every
+//!   access whose lanes are `inv + ((LC0BASE + i) << log2e)`, on guest memory or tile space,
+//!   whichever form spelled it; see the module `translate`) use no check at all. In the
+//!   streaming copy their loads may be `readonly` (free to move to their use), and in the
+//!   masked tail their stores write the active lanes' bytes only (`Tx::store_active_bytes`:
+//!   the whole 16-byte chunks of a prefix mask in a loop, the rest lane by lane).
 //! * Register-offset and immediate forms on guest memory with a full mask (a loop's full
 //!   copies): lane EAs with SIMD adds and shifts, one check of the group's whole EA range
 //!   `[min, max + E)` (in range, and a single lookup in the permitted-run table proving all
