@@ -960,6 +960,60 @@ fn hoisted_tile_accesses_and_read_only_registers() {
 }
 
 #[test]
+fn narrow_multiplies_are_exact_for_every_extension() {
+    // V.MUL of loaded bytes and halfwords runs on 16- or 32-bit lanes: products of the
+    // extreme values of every pair of extensions and widths, stored as 64-bit lanes, summed
+    // into an accumulator, and used again after the loop.
+    let mut bytes = String::from(".byte ");
+    let extremes = [0x80u8, 0x7f, 0xff, 0x00, 0x01, 0xfe, 0x81, 0x40];
+    for i in 0..256usize {
+        if i > 0 {
+            bytes += ", ";
+        }
+        let b = if i % 3 == 0 {
+            extremes[i / 3 % 8]
+        } else {
+            (i as u8).wrapping_mul(37)
+        };
+        bytes += &format!("{b:#x}");
+    }
+    let loads = [
+        ("V.LB", "lc0", "V.LB", "lc0"),
+        ("V.LBU", "lc0", "V.LBU", "lc0"),
+        ("V.LB", "lc0", "V.LBU", "lc0"),
+        ("V.LH", "lc0<<1", "V.LH", "lc0<<1"),
+        ("V.LHU", "lc0<<1", "V.LHU", "lc0<<1"),
+        ("V.LH", "lc0<<1", "V.LBU", "lc0"),
+        ("V.LHU", "lc0<<1", "V.LB", "lc0"),
+    ];
+    for (la, sa, lb, sb) in loads {
+        let src = format!(
+            "
+            .mem 0x10000, 0x2000, rw
+            .data 0x10000
+            {bytes}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, 0x10041
+            S.LI s4, 0x11000
+            S.LI s3, 77
+            LOOP s3
+            {la} [s1, {sa}, 0], ->v1
+            {lb} [s2, {sb}, 0], ->v2
+            V.MUL v1, v1, v2
+            V.ADD v3, v3, v1
+            V.SD v1, [s4, lc0<<3, 0]
+            ENDLOOP
+            V.REDSUM s5, v3
+            V.REDSUM s6, v1
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
+#[test]
 fn local_tile_accesses_and_tile_traps() {
     let base = "
         .tilesize 4096

@@ -13,12 +13,24 @@
 
 use super::{Form, Tx};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2};
+use cranelift_codegen::ir::types::{F32X4, F64X2, I8X16, I16X8, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use lanejit_interp::isa::{
-    AluOp, CANONICAL_NAN_F32, CANONICAL_NAN_F64, FpOp, FpWidth, Inst, Operands, SOrImm, SRead, Sem,
-    VRead, VReg, VSrc,
+    AluOp, CANONICAL_NAN_F32, CANONICAL_NAN_F64, Ext, FpOp, FpWidth, Inst, Operands, SOrImm, SRead,
+    Sem, VRead, VReg, VSrc,
 };
+
+/// A `V.MUL` computed on narrow lanes (see `Tx::narrow_mul_operands`).
+#[derive(Clone, Copy)]
+pub(crate) struct NarrowMul {
+    vb: VReg,
+    /// log2 of the product lanes' bytes (1 or 2).
+    t: u8,
+    /// The product's extension to 64 bits.
+    ext: Ext,
+    /// The operands, kept packed.
+    pub(crate) keep: u32,
+}
 
 impl Tx<'_, '_> {
     /// Scalar `a op b`.
@@ -171,6 +183,96 @@ impl Tx<'_, '_> {
         let w = crate::abi::vop::word(code, vd.0, va.0);
         let w = self.b.ins().iconst(I32, w as i64);
         self.b.ins().call_indirect(sig, f, &[self.regs, w, b, m]);
+    }
+
+    /// A `V.MUL` of two vector registers both packed as 8- or 16-bit lanes (loaded bytes or
+    /// halfwords) under a full mask: the exact 64-bit product of such lanes fits in 16 bits
+    /// (two 8-bit lanes of the same extension) or 32, so it is computed on 8 or 4 lanes per
+    /// SIMD multiply and the result stays packed at that width with the extension that
+    /// represents it exactly (zero for two zero-extended operands, sign otherwise), instead of
+    /// widening both operands to 64-bit lanes for a 64-bit multiply x86 does not have.
+    pub(crate) fn narrow_mul_operands(&self, inst: &Inst) -> Option<NarrowMul> {
+        let (Operands::VAlu(o), Sem::VAlu(AluOp::Mul)) = (inst.operands(), inst.opcode().sem())
+        else {
+            return None;
+        };
+        let VSrc::V(vb) = o.vb else {
+            return None;
+        };
+        if !self.full || self.vmem {
+            return None;
+        }
+        let (Form::Packed { log2e: la, ext: ea }, Form::Packed { log2e: lb, ext: eb }) =
+            (self.form[o.va.0 as usize], self.form[vb.0 as usize])
+        else {
+            return None;
+        };
+        if la > 1 || lb > 1 || ea == Ext::None || eb == Ext::None {
+            return None;
+        }
+        let t = if la == 0 && lb == 0 && ea == eb { 1 } else { 2 };
+        if !self.can_pack(o.vd, t) {
+            return None;
+        }
+        let ext = if ea == Ext::Zero && eb == Ext::Zero {
+            Ext::Zero
+        } else {
+            Ext::Sign
+        };
+        Some(NarrowMul {
+            vb,
+            t,
+            ext,
+            keep: (1 << o.va.0) | (1 << vb.0),
+        })
+    }
+
+    /// The lanes of packed register `r` widened to `1 << t` bytes each (by its extension).
+    fn packed_widened(&mut self, r: VReg, t: u8) -> Vec<Value> {
+        let Form::Packed { log2e, ext } = self.form[r.0 as usize] else {
+            unreachable!("packed_widened on a wide register")
+        };
+        let mut vs: Vec<Value> = self.packed_vals(r, log2e);
+        for l in log2e..t {
+            let ty = [I8X16, I16X8, I32X4][l as usize];
+            vs = vs
+                .into_iter()
+                .flat_map(|v| {
+                    let v = self.bitcast(ty, v);
+                    if ext == Ext::Sign {
+                        [self.b.ins().swiden_low(v), self.b.ins().swiden_high(v)]
+                    } else {
+                        [self.b.ins().uwiden_low(v), self.b.ins().uwiden_high(v)]
+                    }
+                })
+                .collect();
+        }
+        vs
+    }
+
+    /// `vd = va * vb` on narrow lanes (see [`Self::narrow_mul_operands`]).
+    fn narrow_mul(&mut self, vd: VReg, va: VReg, n: NarrowMul) {
+        let ty = if n.t == 1 { I16X8 } else { I32X4 };
+        let a = self.packed_widened(va, n.t);
+        let b = self.packed_widened(n.vb, n.t);
+        let out: Vec<Value> = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| {
+                let x = self.bitcast(ty, x);
+                let y = self.bitcast(ty, y);
+                let p = self.b.ins().imul(x, y);
+                self.bitcast(I8X16, p)
+            })
+            .collect();
+        let vars = self.pv[vd.0 as usize].clone().expect("packed vars of vd");
+        for (j, v) in out.into_iter().enumerate() {
+            self.b.def_var(vars[j], v);
+        }
+        self.form[vd.0 as usize] = Form::Packed {
+            log2e: n.t,
+            ext: n.ext,
+        };
     }
 
     /// The vector operands of an f32 add, subtract, multiply or FMA that stay packed across it
@@ -489,6 +591,10 @@ impl Tx<'_, '_> {
                 self.sset(o.sd, v);
             }
             (Operands::VAlu(o), Sem::VAlu(op)) => {
+                if let Some(n) = self.narrow_mul_operands(inst) {
+                    self.narrow_mul(o.vd, o.va, n);
+                    return true;
+                }
                 if self.helpers && self.vl > 2 {
                     self.vop_call(inst.opcode() as u32, o.vd, o.va, o.vb);
                     return true;

@@ -99,12 +99,17 @@ pub(super) fn in_place(hoisted: &[Hoisted]) -> u64 {
     set
 }
 
-/// Registers a load (of guest memory or tile space) or an f32 add, subtract, multiply or FMA
-/// writes (candidates for the packed form: any load may turn out contiguous, see [`shape`]).
+/// Registers a load (of guest memory or tile space), an f32 add, subtract, multiply or FMA,
+/// or a vector multiply writes (candidates for the packed form: any load may turn out contiguous, see [`shape`]).
 pub(super) fn packable(r: &Region) -> u32 {
     let mut set = 0;
     for (_, i) in &r.insts {
         if let (Operands::VFp(o), Sem::Fp(_, FpWidth::S)) = (i.operands(), i.opcode().sem()) {
+            set |= 1 << o.vd.0;
+        }
+        if let (Operands::VAlu(o), Sem::VAlu(lanejit_interp::isa::AluOp::Mul)) =
+            (i.operands(), i.opcode().sem())
+        {
             set |= 1 << o.vd.0;
         }
         if let Some(ms) = i.opcode().mem() {

@@ -662,7 +662,8 @@ impl<'a, 'f> Tx<'a, 'f> {
             self.refresh_lane_masks();
         }
         let keep = self.packed_ok_operand(inst).map_or(0, |r| 1u32 << r.0)
-            | self.packed_f32_operands(inst);
+            | self.packed_f32_operands(inst)
+            | self.narrow_mul_operands(inst).map_or(0, |n| n.keep);
         // Overwritten whole under a full mask: its old value is seen only if the instruction
         // exits before writing (a fault), and exits canonicalise what they write back, so it
         // stays as it is until the write.
