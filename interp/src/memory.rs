@@ -19,7 +19,7 @@
 //! tables through [`MemView`] and [`TileView`], whose `#[repr(C)]` layout it relies on.
 
 use crate::program::{MemPerm, MemRange, PAGE_SIZE, Program, Space, TILE_GRANULE, TilePerm};
-use memmap2::{MmapMut, MmapOptions};
+use memmap2::{MmapMut, MmapOptions, MmapRaw};
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 /// Permission bit: readable.
@@ -201,7 +201,8 @@ impl<T> Table<T> {
 /// with the chunks touched, not with the span of the map (a 1 TiB mapping costs its range
 /// list). Filling is idempotent and uses atomic stores, so it is safe through `&self`.
 pub struct Memory {
-    map: MmapMut,
+    /// The guest bytes, accessed only through raw pointers (see "Sharing" above).
+    map: MmapRaw,
     extent: u64,
     /// The program's map (sorted, non-overlapping, adjacent ranges of one permission merged).
     ranges: Vec<MemRange>,
@@ -233,11 +234,13 @@ impl Memory {
             return Err(MemoryError::BeyondLimit { end: extent, limit });
         }
         let host_len = extent.max(PAGE_SIZE);
-        let map = MmapOptions::new()
-            .len(host_len as usize)
-            .no_reserve_swap()
-            .map_anon()
-            .map_err(|e| MemoryError::Reserve(host_len, e.to_string()))?;
+        let map = MmapRaw::from(
+            MmapOptions::new()
+                .len(host_len as usize)
+                .no_reserve_swap()
+                .map_anon()
+                .map_err(|e| MemoryError::Reserve(host_len, e.to_string()))?,
+        );
         let pages = (extent / PAGE_SIZE) as usize;
         let ranges = program.mem_map.clone();
         let mut read_end = vec![0u64; ranges.len()];
@@ -327,7 +330,7 @@ impl Memory {
     }
 
     /// The raw view for compiled code (entries of chunks not filled yet read 0).
-    pub fn view(&mut self) -> MemView {
+    pub fn view(&self) -> MemView {
         MemView {
             base: self.map.as_mut_ptr(),
             extent: self.extent,
@@ -382,13 +385,14 @@ impl Memory {
         Ok(())
     }
 
-    /// Host pointer of guest address `ea`.
+    /// Host pointer of guest address `ea`, for writing.
     ///
     /// # Safety
     /// `[ea, ea + len)` must have passed [`Memory::check`] (or lie below `extent`) for every
-    /// byte the caller then touches through the pointer.
+    /// byte the caller then touches through the pointer, and no slice from [`Memory::bytes`]
+    /// may be alive over those bytes while they are written (see "Sharing" above).
     #[inline(always)]
-    pub unsafe fn host_ptr(&mut self, ea: u64) -> *mut u8 {
+    pub unsafe fn host_ptr(&self, ea: u64) -> *mut u8 {
         // SAFETY: the caller guarantees ea < extent <= the mapping's length.
         unsafe { self.map.as_mut_ptr().add(ea as usize) }
     }
@@ -411,7 +415,13 @@ impl Memory {
         if !self.range_mapped(addr, len) {
             return None;
         }
-        Some(&self.map[addr as usize..(addr + len) as usize])
+        // SAFETY: the range lies in mapped pages below `extent`, inside the mapping, which
+        // lives as long as `self`; nothing writes guest memory while a caller holds `&self`
+        // outside a launch, and a launch (the only place that writes through `&self`, from
+        // several threads) gives out no slices until every group has ended.
+        Some(unsafe {
+            std::slice::from_raw_parts(self.map.as_ptr().add(addr as usize), len as usize)
+        })
     }
 
     /// The bytes `[addr, addr + len)` for writing from the host side (loader, `--load`),
@@ -423,7 +433,10 @@ impl Memory {
         if !self.range_mapped(addr, len) {
             return None;
         }
-        Some(&mut self.map[addr as usize..(addr + len) as usize])
+        // SAFETY: as in `bytes`, and `&mut self` excludes every other access.
+        Some(unsafe {
+            std::slice::from_raw_parts_mut(self.map.as_mut_ptr().add(addr as usize), len as usize)
+        })
     }
 
     /// Whether every byte of `[addr, addr + len)` is mapped (an empty range is), from the
@@ -453,7 +466,7 @@ impl Memory {
         self.ranges.iter().flat_map(move |r| {
             (r.start..r.start + r.len)
                 .step_by(PAGE_SIZE as usize)
-                .map(move |a| (a, &self.map[a as usize..(a + PAGE_SIZE) as usize]))
+                .map(move |a| (a, self.bytes(a, PAGE_SIZE).unwrap_or_default()))
         })
     }
 }

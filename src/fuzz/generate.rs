@@ -181,6 +181,7 @@ impl GenProgram {
         Program {
             code,
             vl: Some(self.vl),
+            groups: None,
             tile_size: self.tile_size,
             mem_map: self.mem_map.clone(),
             tile_protect: self.tile_protect.clone(),

@@ -20,6 +20,13 @@
 //!    every active lane in ascending order (misaligned, then out of range, then permission;
 //!    the first faulting lane traps and nothing is written). Then perform the accesses in
 //!    ascending lane order (so a higher lane's store bytes win on overlap).
+//!
+//! Guest memory shared with other threads ([`SharedMemSpace`], chosen by
+//! [`Decoded::for_shared_memory`](super::Decoded::for_shared_memory) for launches on several
+//! threads) takes the general path's checks and then moves every byte with a relaxed atomic
+//! byte access ([`racy_read`], [`racy_write`]): no slice is formed over memory another thread
+//! may write, so a racing guest program is a race between atomics, never undefined behaviour
+//! (see `crate::memory`, "Sharing").
 
 use super::decoded::{F_CONTIG, F_STRICT, Op};
 use super::{ExecFn, FAULT, Fault};
@@ -27,6 +34,7 @@ use crate::isa::{Dir, Ext, MemSem};
 use crate::machine::{Machine, MemFault, Regs, TrapKind, all_lanes};
 use crate::memory::{Access, AccessFault};
 use crate::program::Space;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// An element type: access width and how a load extends it into 64 bits.
 pub(crate) trait Elem {
@@ -39,6 +47,8 @@ pub(crate) trait Elem {
     /// # Safety
     /// `[p, p + E)` must be readable host memory.
     unsafe fn load(p: *const u8) -> u64;
+    /// Extend the low E bytes of `raw` into 64 bits, as [`Elem::load`] does.
+    fn extend(raw: u64) -> u64;
     /// Write the low E bytes of `v` at `p`.
     ///
     /// # Safety
@@ -133,6 +143,10 @@ macro_rules! elem {
                 <$raw>::from_le_bytes(b) as $ext as u64
             }
             #[inline(always)]
+            fn extend(raw: u64) -> u64 {
+                raw as $raw as $ext as u64
+            }
+            #[inline(always)]
             unsafe fn store(p: *mut u8, v: u64) {
                 // SAFETY: the caller guarantees [p, p + E) is writable; unaligned writes are fine.
                 unsafe { std::ptr::write_unaligned(p as *mut [u8; $n], (v as $raw).to_le_bytes()) }
@@ -176,6 +190,9 @@ elem!(U64, u64, u64, 8, 3);
 pub(crate) trait SpaceT {
     /// Its name in traps.
     const SPACE: Space;
+    /// Whether other threads may access this space at the same time: every byte then moves
+    /// with a relaxed atomic access ([`load_racy`], [`store_racy`]).
+    const SHARED: bool = false;
     /// Check `[ea, ea + len)`, `1 <= len <= 4096`.
     fn check(m: &Machine, ea: u64, len: u64, access: Access) -> Result<(), AccessFault>;
     /// Host pointer for reading.
@@ -192,6 +209,8 @@ pub(crate) trait SpaceT {
 
 /// Guest memory (no `.local`).
 pub(crate) struct MemSpace;
+/// Guest memory that other threads use at the same time (a multi-threaded launch).
+pub(crate) struct SharedMemSpace;
 /// Tile space (`.local`).
 pub(crate) struct TileSpace;
 
@@ -213,6 +232,54 @@ impl SpaceT for MemSpace {
     }
 }
 
+impl SpaceT for SharedMemSpace {
+    const SPACE: Space = Space::Memory;
+    const SHARED: bool = true;
+    #[inline(always)]
+    fn check(m: &Machine, ea: u64, len: u64, access: Access) -> Result<(), AccessFault> {
+        m.mem.check(ea, len, access)
+    }
+    #[inline(always)]
+    unsafe fn ptr(m: &Machine, ea: u64) -> *const u8 {
+        // SAFETY: forwarded contract: the range passed `Memory::check`.
+        unsafe { m.mem.host_ptr_const(ea) }
+    }
+    #[inline(always)]
+    unsafe fn ptr_mut(m: &mut Machine, ea: u64) -> *mut u8 {
+        // SAFETY: forwarded contract: the range passed `Memory::check`.
+        unsafe { m.mem.host_ptr(ea) }
+    }
+}
+
+/// Read E bytes at `p` (little-endian, zero-extended), one relaxed atomic byte load each.
+///
+/// # Safety
+/// `[p, p + E)` must be readable host memory that is only ever accessed atomically (or by
+/// compiled code) while other threads may touch it.
+#[inline(always)]
+unsafe fn racy_read<E: Elem>(p: *const u8) -> u64 {
+    let mut v = 0u64;
+    for k in 0..E::E {
+        // SAFETY: the caller guarantees `p + k` is valid; u8 has alignment 1; every concurrent
+        // access to guest memory from Rust is atomic (see `crate::memory`, "Sharing").
+        let b = unsafe { AtomicU8::from_ptr(p.add(k).cast_mut()) }.load(Ordering::Relaxed);
+        v |= (b as u64) << (8 * k);
+    }
+    v
+}
+
+/// Write the low E bytes of `v` at `p`, one relaxed atomic byte store each, lowest first.
+///
+/// # Safety
+/// As for [`racy_read`], for writing.
+#[inline(always)]
+unsafe fn racy_write<E: Elem>(p: *mut u8, v: u64) {
+    for k in 0..E::E {
+        // SAFETY: as in `racy_read`.
+        unsafe { AtomicU8::from_ptr(p.add(k)) }.store((v >> (8 * k)) as u8, Ordering::Relaxed);
+    }
+}
+
 impl SpaceT for TileSpace {
     const SPACE: Space = Space::Tile;
     #[inline(always)]
@@ -231,12 +298,15 @@ impl SpaceT for TileSpace {
     }
 }
 
-/// The handler of a memory instruction.
-pub(crate) fn handler(ms: MemSem, local: bool) -> ExecFn {
+/// The handler of a memory instruction; `shared`: guest memory is shared with other threads
+/// (tile space never is).
+pub(crate) fn handler(ms: MemSem, local: bool, shared: bool) -> ExecFn {
     macro_rules! pick {
         ($f:ident, $e:ty) => {
             if local {
                 $f::<$e, TileSpace>
+            } else if shared {
+                $f::<$e, SharedMemSpace>
             } else {
                 $f::<$e, MemSpace>
             }
@@ -427,6 +497,9 @@ fn uniform_ea(r: &Regs, op: &Op) -> u64 {
 /// This is the contiguous all-lanes-active fast path only, kept small so it stays cheap to
 /// enter; everything else goes to [`load_general`].
 pub(crate) fn load<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    if S::SHARED {
+        return load_racy::<E, S>(m, op, out);
+    }
     if op.flags & F_CONTIG != 0 {
         let (vl, full, mask, strict) = lanes(m, op);
         if mask == full {
@@ -502,6 +575,9 @@ fn load_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -
 /// in ascending lane order. Contiguous all-lanes-active fast path here, the rest in
 /// [`store_general`].
 pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    if S::SHARED {
+        return store_racy::<E, S>(m, op, out);
+    }
     if op.flags & F_CONTIG != 0 && op.a >= 32 {
         let (vl, full, mask, strict) = lanes(m, op);
         if mask == full {
@@ -590,4 +666,83 @@ fn store_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) 
         unsafe { E::store(S::ptr_mut(m, eas[i]), v) };
     }
     op.next
+}
+
+/// Every active lane's EA (sources read first), checked as the general path checks them.
+#[inline(always)]
+fn checked_eas<E: Elem, S: SpaceT>(
+    m: &Machine,
+    op: &Op,
+    access: Access,
+    eas: &mut [u64; 64],
+) -> Result<(usize, u64), Fault> {
+    let (vl, _, mask, strict) = lanes(m, op);
+    compute_eas(&m.regs, op, vl, eas);
+    if !span_ok::<E, S>(m, eas, vl, mask, access, strict) {
+        check_lanes::<E, S>(m, eas, mask, access, strict)?;
+    }
+    Ok((vl, mask))
+}
+
+/// A load from memory shared with other threads: the general path's checks, then one
+/// relaxed atomic byte load per byte.
+#[inline(never)]
+fn load_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    let mut eas = [0u64; 64];
+    let (_, mask) = match checked_eas::<E, S>(m, op, Access::Read, &mut eas) {
+        Ok(v) => v,
+        Err(f) => {
+            *out = f;
+            return FAULT;
+        }
+    };
+    let dst = op.a as usize & 31;
+    let mut bits = mask;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize & 63;
+        bits &= bits - 1;
+        // SAFETY: lane i's `[ea, ea + E)` passed the space's check in `checked_eas`; guest
+        // memory is accessed only atomically (or by compiled code) during a shared launch.
+        let raw = unsafe { racy_read::<E>(S::ptr(m, eas[i])) };
+        m.regs.v[dst][i] = E::extend(raw);
+    }
+    op.next
+}
+
+/// A store to memory shared with other threads: the general path's checks, then one relaxed
+/// atomic byte store per byte, lanes in ascending order.
+#[inline(never)]
+fn store_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    let mut eas = [0u64; 64];
+    let (_, mask) = match checked_eas::<E, S>(m, op, Access::Write, &mut eas) {
+        Ok(v) => v,
+        Err(f) => {
+            *out = f;
+            return FAULT;
+        }
+    };
+    let src = op.a as usize;
+    let mut bits = mask;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize & 63;
+        bits &= bits - 1;
+        let v = if src < 32 {
+            m.regs.s[src & 31]
+        } else {
+            m.regs.v[src & 31][i]
+        };
+        // SAFETY: lane i's `[ea, ea + E)` passed the space's check (for writing) in
+        // `checked_eas`; guest memory is accessed only atomically (or by compiled code) during
+        // a shared launch.
+        unsafe { racy_write::<E>(S::ptr_mut(m, eas[i]), v) };
+    }
+    op.next
+}
+
+/// The active lanes of memory op `op` on `m` and every lane's EA (`eas[..VL]`), computed as the
+/// handlers compute them (for the race checker, which looks before the instruction runs).
+pub(crate) fn active_eas(m: &Machine, op: &Op, eas: &mut [u64; 64]) -> u64 {
+    let (vl, _, mask, _) = lanes(m, op);
+    compute_eas(&m.regs, op, vl, eas);
+    mask
 }
