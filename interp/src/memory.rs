@@ -17,6 +17,38 @@
 //! one page touches at most two pages, so a check is a bounds compare and two table loads. Once
 //! a range has passed, callers copy straight through the host pointer. The JIT reads the same
 //! tables through [`MemView`] and [`TileView`], whose `#[repr(C)]` layout it relies on.
+//!
+//! # Sharing
+//!
+//! A launch of many groups (contract section 9) gives every group's machine the same
+//! [`Memory`] (an `Arc`); on several threads, groups run at the same time, and a racing guest
+//! program makes them access the same bytes at once. What this relies on, precisely:
+//!
+//! - The guest bytes are one anonymous mapping held as a [`MmapRaw`]: Rust code reaches them
+//!   only through raw pointers ([`Memory::host_ptr`]), never through a reference that another
+//!   thread's writes could invalidate, except (a) [`Memory::bytes`], [`Memory::bytes_mut`] and
+//!   [`Memory::mapped_pages`], which the launcher calls only before the workers start (set-up,
+//!   `--load`) or after all of them have been joined (dumps, `--save`); and (b) the
+//!   interpreter's fast paths, which form short-lived slices over checked ranges and run only
+//!   when no other thread uses the memory (one thread, or one group).
+//! - On several threads, the interpreter moves every guest byte with a relaxed atomic byte
+//!   access (`AtomicU8::from_ptr`; `interp::mem_ops`, `SharedMemSpace`). Concurrent Rust-side
+//!   accesses are therefore atomic: a race between them is defined behaviour (the value read
+//!   is unspecified, as the contract says), never undefined behaviour.
+//! - Compiled code accesses guest memory with ordinary machine loads and stores (1 to 16
+//!   bytes). It is not Rust: to the Rust compiler a call into it is an opaque call through a
+//!   function pointer that may read and write the memory it is given, so no Rust code may
+//!   assume guest bytes unchanged across it, and the Rust side's own accesses stay atomic. At
+//!   the hardware level (x86-64 TSO, AArch64), plain loads and stores are single-copy atomic
+//!   per byte at least, so a racing access sees or leaves some mix of old and new bytes of the
+//!   same range and nothing else. The formal gap, stated openly: Rust's memory model does not
+//!   define atomics that race with accesses of another size or with foreign code's plain
+//!   accesses; for those pairs this relies on the hardware model above, as runtimes with
+//!   shared linear memory (Wasmtime's shared memories) do.
+//! - Safety never depends on the bytes read: every access range is checked against the
+//!   mapping and the page tables before it is made, whatever a racing write put in the
+//!   registers that form its address. The page tables themselves are atomics (see
+//!   [`Memory`]); registers and tiles belong to one thread each.
 
 use crate::program::{MemPerm, MemRange, PAGE_SIZE, Program, Space, TILE_GRANULE, TilePerm};
 use memmap2::{MmapMut, MmapOptions, MmapRaw};
