@@ -31,20 +31,19 @@
 //!   `--load`) or after all of them have been joined (dumps, `--save`); and (b) the
 //!   interpreter's fast paths, which form short-lived slices over checked ranges and run only
 //!   when no other thread uses the memory (one thread, or one group).
-//! - On several threads, the interpreter moves every guest byte with a relaxed atomic byte
-//!   access (`AtomicU8::from_ptr`; `interp::mem_ops`, `SharedMemSpace`). Concurrent Rust-side
-//!   accesses are therefore atomic: a race between them is defined behaviour (the value read
-//!   is unspecified, as the contract says), never undefined behaviour.
-//! - Compiled code accesses guest memory with ordinary machine loads and stores (1 to 16
-//!   bytes). It is not Rust: to the Rust compiler a call into it is an opaque call through a
-//!   function pointer that may read and write the memory it is given, so no Rust code may
-//!   assume guest bytes unchanged across it, and the Rust side's own accesses stay atomic. At
-//!   the hardware level (x86-64 TSO, AArch64), plain loads and stores are single-copy atomic
-//!   per byte at least, so a racing access sees or leaves some mix of old and new bytes of the
-//!   same range and nothing else. The formal gap, stated openly: Rust's memory model does not
-//!   define atomics that race with accesses of another size or with foreign code's plain
-//!   accesses; for those pairs this relies on the hardware model above, as runtimes with
-//!   shared linear memory (Wasmtime's shared memories) do.
+//! - On several threads, the interpreter moves each lane's bytes with one load or store in
+//!   inline assembly on x86-64 (relaxed atomic byte accesses, `AtomicU8::from_ptr`, on other
+//!   hosts; `interp::mem_ops`, `SharedMemSpace`), and compiled code with ordinary machine
+//!   loads and stores (1 to 16 bytes). Neither is a Rust access: an assembly block, like a
+//!   call into compiled code through a function pointer, is opaque to the compiler, which must
+//!   assume it reads and writes the memory it is given, and its effect must be one that Rust
+//!   code could have had. Every outcome of a racing plain load or store of n bytes on x86-64
+//!   (TSO) and AArch64 (single-copy atomic per byte at least: some mix of old and new bytes
+//!   of the same range, no other bytes, no invented values) is an outcome of n relaxed atomic
+//!   byte accesses. So the launch behaves as a program in which every concurrent access to
+//!   guest memory is a relaxed atomic byte access: races give unspecified values, as the
+//!   contract says, and never undefined behaviour. What this relies on beyond Rust's own
+//!   rules is only that hardware model.
 //! - Safety never depends on the bytes read: every access range is checked against the
 //!   mapping and the page tables before it is made, whatever a racing write put in the
 //!   registers that form its address. The page tables themselves are atomics (see

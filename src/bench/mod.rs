@@ -24,6 +24,7 @@
 pub mod cli;
 pub mod compile;
 mod data;
+pub mod launch;
 pub mod native;
 pub mod report;
 

@@ -23,10 +23,11 @@
 //!
 //! Guest memory shared with other threads ([`SharedMemSpace`], chosen by
 //! [`Decoded::for_shared_memory`](super::Decoded::for_shared_memory) for launches on several
-//! threads) takes the general path's checks and then moves every byte with a relaxed atomic
-//! byte access ([`racy_read`], [`racy_write`]): no slice is formed over memory another thread
-//! may write, so a racing guest program is a race between atomics, never undefined behaviour
-//! (see `crate::memory`, "Sharing").
+//! threads) takes the general path's checks and then moves each lane's bytes with one
+//! assembly load or store (x86-64) or relaxed atomic byte accesses ([`racy_read`],
+//! [`racy_write`]): no slice is formed over memory another thread may write, so a racing
+//! guest program is a race between (what the abstract machine sees as) atomics, never
+//! undefined behaviour (see `crate::memory`, "Sharing").
 
 use super::decoded::{F_CONTIG, F_STRICT, Op};
 use super::{ExecFn, FAULT, Fault};
@@ -34,6 +35,7 @@ use crate::isa::{Dir, Ext, MemSem};
 use crate::machine::{Machine, MemFault, Regs, TrapKind, all_lanes};
 use crate::memory::{Access, AccessFault};
 use crate::program::Space;
+#[cfg(not(target_arch = "x86_64"))]
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// An element type: access width and how a load extends it into 64 bits.
@@ -251,29 +253,74 @@ impl SpaceT for SharedMemSpace {
     }
 }
 
-/// Read E bytes at `p` (little-endian, zero-extended), one relaxed atomic byte load each.
+/// Read E bytes at `p` (little-endian, zero-extended) from memory other threads may write.
+///
+/// On x86-64 this is one `mov`/`movzx` of E bytes in inline assembly, on other hosts E relaxed
+/// atomic byte loads. Either way it is, to the Rust abstract machine, a sequence of relaxed
+/// atomic byte reads: an assembly block's effect must be one that Rust code could have, and
+/// every value an x86 load can return under concurrent writes (some mix of old and new bytes)
+/// is one that E relaxed byte loads could return. See `crate::memory`, "Sharing".
 ///
 /// # Safety
-/// `[p, p + E)` must be readable host memory that is only ever accessed atomically (or by
-/// compiled code) while other threads may touch it.
+/// `[p, p + E)` must be readable host memory that is only ever accessed this way (or by
+/// compiled code, which is the same) while other threads may touch it.
 #[inline(always)]
 unsafe fn racy_read<E: Elem>(p: *const u8) -> u64 {
-    let mut v = 0u64;
-    for k in 0..E::E {
-        // SAFETY: the caller guarantees `p + k` is valid; u8 has alignment 1; every concurrent
-        // access to guest memory from Rust is atomic (see `crate::memory`, "Sharing").
-        let b = unsafe { AtomicU8::from_ptr(p.add(k).cast_mut()) }.load(Ordering::Relaxed);
-        v |= (b as u64) << (8 * k);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let v: u64;
+        // SAFETY: the caller guarantees `[p, p + E)` is readable; the load reads exactly
+        // those bytes, writes only `v`, and touches no stack or flags.
+        unsafe {
+            match E::E {
+                1 => std::arch::asm!("movzx {v:e}, byte ptr [{p}]", p = in(reg) p, v = out(reg) v,
+                    options(nostack, preserves_flags, readonly)),
+                2 => std::arch::asm!("movzx {v:e}, word ptr [{p}]", p = in(reg) p, v = out(reg) v,
+                    options(nostack, preserves_flags, readonly)),
+                4 => std::arch::asm!("mov {v:e}, dword ptr [{p}]", p = in(reg) p, v = out(reg) v,
+                    options(nostack, preserves_flags, readonly)),
+                _ => std::arch::asm!("mov {v}, qword ptr [{p}]", p = in(reg) p, v = out(reg) v,
+                    options(nostack, preserves_flags, readonly)),
+            }
+        }
+        v
     }
-    v
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut v = 0u64;
+        for k in 0..E::E {
+            // SAFETY: the caller guarantees `p + k` is valid; u8 has alignment 1; every
+            // concurrent access to guest memory from Rust is atomic (see `crate::memory`).
+            let b = unsafe { AtomicU8::from_ptr(p.add(k).cast_mut()) }.load(Ordering::Relaxed);
+            v |= (b as u64) << (8 * k);
+        }
+        v
+    }
 }
 
-/// Write the low E bytes of `v` at `p`, one relaxed atomic byte store each, lowest first.
+/// Write the low E bytes of `v` at `p`, in memory other threads may access: one `mov` on
+/// x86-64, else E relaxed atomic byte stores (see [`racy_read`] for why that is the same).
 ///
 /// # Safety
 /// As for [`racy_read`], for writing.
 #[inline(always)]
 unsafe fn racy_write<E: Elem>(p: *mut u8, v: u64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the caller guarantees `[p, p + E)` is writable; the store writes exactly those
+    // bytes and touches no stack or flags.
+    unsafe {
+        match E::E {
+            1 => std::arch::asm!("mov byte ptr [{p}], {v:l}", p = in(reg) p, v = in(reg) v,
+                options(nostack, preserves_flags)),
+            2 => std::arch::asm!("mov word ptr [{p}], {v:x}", p = in(reg) p, v = in(reg) v,
+                options(nostack, preserves_flags)),
+            4 => std::arch::asm!("mov dword ptr [{p}], {v:e}", p = in(reg) p, v = in(reg) v,
+                options(nostack, preserves_flags)),
+            _ => std::arch::asm!("mov qword ptr [{p}], {v}", p = in(reg) p, v = in(reg) v,
+                options(nostack, preserves_flags)),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
     for k in 0..E::E {
         // SAFETY: as in `racy_read`.
         unsafe { AtomicU8::from_ptr(p.add(k)) }.store((v >> (8 * k)) as u8, Ordering::Relaxed);
@@ -688,6 +735,25 @@ fn checked_eas<E: Elem, S: SpaceT>(
 /// relaxed atomic byte load per byte.
 #[inline(never)]
 fn load_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    let dst = op.a as usize & 31;
+    if op.flags & F_CONTIG != 0 {
+        // Contiguous: one check covers the group (as in `load`), lane i at ea0 + i*E.
+        let (vl, _, mask, strict) = lanes(m, op);
+        let ea0 = contig_ea0(&m.regs, op);
+        if contig_ok::<E, S>(m, ea0, vl, Access::Read, strict) {
+            // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check; guest memory is accessed
+            // only this way (or by compiled code) during a shared launch.
+            let base = unsafe { S::ptr(m, ea0) };
+            for i in 0..vl {
+                if mask >> i & 1 != 0 {
+                    // SAFETY: lane i's bytes lie inside the checked range.
+                    let raw = unsafe { racy_read::<E>(base.add(i << E::LOG2E)) };
+                    m.regs.v[dst][i] = E::extend(raw);
+                }
+            }
+            return op.next;
+        }
+    }
     let mut eas = [0u64; 64];
     let (_, mask) = match checked_eas::<E, S>(m, op, Access::Read, &mut eas) {
         Ok(v) => v,
@@ -696,7 +762,6 @@ fn load_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u
             return FAULT;
         }
     };
-    let dst = op.a as usize & 31;
     let mut bits = mask;
     while bits != 0 {
         let i = bits.trailing_zeros() as usize & 63;
@@ -713,6 +778,29 @@ fn load_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u
 /// atomic byte store per byte, lanes in ascending order.
 #[inline(never)]
 fn store_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    let src = op.a as usize;
+    if op.flags & F_CONTIG != 0 {
+        // Contiguous: one check covers the group (as in `store`), lane i at ea0 + i*E.
+        let (vl, _, mask, strict) = lanes(m, op);
+        let ea0 = contig_ea0(&m.regs, op);
+        if contig_ok::<E, S>(m, ea0, vl, Access::Write, strict) {
+            // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check for writing; guest memory
+            // is accessed only this way (or by compiled code) during a shared launch.
+            let base = unsafe { S::ptr_mut(m, ea0) };
+            for i in 0..vl {
+                if mask >> i & 1 != 0 {
+                    let v = if src < 32 {
+                        m.regs.s[src & 31]
+                    } else {
+                        m.regs.v[src & 31][i]
+                    };
+                    // SAFETY: lane i's bytes lie inside the checked range.
+                    unsafe { racy_write::<E>(base.add(i << E::LOG2E), v) };
+                }
+            }
+            return op.next;
+        }
+    }
     let mut eas = [0u64; 64];
     let (_, mask) = match checked_eas::<E, S>(m, op, Access::Write, &mut eas) {
         Ok(v) => v,
@@ -721,7 +809,6 @@ fn store_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> 
             return FAULT;
         }
     };
-    let src = op.a as usize;
     let mut bits = mask;
     while bits != 0 {
         let i = bits.trailing_zeros() as usize & 63;
