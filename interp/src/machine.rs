@@ -227,6 +227,9 @@ pub struct Machine {
     pub tile: Tile,
     /// The configuration.
     pub config: Config,
+    /// The race checker's shadow of guest memory, during a `--check-races` launch (its
+    /// memory instructions consult it; see `crate::races`).
+    pub races: Option<Box<crate::races::Shadow>>,
 }
 
 impl fmt::Debug for Machine {
@@ -266,6 +269,7 @@ impl Machine {
             mem: Arc::new(mem),
             tile,
             config,
+            races: None,
         })
     }
 
@@ -279,6 +283,7 @@ impl Machine {
             mem: Arc::clone(&self.mem),
             tile: tile.clone(),
             config: self.config,
+            races: None,
         }
     }
 

@@ -10,8 +10,9 @@
 //! in reference order (`--threads 1`) and must give the interpreter's result, reported group
 //! and its whole tile, and memory (the trip count of a launch's reported group is not part of
 //! its result and is compared as 0). If the interpreter's `--check-races` run finds no race,
-//! every engine must also give that result at [`FUZZ_THREADS`] threads; a racing launch is
-//! compared in reference order only, since its result at more threads is unspecified.
+//! that run must give the same snapshot, and every engine must also give it at
+//! [`FUZZ_THREADS`] threads; a racing launch is compared in reference order only, since its
+//! result at more threads is unspecified.
 //!
 //! A campaign ([`campaign`]) is deterministic for a seed: case `i` is generated from its own
 //! ChaCha stream ([`case_bytes`]), independently of every other case, so cases can run in
@@ -145,15 +146,17 @@ fn launch_snapshot(
     })
 }
 
-/// Whether the launch `program` is race-free (its interpreted `--check-races` run ends without
-/// a `data_race` trap).
-fn race_free(program: &Program, config: Config) -> bool {
-    launch_snapshot(program, config, Engine::Interp, 1, true).is_some_and(|s| {
+/// The snapshot of the launch `program` under `--check-races` if it is race-free (the
+/// interpreted race-checked run ends without a `data_race` trap): then it must equal the
+/// ordinary launch's.
+fn race_free_snapshot(program: &Program, config: Config) -> Option<Snapshot> {
+    launch_snapshot(program, config, Engine::Interp, 1, true).filter(|s| {
         s.result
             .trap
             .is_none_or(|t| t.kind != lanejit_interp::machine::TrapKind::DataRace)
     })
 }
+
 
 fn single_snapshot(program: &Program, config: Config, engine: Engine) -> Option<Snapshot> {
     let mut m = Machine::new(program, config).ok()?;
@@ -197,7 +200,13 @@ pub fn diverges(program: &Program, config: Config, engines: &[Engine]) -> Option
             return Some(((engines[0], reference), (e, s)));
         }
     }
-    if program.groups.unwrap_or(1) > 1 && race_free(program, config) {
+    if program.groups.unwrap_or(1) > 1 {
+        let Some(checked) = race_free_snapshot(program, config) else {
+            return None;
+        };
+        if checked != reference {
+            return Some(((engines[0], reference), (Engine::Interp, checked)));
+        }
         for &e in engines {
             for threads in FUZZ_THREADS {
                 let s = launch_snapshot(program, config, e, threads, false)?;
@@ -660,7 +669,7 @@ mod tests {
             launches += 1;
             let p = g.build();
             assert_eq!(p.groups, Some(g.groups));
-            if race_free(&p, g.config()) {
+            if race_free_snapshot(&p, g.config()).is_some() {
                 free += 1;
             } else {
                 racing += 1;

@@ -195,6 +195,8 @@ pub(crate) trait SpaceT {
     /// Whether other threads may access this space at the same time: every byte then moves
     /// with a relaxed atomic access ([`load_racy`], [`store_racy`]).
     const SHARED: bool = false;
+    /// Whether accesses are checked for races with earlier groups ([`race_checked`]).
+    const CHECKED: bool = false;
     /// Check `[ea, ea + len)`, `1 <= len <= 4096`.
     fn check(m: &Machine, ea: u64, len: u64, access: Access) -> Result<(), AccessFault>;
     /// Host pointer for reading.
@@ -213,11 +215,32 @@ pub(crate) trait SpaceT {
 pub(crate) struct MemSpace;
 /// Guest memory that other threads use at the same time (a multi-threaded launch).
 pub(crate) struct SharedMemSpace;
+/// Guest memory under `--check-races` (one thread, reference order).
+pub(crate) struct CheckedMemSpace;
 /// Tile space (`.local`).
 pub(crate) struct TileSpace;
 
 impl SpaceT for MemSpace {
     const SPACE: Space = Space::Memory;
+    #[inline(always)]
+    fn check(m: &Machine, ea: u64, len: u64, access: Access) -> Result<(), AccessFault> {
+        m.mem.check(ea, len, access)
+    }
+    #[inline(always)]
+    unsafe fn ptr(m: &Machine, ea: u64) -> *const u8 {
+        // SAFETY: forwarded contract: the range passed `Memory::check`.
+        unsafe { m.mem.host_ptr_const(ea) }
+    }
+    #[inline(always)]
+    unsafe fn ptr_mut(m: &mut Machine, ea: u64) -> *mut u8 {
+        // SAFETY: forwarded contract: the range passed `Memory::check`.
+        unsafe { m.mem.host_ptr(ea) }
+    }
+}
+
+impl SpaceT for CheckedMemSpace {
+    const SPACE: Space = Space::Memory;
+    const CHECKED: bool = true;
     #[inline(always)]
     fn check(m: &Machine, ea: u64, len: u64, access: Access) -> Result<(), AccessFault> {
         m.mem.check(ea, len, access)
@@ -345,17 +368,26 @@ impl SpaceT for TileSpace {
     }
 }
 
-/// The handler of a memory instruction; `shared`: guest memory is shared with other threads
-/// (tile space never is).
-pub(crate) fn handler(ms: MemSem, local: bool, shared: bool) -> ExecFn {
+/// How a machine's guest memory is used (tile space is always its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MemUse {
+    /// By this thread alone.
+    Own,
+    /// By other threads at the same time.
+    Shared,
+    /// By this thread alone, every access checked for races (`Machine::races`).
+    RaceChecked,
+}
+
+/// The handler of a memory instruction.
+pub(crate) fn handler(ms: MemSem, local: bool, mem: MemUse) -> ExecFn {
     macro_rules! pick {
         ($f:ident, $e:ty) => {
-            if local {
-                $f::<$e, TileSpace>
-            } else if shared {
-                $f::<$e, SharedMemSpace>
-            } else {
-                $f::<$e, MemSpace>
+            match (local, mem) {
+                (true, _) => $f::<$e, TileSpace>,
+                (false, MemUse::Own) => $f::<$e, MemSpace>,
+                (false, MemUse::Shared) => $f::<$e, SharedMemSpace>,
+                (false, MemUse::RaceChecked) => $f::<$e, CheckedMemSpace>,
             }
         };
     }
@@ -547,6 +579,9 @@ pub(crate) fn load<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault
     if S::SHARED {
         return load_racy::<E, S>(m, op, out);
     }
+    if S::CHECKED {
+        return race_checked::<E>(m, op, out, Access::Read, load::<E, MemSpace>);
+    }
     if op.flags & F_CONTIG != 0 {
         let (vl, full, mask, strict) = lanes(m, op);
         if mask == full {
@@ -624,6 +659,9 @@ fn load_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -
 pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
     if S::SHARED {
         return store_racy::<E, S>(m, op, out);
+    }
+    if S::CHECKED {
+        return race_checked::<E>(m, op, out, Access::Write, store::<E, MemSpace>);
     }
     if op.flags & F_CONTIG != 0 && op.a >= 32 {
         let (vl, full, mask, strict) = lanes(m, op);
@@ -826,10 +864,63 @@ fn store_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> 
     op.next
 }
 
-/// The active lanes of memory op `op` on `m` and every lane's EA (`eas[..VL]`), computed as the
-/// handlers compute them (for the race checker, which looks before the instruction runs).
-pub(crate) fn active_eas(m: &Machine, op: &Op, eas: &mut [u64; 64]) -> u64 {
-    let (vl, _, mask, _) = lanes(m, op);
-    compute_eas(&m.regs, op, vl, eas);
-    mask
+/// A memory access under `--check-races`: the instruction's own faults first (an instruction
+/// that traps for another reason is not an access), then the race check against the shadow
+/// in `m.races` (a race traps `data_race` at the lowest racing lane and its lowest racing
+/// byte, writing nothing), then the access itself (`run`, the unchecked handler), then its
+/// record in the shadow. A contiguous access with every lane active is checked and recorded
+/// as one byte range.
+#[inline(never)]
+fn race_checked<E: Elem>(
+    m: &mut Machine,
+    op: &Op,
+    out: &mut Fault,
+    access: Access,
+    run: ExecFn,
+) -> u32 {
+    let mut eas = [0u64; 64];
+    let (vl, full, mask, strict) = lanes(m, op);
+    // Contiguous with every lane active: one range, one check (as in `load`/`store`).
+    let contiguous = op.flags & F_CONTIG != 0 && mask == full && {
+        eas[0] = contig_ea0(&m.regs, op);
+        contig_ok::<E, MemSpace>(m, eas[0], vl, access, strict)
+    };
+    let (vl, mask) = if contiguous {
+        (vl, mask)
+    } else {
+        match checked_eas::<E, MemSpace>(m, op, access, &mut eas) {
+            Ok(v) => v,
+            Err(f) => {
+                *out = f;
+                return FAULT;
+            }
+        }
+    };
+    let Some(mut shadow) = m.races.take() else {
+        return run(m, op, out);
+    };
+    let lanes = crate::races::Lanes {
+        eas: &eas[..vl],
+        vl,
+        mask,
+        width: E::E as u64,
+        contiguous,
+    };
+    let next = match shadow.first_race(&lanes, access) {
+        Some((lane, byte)) => {
+            *out = fault(TrapKind::DataRace, lane, byte, Space::Memory, access);
+            FAULT
+        }
+        None => {
+            let next = run(m, op, out);
+            if next != FAULT {
+                // A memory op is one word: its pc is its index times 8.
+                let pc = u64::from(op.next.wrapping_sub(1)) * 8;
+                shadow.record(&lanes, access, pc);
+            }
+            next
+        }
+    };
+    m.races = Some(shadow);
+    next
 }

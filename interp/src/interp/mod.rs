@@ -26,9 +26,7 @@ mod trace;
 pub use decoded::Decoded;
 pub use trace::{Change, TraceEvent};
 
-use crate::isa::{Dir, Sem};
 use crate::machine::{Exit, Machine, MemFault, Trap, TrapKind};
-use crate::memory::Access;
 use decoded::{F_CTL, Op};
 use trace::{Hook, NoTrace, Sink, Snap};
 
@@ -162,45 +160,4 @@ pub fn run_traced(m: &mut Machine, d: &Decoded, sink: &mut impl FnMut(&TraceEven
             return e;
         }
     }
-}
-
-/// The guest-memory accesses an instruction is about to make (see [`memory_lanes`]).
-#[derive(Clone, Copy, Debug)]
-pub struct MemLanes {
-    /// Load or store.
-    pub access: Access,
-    /// Bytes per lane.
-    pub width: u64,
-    /// Active lanes.
-    pub mask: u64,
-    /// Every lane's EA (lanes at and above VL are 0).
-    pub eas: [u64; 64],
-}
-
-/// The accesses to guest memory (not tile space) the instruction at `m.pc` would make if it
-/// ran now without trapping: `None` for any other instruction. Reads the state only.
-pub fn memory_lanes(m: &Machine, d: &Decoded) -> Option<MemLanes> {
-    if m.pc % 8 != 0 {
-        return None;
-    }
-    let idx = usize::try_from(m.pc / 8).ok()?;
-    let inst = d.inst(idx)?;
-    let Sem::Mem(ms) = inst.opcode().sem() else {
-        return None;
-    };
-    if inst.is_local() {
-        return None;
-    }
-    let op = d.ops.get(idx)?;
-    let mut eas = [0u64; 64];
-    let mask = mem_ops::active_eas(m, op, &mut eas);
-    Some(MemLanes {
-        access: match ms.dir {
-            Dir::Load => Access::Read,
-            Dir::Store => Access::Write,
-        },
-        width: 1 << ms.log2e,
-        mask,
-        eas,
-    })
 }
