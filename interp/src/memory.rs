@@ -646,7 +646,7 @@ mod tests {
             "t.s",
         )
         .expect("assembles");
-        let mut m = Memory::new(&p, 1 << 32).expect("memory");
+        let m = Memory::new(&p, 1 << 32).expect("memory");
         let v = m.view();
         // SAFETY: both tables have extent / 4096 entries.
         let at = |t: *const u32, page: usize| unsafe { *t.add(page) };
@@ -684,7 +684,7 @@ mod tests {
             "t.s",
         )
         .expect("assembles");
-        let mut m = Memory::new(&p, 1 << 40).expect("memory");
+        let m = Memory::new(&p, 1 << 40).expect("memory");
         let v = m.view();
         // SAFETY: the tables have extent / 4096 entries; 0x10 and 0x100000 are below it.
         let at = |t: *const u32, page: usize| unsafe { *t.add(page) };

@@ -321,23 +321,6 @@ pub fn cmd(args: &BenchArgs) -> Result<i32, BenchError> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("16K"), Ok(16 << 10));
-        assert_eq!(parse_size("64M"), Ok(64 << 20));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(parse_size("65M").is_err());
-        assert!(parse_size("0").is_err());
-        assert!(parse_size("x").is_err());
-        assert_eq!(parse_vl("8"), Ok(8));
-        assert!(parse_vl("3").is_err());
-    }
-}
-
 /// `lanejit bench --groups G`: the launch benchmarks of [`super::launch`].
 fn launch_cmd(args: &BenchArgs, groups: u32) -> Result<i32, BenchError> {
     let bad = |why: &str| BenchError::BadSize {
@@ -368,4 +351,21 @@ fn launch_cmd(args: &BenchArgs, groups: u32) -> Result<i32, BenchError> {
     bar.finish_and_clear();
     print!("{text}");
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("16K"), Ok(16 << 10));
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("65M").is_err());
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("x").is_err());
+        assert_eq!(parse_vl("8"), Ok(8));
+        assert!(parse_vl("3").is_err());
+    }
 }
