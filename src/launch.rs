@@ -2,8 +2,10 @@
 //!
 //! [`launch`] runs groups `0..G` of one program over one guest memory. One group runs exactly as
 //! a single-group run always has. Several run on `threads` worker threads (the calling thread
-//! is worker 0): each has its own machine (register file, pc, retired count, tile) and its own
-//! engine state ([`Runner`]), and takes groups in chunks from one shared atomic counter, in the
+//! is worker 0): each has its own machine (register file, pc, retired count, tile) and shares
+//! the launch's compiled code ([`SharedCode`]: a region compiled once serves every group on
+//! every thread, tier-up counts across groups), and takes groups in chunks from one shared
+//! atomic counter, in the
 //! manner of PoCL's work-group scheduler: a worker's first chunk is one group; after each chunk
 //! it sizes the next so that a chunk takes about [`CHUNK_TARGET`], but never more than a
 //! `1 / (2 * threads)` share of the groups not handed out yet, so the last chunks are small
@@ -25,7 +27,7 @@
 //! With a timeline requested, every worker records one [`Span`] per chunk; without, nothing
 //! is recorded or timed beyond the chunk sizing.
 
-use crate::vm::{self, Engine, EngineStats, VmOptions};
+use crate::vm::{self, Engine, EngineStats, SharedCode, VmOptions};
 use lanejit_interp::interp::Decoded;
 use lanejit_interp::machine::{Exit, Machine};
 use lanejit_interp::races::check_races;
@@ -83,62 +85,43 @@ pub struct Launched {
     pub threads: usize,
 }
 
-/// One worker's engine: the interpreter, or a dispatcher (and with it a JIT) kept across
-/// every group the worker runs, so tier-up counts across its groups.
-pub struct Runner {
-    engine: Engine,
-    vm: VmOptions,
-    disp: Option<vm::Dispatcher>,
-    /// Set once a dispatcher could not be built: the interpreter runs.
-    no_jit: bool,
-    interp_retired: u64,
+/// One worker's engine: the interpreter, or the launch's [`SharedCode`] (one JIT for every
+/// worker: a region compiled once serves every group, and tier-up counts across groups).
+pub struct Runner<'a> {
+    code: Option<&'a SharedCode>,
+    stats: EngineStats,
 }
 
-impl Runner {
-    /// A runner for `engine`.
-    pub fn new(engine: Engine, vm: VmOptions) -> Runner {
+impl<'a> Runner<'a> {
+    /// A runner on `code`, or on the interpreter when `None`.
+    pub fn new(code: Option<&'a SharedCode>) -> Runner<'a> {
         Runner {
-            engine,
-            vm,
-            disp: None,
-            no_jit: engine == Engine::Interp,
-            interp_retired: 0,
+            code,
+            stats: EngineStats::default(),
         }
     }
 
     /// Run `m` from its pc to its end.
     pub fn run(&mut self, m: &mut Machine, d: &Decoded) -> Exit {
-        if !self.no_jit && self.disp.is_none() {
-            let threshold = match self.engine {
-                Engine::Jit => 0,
-                _ => self.vm.jit_threshold,
-            };
-            match vm::Dispatcher::new(d, m, threshold) {
-                Ok(disp) => self.disp = Some(disp),
-                Err(_) => self.no_jit = true,
-            }
-        }
-        match &mut self.disp {
-            Some(disp) => disp.run(m, d),
+        match self.code {
+            Some(code) => code.run(m, d, &mut self.stats),
             None => {
                 let before = m.retired;
                 let exit = lanejit_interp::interp::run(m, d);
-                self.interp_retired += m.retired - before;
+                self.stats.interp_retired += m.retired - before;
                 exit
             }
         }
     }
 
-    /// Regions compiled so far.
+    /// Regions compiled so far (by any worker).
     fn compiled(&self) -> u64 {
-        self.disp.as_ref().map_or(0, |d| d.stats().compiled_regions)
+        self.code.map_or(0, |c| c.stats().compiled_regions)
     }
 
-    /// What the engine did so far.
+    /// The instructions this worker retired in each tier.
     pub fn stats(&self) -> EngineStats {
-        let mut s = self.disp.as_ref().map(|d| d.stats()).unwrap_or_default();
-        s.interp_retired += self.interp_retired;
-        s
+        self.stats
     }
 }
 
@@ -200,6 +183,12 @@ pub fn launch(
         d
     };
     let template = m.tile.clone();
+    // One JIT for every worker (none for the interpreter, or without a code generator).
+    let code = match opts.engine {
+        Engine::Interp => None,
+        Engine::Jit => SharedCode::new(d, &m, 0).ok(),
+        Engine::Tiered => SharedCode::new(d, &m, opts.vm.jit_threshold).ok(),
+    };
     let next = AtomicU64::new(0);
     let t0 = Instant::now();
     let work = Work {
@@ -212,6 +201,7 @@ pub fn launch(
         template: &template,
         writes_tile: d.writes_tile(),
         t0,
+        code: code.as_ref(),
     };
     let mut outs = std::thread::scope(|s| {
         let handles: Vec<_> = (1..threads)
@@ -230,14 +220,12 @@ pub fn launch(
         outs
     });
     let mut tally = Tally::default();
-    let mut stats = EngineStats::default();
+    let mut stats = code.as_ref().map(SharedCode::stats).unwrap_or_default();
     let mut timeline = Vec::new();
     for o in outs.drain(..) {
         tally.merge(o.tally);
-        stats.compiled_regions += o.stats.compiled_regions;
         stats.jit_retired += o.stats.jit_retired;
         stats.interp_retired += o.stats.interp_retired;
-        stats.compile_us += o.stats.compile_us;
         timeline.extend(o.spans);
     }
     let result = tally
@@ -263,6 +251,7 @@ struct Work<'a> {
     template: &'a lanejit_interp::memory::Tile,
     writes_tile: bool,
     t0: Instant,
+    code: Option<&'a SharedCode>,
 }
 
 /// One worker's share of the result.
@@ -276,7 +265,7 @@ impl Work<'_> {
     /// Worker `t`: take chunks until every group has been handed out.
     fn run(&self, t: usize, m: &mut Machine) -> WorkerOut {
         let g = u64::from(self.groups);
-        let mut runner = Runner::new(self.opts.engine, self.opts.vm);
+        let mut runner = Runner::new(self.code);
         let mut tally = Tally::default();
         let mut spans = Vec::new();
         let mut chunk = 1u64;

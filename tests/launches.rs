@@ -1,7 +1,8 @@
 //! Launches of many groups (contract section 9): every kernel in `seeds/kernels/groups/` runs
 //! on every engine at 1, 2 and 3 threads, meets the expectations in its header (computed by
 //! hand, independently of lanejit) and gives the same result, bit for bit, as the
-//! interpreter's reference-order run: the JSON object and every mapped page of memory.
+//! interpreter's reference-order run: the JSON object and every mapped page of memory. The jit
+//! compiles the same regions at every thread count (its code is shared by the threads).
 
 #[path = "../interp/tests/expect/mod.rs"]
 mod expect;
@@ -35,7 +36,7 @@ fn run(
     dumps: &[DumpRequest],
     engine: Engine,
     threads: usize,
-) -> (RunResult, Vec<(u64, Vec<u8>)>) {
+) -> (RunResult, Vec<(u64, Vec<u8>)>, u64) {
     let mut cfg = Config::for_program(p, None);
     let mut check_races = false;
     let mut it = flags.iter();
@@ -57,7 +58,7 @@ fn run(
     };
     let (l, m) = launch(m, &Decoded::new(&p.code), dumps, &opts);
     let pages = m.mem.mapped_pages().map(|(a, b)| (a, b.to_vec())).collect();
-    (l.result, pages)
+    (l.result, pages, l.stats.compiled_regions)
 }
 
 /// The memory and tile ranges the expectations look at, as dump requests.
@@ -139,11 +140,22 @@ fn launch_kernels_meet_their_expectations_on_every_engine_and_thread_count() {
         assert!(expects.len() >= 3, "{name}: needs expectations");
         let flags = parse_flags(&src);
         let dumps = dumps_of(&expects);
-        let (reference, ref_pages) = run(&p, &flags, &dumps, Engine::Interp, 1);
+        let (reference, ref_pages, _) = run(&p, &flags, &dumps, Engine::Interp, 1);
         check(&name, &reference, &expects);
+        let mut jit_regions = None;
         for engine in [Engine::Interp, Engine::Jit, Engine::Tiered] {
             for threads in [1, 2, 3] {
-                let (r, pages) = run(&p, &flags, &dumps, engine, threads);
+                let (r, pages, regions) = run(&p, &flags, &dumps, engine, threads);
+                if engine == Engine::Jit && !flags.iter().any(|f| f == "--check-races") {
+                    // One JIT serves every thread: a region is compiled once, whatever the
+                    // thread count (per-thread JITs would compile it once per thread).
+                    assert!(regions > 0, "{name}: the jit compiles");
+                    assert_eq!(
+                        *jit_regions.get_or_insert(regions),
+                        regions,
+                        "{name}: regions compiled at {threads} threads"
+                    );
+                }
                 assert_eq!(
                     r.to_json(),
                     reference.to_json(),

@@ -745,7 +745,7 @@ mod tests {
             assert_eq!(Opcode::from_byte(op as u8), Some(op));
         }
         assert_eq!(Opcode::from_byte(0), None);
-        assert_eq!(Opcode::ALL.len(), 93);
+        assert_eq!(Opcode::ALL.len(), 94);
     }
 
     #[test]
