@@ -131,6 +131,20 @@ fn expected(what: &str, found: &Operand) -> (usize, AsmErrorKind) {
     )
 }
 
+/// The error for a directive that may appear only once and was first given on `first`.
+fn once(stmt: &Stmt, directive: &'static str, first: Option<usize>) -> EResult<()> {
+    match first {
+        Some(first_line) => Err((
+            stmt.col,
+            AsmErrorKind::DuplicateDirective {
+                directive,
+                first_line,
+            },
+        )),
+        None => Ok(()),
+    }
+}
+
 fn usage(dir: &str) -> &'static str {
     match dir {
         ".vl" | ".groups" => "N",
@@ -460,15 +474,7 @@ impl State<'_> {
         match dir {
             ".vl" => {
                 self.nops(&stmt, 1)?;
-                if let Some(first_line) = self.vl_line {
-                    return Err((
-                        stmt.col,
-                        AsmErrorKind::DuplicateDirective {
-                            directive: ".vl",
-                            first_line,
-                        },
-                    ));
-                }
+                once(&stmt, ".vl", self.vl_line)?;
                 let v = self.konst(&ops[0])?;
                 if !(1..=64).contains(&v) || (v as u32).count_ones() != 1 {
                     return Err((ops[0].col, AsmErrorKind::BadVl(v)));
@@ -478,15 +484,7 @@ impl State<'_> {
             }
             ".groups" => {
                 self.nops(&stmt, 1)?;
-                if let Some(first_line) = self.groups_line {
-                    return Err((
-                        stmt.col,
-                        AsmErrorKind::DuplicateDirective {
-                            directive: ".groups",
-                            first_line,
-                        },
-                    ));
-                }
+                once(&stmt, ".groups", self.groups_line)?;
                 let g = self.konst(&ops[0])?;
                 if !(1..=MAX_GROUPS as i128).contains(&g) {
                     return Err((ops[0].col, AsmErrorKind::BadGroups(g)));
@@ -640,15 +638,7 @@ impl State<'_> {
             }
             ".tilesize" => {
                 self.nops(&stmt, 1)?;
-                if let Some(first_line) = self.tilesize_line {
-                    return Err((
-                        stmt.col,
-                        AsmErrorKind::DuplicateDirective {
-                            directive: ".tilesize",
-                            first_line,
-                        },
-                    ));
-                }
+                once(&stmt, ".tilesize", self.tilesize_line)?;
                 if self.tile_fixed {
                     return Err((stmt.col, AsmErrorKind::TileSizeLate));
                 }

@@ -211,70 +211,16 @@ pub(crate) trait SpaceT {
     unsafe fn ptr_mut(m: &mut Machine, ea: u64) -> *mut u8;
 }
 
-/// Guest memory (no `.local`).
-pub(crate) struct MemSpace;
+/// Guest memory (no `.local`), used as [`MemUse`] number `U` says.
+pub(crate) struct Mem<const U: u8>;
+/// Guest memory of this thread alone.
+pub(crate) type MemSpace = Mem<{ MemUse::Own as u8 }>;
 /// Guest memory that other threads use at the same time (a multi-threaded launch).
-pub(crate) struct SharedMemSpace;
+pub(crate) type SharedMemSpace = Mem<{ MemUse::Shared as u8 }>;
 /// Guest memory under `--check-races` (one thread, reference order).
-pub(crate) struct CheckedMemSpace;
+pub(crate) type CheckedMemSpace = Mem<{ MemUse::RaceChecked as u8 }>;
 /// Tile space (`.local`).
 pub(crate) struct TileSpace;
-
-impl SpaceT for MemSpace {
-    const SPACE: Space = Space::Memory;
-    #[inline(always)]
-    fn check(m: &Machine, ea: u64, len: u64, access: Access) -> Result<(), AccessFault> {
-        m.mem.check(ea, len, access)
-    }
-    #[inline(always)]
-    unsafe fn ptr(m: &Machine, ea: u64) -> *const u8 {
-        // SAFETY: forwarded contract: the range passed `Memory::check`.
-        unsafe { m.mem.host_ptr_const(ea) }
-    }
-    #[inline(always)]
-    unsafe fn ptr_mut(m: &mut Machine, ea: u64) -> *mut u8 {
-        // SAFETY: forwarded contract: the range passed `Memory::check`.
-        unsafe { m.mem.host_ptr(ea) }
-    }
-}
-
-impl SpaceT for CheckedMemSpace {
-    const SPACE: Space = Space::Memory;
-    const CHECKED: bool = true;
-    #[inline(always)]
-    fn check(m: &Machine, ea: u64, len: u64, access: Access) -> Result<(), AccessFault> {
-        m.mem.check(ea, len, access)
-    }
-    #[inline(always)]
-    unsafe fn ptr(m: &Machine, ea: u64) -> *const u8 {
-        // SAFETY: forwarded contract: the range passed `Memory::check`.
-        unsafe { m.mem.host_ptr_const(ea) }
-    }
-    #[inline(always)]
-    unsafe fn ptr_mut(m: &mut Machine, ea: u64) -> *mut u8 {
-        // SAFETY: forwarded contract: the range passed `Memory::check`.
-        unsafe { m.mem.host_ptr(ea) }
-    }
-}
-
-impl SpaceT for SharedMemSpace {
-    const SPACE: Space = Space::Memory;
-    const SHARED: bool = true;
-    #[inline(always)]
-    fn check(m: &Machine, ea: u64, len: u64, access: Access) -> Result<(), AccessFault> {
-        m.mem.check(ea, len, access)
-    }
-    #[inline(always)]
-    unsafe fn ptr(m: &Machine, ea: u64) -> *const u8 {
-        // SAFETY: forwarded contract: the range passed `Memory::check`.
-        unsafe { m.mem.host_ptr_const(ea) }
-    }
-    #[inline(always)]
-    unsafe fn ptr_mut(m: &mut Machine, ea: u64) -> *mut u8 {
-        // SAFETY: forwarded contract: the range passed `Memory::check`.
-        unsafe { m.mem.host_ptr(ea) }
-    }
-}
 
 /// Read E bytes at `p` (little-endian, zero-extended) from memory other threads may write.
 ///
@@ -347,6 +293,26 @@ unsafe fn racy_write<E: Elem>(p: *mut u8, v: u64) {
     for k in 0..E::E {
         // SAFETY: as in `racy_read`.
         unsafe { AtomicU8::from_ptr(p.add(k)) }.store((v >> (8 * k)) as u8, Ordering::Relaxed);
+    }
+}
+
+impl<const U: u8> SpaceT for Mem<U> {
+    const SPACE: Space = Space::Memory;
+    const SHARED: bool = U == MemUse::Shared as u8;
+    const CHECKED: bool = U == MemUse::RaceChecked as u8;
+    #[inline(always)]
+    fn check(m: &Machine, ea: u64, len: u64, access: Access) -> Result<(), AccessFault> {
+        m.mem.check(ea, len, access)
+    }
+    #[inline(always)]
+    unsafe fn ptr(m: &Machine, ea: u64) -> *const u8 {
+        // SAFETY: forwarded contract: the range passed `Memory::check`.
+        unsafe { m.mem.host_ptr_const(ea) }
+    }
+    #[inline(always)]
+    unsafe fn ptr_mut(m: &mut Machine, ea: u64) -> *mut u8 {
+        // SAFETY: forwarded contract: the range passed `Memory::check`.
+        unsafe { m.mem.host_ptr(ea) }
     }
 }
 
@@ -769,84 +735,80 @@ fn checked_eas<E: Elem, S: SpaceT>(
     Ok((vl, mask))
 }
 
-/// A load from memory shared with other threads: the general path's checks, then one
-/// relaxed atomic byte load per byte.
-#[inline(never)]
-fn load_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
-    let dst = op.a as usize & 31;
+/// The host address of every active lane of an access to memory shared with other threads,
+/// after its checks (a contiguous group's one range check, else the general path's), and the
+/// active lanes; or the fault.
+#[inline(always)]
+fn racy_lanes<E: Elem, S: SpaceT>(
+    m: &mut Machine,
+    op: &Op,
+    access: Access,
+    ptrs: &mut [*mut u8; 64],
+) -> Result<u64, Fault> {
     if op.flags & F_CONTIG != 0 {
         // Contiguous: one check covers the group (as in `load`), lane i at ea0 + i*E.
         let (vl, _, mask, strict) = lanes(m, op);
         let ea0 = contig_ea0(&m.regs, op);
-        if contig_ok::<E, S>(m, ea0, vl, Access::Read, strict) {
-            // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check; guest memory is accessed
-            // only this way (or by compiled code) during a shared launch.
-            let base = unsafe { S::ptr(m, ea0) };
-            for i in 0..vl {
-                if mask >> i & 1 != 0 {
-                    // SAFETY: lane i's bytes lie inside the checked range.
-                    let raw = unsafe { racy_read::<E>(base.add(i << E::LOG2E)) };
-                    m.regs.v[dst][i] = E::extend(raw);
-                }
+        if contig_ok::<E, S>(m, ea0, vl, access, strict) {
+            // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check for `access`.
+            let base = unsafe { S::ptr_mut(m, ea0) };
+            for (i, p) in ptrs[..vl].iter_mut().enumerate() {
+                // Inside the checked range: `i * E < VL * E`.
+                *p = base.wrapping_add(i << E::LOG2E);
             }
-            return op.next;
+            return Ok(mask);
         }
     }
     let mut eas = [0u64; 64];
-    let (_, mask) = match checked_eas::<E, S>(m, op, Access::Read, &mut eas) {
-        Ok(v) => v,
+    let (_, mask) = checked_eas::<E, S>(m, op, access, &mut eas)?;
+    let mut bits = mask;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize & 63;
+        bits &= bits - 1;
+        // SAFETY: lane i's `[ea, ea + E)` passed the space's check in `checked_eas`.
+        ptrs[i] = unsafe { S::ptr_mut(m, eas[i]) };
+    }
+    Ok(mask)
+}
+
+/// A load from memory shared with other threads: the usual checks, then one racy read per
+/// active lane.
+#[inline(never)]
+fn load_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    let mut ptrs = [std::ptr::null_mut(); 64];
+    let mask = match racy_lanes::<E, S>(m, op, Access::Read, &mut ptrs) {
+        Ok(mask) => mask,
         Err(f) => {
             *out = f;
             return FAULT;
         }
     };
+    let dst = op.a as usize & 31;
     let mut bits = mask;
     while bits != 0 {
         let i = bits.trailing_zeros() as usize & 63;
         bits &= bits - 1;
-        // SAFETY: lane i's `[ea, ea + E)` passed the space's check in `checked_eas`; guest
-        // memory is accessed only atomically (or by compiled code) during a shared launch.
-        let raw = unsafe { racy_read::<E>(S::ptr(m, eas[i])) };
+        // SAFETY: lane i's `[p, p + E)` passed the space's check in `racy_lanes`; guest
+        // memory is accessed only this way (or by compiled code) during a shared launch.
+        let raw = unsafe { racy_read::<E>(ptrs[i]) };
         m.regs.v[dst][i] = E::extend(raw);
     }
     op.next
 }
 
-/// A store to memory shared with other threads: the general path's checks, then one relaxed
-/// atomic byte store per byte, lanes in ascending order.
+/// A store to memory shared with other threads: the usual checks, then one racy write per
+/// active lane, in ascending lane order.
 #[inline(never)]
 fn store_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
-    let src = op.a as usize;
-    if op.flags & F_CONTIG != 0 {
-        // Contiguous: one check covers the group (as in `store`), lane i at ea0 + i*E.
-        let (vl, _, mask, strict) = lanes(m, op);
-        let ea0 = contig_ea0(&m.regs, op);
-        if contig_ok::<E, S>(m, ea0, vl, Access::Write, strict) {
-            // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check for writing; guest memory
-            // is accessed only this way (or by compiled code) during a shared launch.
-            let base = unsafe { S::ptr_mut(m, ea0) };
-            for i in 0..vl {
-                if mask >> i & 1 != 0 {
-                    let v = if src < 32 {
-                        m.regs.s[src & 31]
-                    } else {
-                        m.regs.v[src & 31][i]
-                    };
-                    // SAFETY: lane i's bytes lie inside the checked range.
-                    unsafe { racy_write::<E>(base.add(i << E::LOG2E), v) };
-                }
-            }
-            return op.next;
-        }
-    }
-    let mut eas = [0u64; 64];
-    let (_, mask) = match checked_eas::<E, S>(m, op, Access::Write, &mut eas) {
-        Ok(v) => v,
+    let mut ptrs = [std::ptr::null_mut(); 64];
+    let mask = match racy_lanes::<E, S>(m, op, Access::Write, &mut ptrs) {
+        Ok(mask) => mask,
         Err(f) => {
             *out = f;
             return FAULT;
         }
     };
+    let src = op.a as usize;
     let mut bits = mask;
     while bits != 0 {
         let i = bits.trailing_zeros() as usize & 63;
@@ -856,10 +818,10 @@ fn store_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> 
         } else {
             m.regs.v[src & 31][i]
         };
-        // SAFETY: lane i's `[ea, ea + E)` passed the space's check (for writing) in
-        // `checked_eas`; guest memory is accessed only atomically (or by compiled code) during
-        // a shared launch.
-        unsafe { racy_write::<E>(S::ptr_mut(m, eas[i]), v) };
+        // SAFETY: lane i's `[p, p + E)` passed the space's check (for writing) in
+        // `racy_lanes`; guest memory is accessed only this way (or by compiled code) during a
+        // shared launch.
+        unsafe { racy_write::<E>(ptrs[i], v) };
     }
     op.next
 }
