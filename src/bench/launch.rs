@@ -6,8 +6,11 @@
 //! group g works on its own slice of `PER` elements, `[g*PER, (g+1)*PER)`, of the source and
 //! destination buffers. Each (engine, thread count) gets a fresh machine with the same data;
 //! its first launch is checked byte for byte against the native output, then `reps` launches
-//! are timed (each one a whole `lanejit run` launch: worker threads started, each worker's
-//! JIT created and its regions compiled, every group run). Besides the table:
+//! are timed (each one a whole `lanejit run` launch: worker threads started, the launch's
+//! JIT created and its regions compiled, every group run).
+//!
+//! poly_g is compute-bound (16 fused multiply-adds per element loaded), where saxpy_g and
+//! copy_g are bound by memory bandwidth at large sizes. Besides the table:
 //!
 //! * the launch overhead per group: 10^6 groups of `tiny_g.s` (5 instructions each), on
 //!   every engine at every thread count;
@@ -39,6 +42,8 @@ pub enum LaunchKernel {
     Saxpy,
     /// dst = src, 32-bit words.
     Copy,
+    /// y = 0.5 * (x + 1)^16 on f32, 16 fused steps: compute-bound.
+    Poly,
     /// out[g] = g.
     Tiny,
 }
@@ -49,6 +54,7 @@ impl LaunchKernel {
         match self {
             LaunchKernel::Saxpy => "saxpy_g",
             LaunchKernel::Copy => "copy_g",
+            LaunchKernel::Poly => "poly_g",
             LaunchKernel::Tiny => "tiny_g",
         }
     }
@@ -57,6 +63,7 @@ impl LaunchKernel {
         match self {
             LaunchKernel::Saxpy => include_str!("../../seeds/kernels/bench/groups/saxpy_g.s"),
             LaunchKernel::Copy => include_str!("../../seeds/kernels/bench/groups/copy_g.s"),
+            LaunchKernel::Poly => include_str!("../../seeds/kernels/bench/groups/poly_g.s"),
             LaunchKernel::Tiny => include_str!("../../seeds/kernels/bench/groups/tiny_g.s"),
         }
     }
@@ -101,7 +108,9 @@ impl Workload {
         let mut word = || {
             let r = rng.next_u32();
             match kernel {
-                LaunchKernel::Saxpy => (((r % 4096) as f32) / 32.0 - 64.0).to_bits(),
+                LaunchKernel::Saxpy | LaunchKernel::Poly => {
+                    (((r % 4096) as f32) / 32.0 - 64.0).to_bits()
+                }
                 _ => r,
             }
         };
@@ -179,6 +188,7 @@ impl Workload {
                 let r = lo * per..hi * per;
                 out.copy_from_slice(&self.src[r]);
             }
+            LaunchKernel::Poly => super::native::poly16(&self.src[lo * per..hi * per], out),
             LaunchKernel::Tiny => {
                 for (g, o) in (lo..hi).zip(out.chunks_exact_mut(2)) {
                     o[0] = g as u32;
@@ -264,7 +274,7 @@ pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Str
         "launch benchmarks: {} groups, {} source bytes, threads {:?}, median of {} launches",
         o.groups, o.bytes, o.threads, o.reps
     );
-    for kernel in [LaunchKernel::Saxpy, LaunchKernel::Copy] {
+    for kernel in [LaunchKernel::Saxpy, LaunchKernel::Copy, LaunchKernel::Poly] {
         let per = (o.bytes / 4 / u64::from(o.groups)).max(1);
         if 4 * per * u64::from(o.groups) > MAX_BYTES {
             return Err(BenchError::BadSize {
