@@ -12,7 +12,7 @@
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use lanejit::EXIT_OUTPUT_FAILED;
-use lanejit::launch::{LaunchOptions, launch};
+use lanejit::launch::{LaunchOptions, MAX_THREADS, launch};
 use lanejit::vm::{self, Engine, VmOptions};
 use lanejit_interp::asm::assemble;
 use lanejit_interp::container;
@@ -452,11 +452,13 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
         )));
     }
     let threads = match args.threads {
-        Some(0) => {
-            return Err(CliError::BadFlag("--threads 0: at least one thread".into()));
+        Some(t) if !(1..=MAX_THREADS).contains(&t) => {
+            return Err(CliError::BadFlag(format!(
+                "--threads {t}: from 1 to {MAX_THREADS} threads"
+            )));
         }
         Some(t) => t,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
     };
     if args.trace && groups > 1 {
         return Err(CliError::BadFlag(

@@ -35,6 +35,9 @@ use lanejit_interp::result::{DumpRequest, RunResult, Tally};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// The most worker threads a launch starts (`--threads` above it is bad input).
+pub const MAX_THREADS: usize = 1024;
+
 /// How long a worker's chunk of groups should take (PoCL aims at 100-200 µs).
 pub const CHUNK_TARGET: Duration = Duration::from_micros(150);
 
@@ -204,11 +207,15 @@ pub fn launch(
         code: code.as_ref(),
     };
     let mut outs = std::thread::scope(|s| {
+        // A worker the host cannot start is simply missing: the others take its groups.
         let handles: Vec<_> = (1..threads)
-            .map(|t| {
+            .filter_map(|t| {
                 let mut mt = m.sibling(&template);
                 let work = &work;
-                s.spawn(move || work.run(t, &mut mt))
+                std::thread::Builder::new()
+                    .name(format!("lanejit-group-worker-{t}"))
+                    .spawn_scoped(s, move || work.run(t, &mut mt))
+                    .ok()
             })
             .collect();
         let mut outs = vec![work.run(0, &mut m)];

@@ -522,6 +522,7 @@ fn bad_launch_flags_are_bad_input() {
         &["--groups", "0"][..],
         &["--groups", "16777217"],
         &["--threads", "0"],
+        &["--threads", "1025"],
         &["--groups", "x"],
         &["--trace", "--groups", "2"],
     ] {

@@ -336,8 +336,11 @@ fn launch_cmd(args: &BenchArgs, groups: u32) -> Result<i32, BenchError> {
         let n = std::thread::available_parallelism().map_or(1, |n| n.get());
         threads = if n > 1 { vec![1, n] } else { vec![1] };
     }
-    if threads.contains(&0) {
-        return Err(bad("--threads must be at least 1"));
+    if threads
+        .iter()
+        .any(|t| !(1..=crate::launch::MAX_THREADS).contains(t))
+    {
+        return Err(bad("--threads must be from 1 to 1024"));
     }
     let opts = super::launch::LaunchBenchOptions {
         groups,
