@@ -12,13 +12,14 @@
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use lanejit::EXIT_OUTPUT_FAILED;
+use lanejit::launch::{LaunchOptions, MAX_THREADS, launch};
 use lanejit::vm::{self, Engine, VmOptions};
 use lanejit_interp::asm::assemble;
 use lanejit_interp::container;
 use lanejit_interp::disasm::disassemble;
 use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Machine, valid_vl};
-use lanejit_interp::program::{MAX_MEM_LIMIT, PAGE_SIZE, Program, Space};
+use lanejit_interp::program::{MAX_GROUPS, MAX_MEM_LIMIT, PAGE_SIZE, Program, Space};
 use lanejit_interp::result::{DumpRequest, RunResult};
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -133,6 +134,22 @@ struct RunArgs {
     /// Region entries before the tiered engine compiles a region.
     #[arg(long, value_name = "N", default_value = "16", value_parser = parse_u32)]
     jit_threshold: u32,
+    /// Launch G groups over the shared memory, each with its own registers and tile
+    /// (1..2^24); overrides the program's `.groups`.
+    #[arg(long, value_name = "G", value_parser = parse_u32)]
+    groups: Option<u32>,
+    /// Worker threads for the groups (default: the host's available parallelism; 1 runs
+    /// them in reference order).
+    #[arg(long, value_name = "N", value_parser = parse_u64_usize)]
+    threads: Option<usize>,
+    /// Run the groups in reference order on the interpreter and trap `data_race` at the
+    /// first access that races with an earlier group's.
+    #[arg(long)]
+    check_races: bool,
+    /// Write a Chrome trace (JSON, for Perfetto or chrome://tracing) of the chunks of groups
+    /// each thread ran.
+    #[arg(long, value_name = "FILE")]
+    timeline: Option<PathBuf>,
 }
 
 /// Every way a command can fail before or around a run: all exit with status 2.
@@ -318,8 +335,8 @@ fn load_into(m: &mut Machine, program: &Program, addr: u64, path: &Path) -> Resu
         if n as u64 > room - at {
             return Err(too_large());
         }
-        m.mem
-            .bytes_mut(addr + at, n as u64)
+        m.mem_mut()
+            .and_then(|mem| mem.bytes_mut(addr + at, n as u64))
             .ok_or_else(too_large)?
             .copy_from_slice(&buf[..n]);
         at += n as u64;
@@ -428,6 +445,27 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
         )));
     }
 
+    let groups = args.groups.or(program.groups).unwrap_or(1);
+    if !(1..=MAX_GROUPS).contains(&groups) {
+        return Err(CliError::BadFlag(format!(
+            "--groups {groups}: the group count must be from 1 to 2^24"
+        )));
+    }
+    let threads = match args.threads {
+        Some(t) if !(1..=MAX_THREADS).contains(&t) => {
+            return Err(CliError::BadFlag(format!(
+                "--threads {t}: from 1 to {MAX_THREADS} threads"
+            )));
+        }
+        Some(t) => t,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
+    };
+    if args.trace && groups > 1 {
+        return Err(CliError::BadFlag(
+            "--trace traces a single group; it cannot be used with more than one group".into(),
+        ));
+    }
+
     let mut dumps = Vec::new();
     for &(space, k) in order {
         let (addr, len) = match space {
@@ -464,31 +502,36 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
     for (_, _, path) in &args.save {
         save_files.push(std::fs::File::create(path).map_err(io_err(path))?);
     }
+    let timeline_file = match &args.timeline {
+        Some(path) => Some((path, std::fs::File::create(path).map_err(io_err(path))?)),
+        None => None,
+    };
     let decoded = Decoded::new(&program.code);
-    let (exit, stats) = if args.trace {
+    let (result, stats, timeline, m) = if args.trace {
         let mut err = std::io::BufWriter::new(std::io::stderr().lock());
         let exit = interp::run_traced(&mut m, &decoded, &mut |ev| {
             let _ = writeln!(err, "{ev}");
         });
         let _ = err.flush();
-        (
-            exit,
-            vm::EngineStats {
-                interp_retired: m.retired,
-                ..Default::default()
-            },
-        )
+        let stats = vm::EngineStats {
+            interp_retired: m.retired,
+            ..Default::default()
+        };
+        (RunResult::capture(&m, exit, &dumps), stats, Vec::new(), m)
     } else {
-        vm::run(
-            engine_of(args.engine),
-            &mut m,
-            &decoded,
-            &VmOptions {
+        let opts = LaunchOptions {
+            engine: engine_of(args.engine),
+            vm: VmOptions {
                 jit_threshold: args.jit_threshold,
             },
-        )
+            groups,
+            threads,
+            check_races: args.check_races,
+            timeline: args.timeline.is_some(),
+        };
+        let (l, m) = launch(m, &decoded, &dumps, &opts);
+        (l.result, l.stats, l.timeline, m)
     };
-    let result = RunResult::capture(&m, exit, &dumps);
 
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -519,6 +562,17 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
     drop(out);
     // The result is out; a save that fails now is reported with its own exit status.
     let mut status = result.status.exit_code();
+    if let Some((path, mut f)) = timeline_file {
+        let json = lanejit::timeline::chrome_trace(&timeline);
+        if let Err(e) = writeln!(f, "{json}").and_then(|()| f.flush()) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "lanejit: --timeline {}: {e} (the run finished; its result is above)",
+                path.display()
+            );
+            status = EXIT_OUTPUT_FAILED;
+        }
+    }
     for ((addr, len, path), mut f) in args.save.iter().zip(save_files) {
         let bytes = m.mem.bytes(*addr, *len).unwrap_or_default();
         if let Err(e) = f.write_all(bytes).and_then(|()| f.flush()) {

@@ -1,9 +1,11 @@
-//! `lanejit`: the tiered VM ([`vm`]) on top of the reference interpreter (`lanejit-interp`)
+//! `lanejit`: the tiered VM ([`vm`]) and launches of many groups on many threads ([`launch`]) on top of the reference interpreter (`lanejit-interp`)
 //! and the Cranelift JIT (`lanejit-jit`), plus the differential fuzzing support ([`fuzz`])
 //! and the benchmark kernels and harness ([`bench`]).
 
 pub mod bench;
 pub mod fuzz;
+pub mod launch;
+pub mod timeline;
 pub mod vm;
 
 /// Exit status of a command whose work finished and whose result was printed, but one of

@@ -12,10 +12,16 @@
 //! `interp::step`, which also raises precise traps. Otherwise the interpreter runs one block
 //! (`interp::run_block`). The final state is the interpreter's, bit for bit, whichever engine
 //! runs.
+//!
+//! One dispatch loop serves two places to find compiled code: a [`Dispatcher`]'s own JIT
+//! (one run, or one thread), and [`SharedCode`], one JIT behind a reader-writer lock shared by
+//! the worker threads of a launch, whose entry counts add up across all groups.
 
 use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Exit, Machine};
-use lanejit_jit::{Jit, JitError, JitStats};
+use lanejit_jit::shared::SharedJit;
+use lanejit_jit::{Jit, JitError, JitStats, RegionExit};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Whether the JIT tier is built (it is; kept for the CLI).
 pub const JIT_AVAILABLE: bool = true;
@@ -142,43 +148,184 @@ impl Dispatcher {
 
     /// Run `m` from its pc until it halts, traps or reaches its instruction limit.
     pub fn run(&mut self, m: &mut Machine, d: &Decoded) -> Exit {
-        loop {
-            let pc = m.pc;
-            if let Some(c) = self.jit.lookup(pc) {
-                let r = self.jit.run(c, m);
-                self.jit_retired += r.retired;
-                if r.interp_next {
-                    let before = m.retired;
-                    let e = interp::step(m, d);
-                    self.interp_retired += m.retired - before;
-                    if let Some(e) = e {
-                        return e;
-                    }
+        let mut tier = OwnTier {
+            jit: &mut self.jit,
+            counts: &mut self.counts,
+            threshold: self.threshold,
+            compiled: &mut self.compiled,
+        };
+        dispatch(
+            &mut tier,
+            m,
+            d,
+            &mut self.jit_retired,
+            &mut self.interp_retired,
+        )
+    }
+}
+
+/// Where the dispatch loop finds compiled code: a dispatcher's own JIT, or one shared by the
+/// threads of a launch.
+trait Tier {
+    /// Run the compiled region at `m.pc`, if there is one.
+    fn enter(&mut self, m: &mut Machine) -> Option<RegionExit>;
+    /// Count an entry at `pc` (a multiple of 8) and compile the region there once it is hot:
+    /// whether compiled code is there now.
+    fn count(&mut self, pc: u64) -> bool;
+}
+
+/// One more entry on `n`, the entry count of a region start: whether the region is hot now
+/// (more than `threshold` entries); `u32::MAX` marks a pc left to the interpreter for good.
+fn hot(n: u32, threshold: u32) -> bool {
+    n != u32::MAX && n > threshold
+}
+
+/// The dispatch loop (see the module docs) over `tier`.
+fn dispatch(
+    tier: &mut impl Tier,
+    m: &mut Machine,
+    d: &Decoded,
+    jit_retired: &mut u64,
+    interp_retired: &mut u64,
+) -> Exit {
+    loop {
+        let pc = m.pc;
+        if let Some(r) = tier.enter(m) {
+            *jit_retired += r.retired;
+            if r.interp_next {
+                let before = m.retired;
+                let e = interp::step(m, d);
+                *interp_retired += m.retired - before;
+                if let Some(e) = e {
+                    return e;
                 }
-                continue;
             }
-            if pc % 8 == 0 {
-                if let Some(n) = self.counts.get_mut((pc / 8) as usize) {
-                    if *n != u32::MAX {
-                        *n += 1;
-                        if *n > self.threshold {
-                            match self.jit.compile(pc) {
-                                Ok(Some(_)) => {
-                                    self.compiled.push(pc);
-                                    continue;
-                                }
-                                // Declined, or the translator failed: interpret this pc for good.
-                                Ok(None) | Err(_) => *n = u32::MAX,
-                            }
-                        }
-                    }
-                }
+            continue;
+        }
+        if pc % 8 == 0 && tier.count(pc) {
+            continue;
+        }
+        let before = m.retired;
+        let e = interp::run_block(m, d);
+        *interp_retired += m.retired - before;
+        if let Some(e) = e {
+            return e;
+        }
+    }
+}
+
+/// A dispatcher's own JIT and entry counts.
+struct OwnTier<'a> {
+    jit: &'a mut Jit,
+    counts: &'a mut [u32],
+    threshold: u32,
+    compiled: &'a mut Vec<u64>,
+}
+
+impl Tier for OwnTier<'_> {
+    fn enter(&mut self, m: &mut Machine) -> Option<RegionExit> {
+        let c = self.jit.lookup(m.pc)?;
+        Some(self.jit.run(c, m))
+    }
+
+    fn count(&mut self, pc: u64) -> bool {
+        let Some(n) = self.counts.get_mut((pc / 8) as usize) else {
+            return false;
+        };
+        if *n == u32::MAX {
+            return false;
+        }
+        *n += 1;
+        if !hot(*n, self.threshold) {
+            return false;
+        }
+        match self.jit.compile(pc) {
+            Ok(Some(_)) => {
+                self.compiled.push(pc);
+                true
             }
-            let before = m.retired;
-            let e = interp::run_block(m, d);
-            self.interp_retired += m.retired - before;
-            if let Some(e) = e {
-                return e;
+            // Declined, or the translator failed: interpret this pc for good.
+            Ok(None) | Err(_) => {
+                *n = u32::MAX;
+                false
+            }
+        }
+    }
+}
+
+/// Compiled code shared by every worker thread of a launch (see [`SharedJit`]): a region is
+/// compiled once for every group, and entry counts (tier-up) add up across groups and
+/// threads.
+pub struct SharedCode {
+    jit: SharedJit,
+    counts: Vec<AtomicU32>,
+    threshold: u32,
+}
+
+impl SharedCode {
+    /// Shared code for program `d` under `m`'s configuration, compiling a region once it has
+    /// been entered more than `threshold` times in all (0: on first entry).
+    pub fn new(d: &Decoded, m: &Machine, threshold: u32) -> Result<SharedCode, JitError> {
+        let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
+        Ok(SharedCode {
+            jit: SharedJit::new(Jit::new(&words, m)?),
+            counts: (0..d.len()).map(|_| AtomicU32::new(0)).collect(),
+            threshold,
+        })
+    }
+
+    /// Compile statistics (regions, time), to add to the workers' [`EngineStats`].
+    pub fn stats(&self) -> EngineStats {
+        let js = self.jit.stats();
+        EngineStats {
+            compiled_regions: js.compiled_regions,
+            compile_us: js.compile_us,
+            compile_errors: js.compile_errors,
+            ..EngineStats::default()
+        }
+    }
+
+    /// Run `m` from its pc until it halts, traps or reaches its instruction limit, adding the
+    /// instructions each tier retired to `stats`.
+    pub fn run(&self, m: &mut Machine, d: &Decoded, stats: &mut EngineStats) -> Exit {
+        let mut tier = SharedTier { code: self };
+        dispatch(
+            &mut tier,
+            m,
+            d,
+            &mut stats.jit_retired,
+            &mut stats.interp_retired,
+        )
+    }
+}
+
+struct SharedTier<'a> {
+    code: &'a SharedCode,
+}
+
+impl Tier for SharedTier<'_> {
+    fn enter(&mut self, m: &mut Machine) -> Option<RegionExit> {
+        self.code.jit.run_at(m)
+    }
+
+    fn count(&mut self, pc: u64) -> bool {
+        let Some(n) = self.code.counts.get((pc / 8) as usize) else {
+            return false;
+        };
+        if n.load(Ordering::Relaxed) == u32::MAX {
+            return false;
+        }
+        if !hot(
+            n.fetch_add(1, Ordering::Relaxed).wrapping_add(1),
+            self.code.threshold,
+        ) {
+            return false;
+        }
+        match self.code.jit.compile(pc) {
+            Ok(Some(_)) => true,
+            Ok(None) | Err(_) => {
+                n.store(u32::MAX, Ordering::Relaxed);
+                false
             }
         }
     }

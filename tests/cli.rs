@@ -443,3 +443,135 @@ fn save_paths_are_opened_before_the_run() {
         0x0102_0304_0506_0708u64.to_le_bytes()
     );
 }
+
+/// A launch of `G` groups: each writes its group id into its own dword and halts.
+const GROUPS: &str = "
+        .groups 3
+        .mem 0x1000, 0x1000, rw
+        .text
+        S.GID s1
+        S.NGROUPS s2
+        S.SHL s3, s1, 3
+        S.ADD s3, s3, 0x1000
+        V.SDI s1, [s3]
+        HALT
+";
+
+#[test]
+fn launches_report_their_group_and_counts_and_single_groups_do_not() {
+    let src = write("groups.s", GROUPS);
+    let path = src.to_str().unwrap();
+    let single = json(&lanejit(&["run", path, "--json", "--groups", "1"]));
+    assert!(single.get("group").is_none() && single.get("groups").is_none());
+    assert_eq!(single["scalars"][2], "0x1");
+    for threads in ["1", "2", "3"] {
+        let out = lanejit(&[
+            "run",
+            path,
+            "--json",
+            "--threads",
+            threads,
+            "--dump-mem",
+            "0x1000:32",
+        ]);
+        assert_eq!(out.status.code(), Some(0));
+        let v = json(&out);
+        assert_eq!(v["group"], 0);
+        assert_eq!(
+            v["groups"],
+            serde_json::json!({"halted": 3, "trapped": 0, "limit": 0})
+        );
+        assert_eq!(v["instructions"], 18);
+        assert_eq!(v["scalars"][2], "0x3", "S.NGROUPS reads G");
+        assert_eq!(
+            v["dumps"][0]["hex"],
+            "0000000000000000010000000000000002000000000000000000000000000000"
+        );
+    }
+    // The flag wins over the directive.
+    let v = json(&lanejit(&["run", path, "--json", "--groups", "5"]));
+    assert_eq!(v["groups"]["halted"], 5);
+    assert_eq!(v["scalars"][2], "0x5");
+    let text = lanejit(&["run", path]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("groups: 3 halted, 0 trapped, 0 at the limit"),
+        "{text}"
+    );
+}
+
+#[test]
+fn launch_exit_codes_follow_the_launch_status() {
+    let path = kernel("groups/group_traps.s");
+    assert_eq!(lanejit(&["run", &path]).status.code(), Some(1));
+    let path = kernel("groups/limits.s");
+    let out = lanejit(&["run", &path, "--max-instructions", "20"]);
+    assert_eq!(out.status.code(), Some(3));
+    let path = kernel("groups/race_read.s");
+    assert_eq!(lanejit(&["run", &path]).status.code(), Some(0));
+    let out = lanejit(&["run", &path, "--check-races", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json(&out)["trap"]["kind"], "data_race");
+}
+
+#[test]
+fn bad_launch_flags_are_bad_input() {
+    let src = write("groups-bad.s", GROUPS);
+    let path = src.to_str().unwrap();
+    for flags in [
+        &["--groups", "0"][..],
+        &["--groups", "16777217"],
+        &["--threads", "0"],
+        &["--threads", "1025"],
+        &["--groups", "x"],
+        &["--trace", "--groups", "2"],
+    ] {
+        let mut args = vec!["run", path];
+        args.extend_from_slice(flags);
+        assert_bad_input(&lanejit(&args));
+    }
+    for bad in [".groups 0", ".groups 16777217", ".groups 2\n.groups 3"] {
+        let src = write("groups-dir.s", &format!("{bad}\n.text\nHALT\n"));
+        assert_bad_input(&lanejit(&["run", src.to_str().unwrap()]));
+    }
+}
+
+#[test]
+fn timeline_is_a_chrome_trace_of_group_chunks() {
+    let src = write("groups-tl.s", GROUPS);
+    let trace = tmp("timeline.json");
+    let out = lanejit(&[
+        "run",
+        src.to_str().unwrap(),
+        "--groups",
+        "40",
+        "--threads",
+        "2",
+        "--timeline",
+        trace.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).unwrap()).expect("trace is JSON");
+    let chunks: Vec<&serde_json::Value> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    assert!(!chunks.is_empty());
+    let mut covered: Vec<u64> = chunks
+        .iter()
+        .flat_map(|e| {
+            let a = &e["args"];
+            a["first_group"].as_u64().unwrap()..=a["last_group"].as_u64().unwrap()
+        })
+        .collect();
+    covered.sort();
+    assert_eq!(
+        covered,
+        (0..40).collect::<Vec<u64>>(),
+        "every group in one chunk"
+    );
+}

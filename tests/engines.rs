@@ -1446,8 +1446,8 @@ fn perf_copy_kernel() {
     let time = |engine: Engine| {
         let mut m = Machine::new(&p, cfg).expect("machine");
         for (i, b) in m
-            .mem
-            .bytes_mut(0x100000, 0x40000)
+            .mem_mut()
+            .and_then(|mem| mem.bytes_mut(0x100000, 0x40000))
             .expect("src")
             .iter_mut()
             .enumerate()

@@ -1,5 +1,7 @@
 //! Smoke run of the differential fuzzer (issue 4): 3000 generated cases (a fixed seed, so the
 //! same cases every run) on the interpreter, the JIT and the tiered VM, with zero divergences.
+//! About a sixth of them are launches of 2 to 4 groups, compared in reference order and, when
+//! race-free, at 2 and 3 threads as well (see `lanejit::fuzz`).
 //! A divergence fails the test with its shrunk reproducer; save it in `seeds/fuzz/` (with a
 //! `; caught:` line) so `tests/fuzz_corpus.rs` keeps it as a regression test.
 

@@ -5,11 +5,12 @@
 //! | offset | size | field |
 //! |--------|------|-------|
 //! | 0 | 8 | magic `LANEJIT\0` ([`MAGIC`]) |
-//! | 8 | 4 | version, `u32` = 1 ([`VERSION`]) |
+//! | 8 | 4 | version, `u32`: 1, or 2 ([`VERSION`]) when the program has `.groups` |
 //! | 12 | 4 | VL, `u32` (0 = no `.vl`; else a power of two 1..=64) |
-//! | 16 | 8 | tile size, `u64` (multiple of 64, 64..=16 MiB) |
-//! | 24 | 8 | N = number of code words, `u64` |
-//! | 32 | 8·N | code words, `u64` each (pc of word i is 8·i) |
+//! | | 4 | version 2 only: G, `u32` (`.groups`, 1..=2^24) |
+//! | | 8 | tile size, `u64` (multiple of 64, 64..=16 MiB) |
+//! | | 8 | N = number of code words, `u64` |
+//! | | 8·N | code words, `u64` each (pc of word i is 8·i) |
 //! | | 8 | M = number of memory runs, `u64` |
 //! | | 17·M | each run: start `u64`, length `u64`, permission `u8` (0 = `r`, 1 = `rw`) |
 //! | | 8 | T = number of tile protections, `u64` |
@@ -28,15 +29,17 @@
 //! allocated, so a bogus length cannot make the reader allocate more than the input's size.
 
 use crate::program::{
-    DataSeg, MAX_MEM_LIMIT, MAX_TILE_SIZE, MAX_VL, MemPerm, MemRange, PAGE_SIZE, Program, Space,
-    SymKind, Symbol, TILE_GRANULE, TilePerm, TileRange,
+    DataSeg, MAX_GROUPS, MAX_MEM_LIMIT, MAX_TILE_SIZE, MAX_VL, MemPerm, MemRange, PAGE_SIZE,
+    Program, Space, SymKind, Symbol, TILE_GRANULE, TilePerm, TileRange,
 };
 use std::collections::HashSet;
 
 /// The first 8 bytes of every container.
 pub const MAGIC: [u8; 8] = *b"LANEJIT\0";
-/// The format version this module writes and reads.
-pub const VERSION: u32 = 1;
+/// The newest format version this module writes and reads: version 2 adds the group count
+/// after VL, and is written only for programs with `.groups` (the others keep version 1's
+/// bytes, which this module reads too).
+pub const VERSION: u32 = 2;
 
 /// Why bytes are not a valid container.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -45,7 +48,7 @@ pub enum ContainerError {
     #[error("not a lanejit container (bad magic)")]
     BadMagic,
     /// A version this reader does not know.
-    #[error("unsupported container version {0} (expected {VERSION})")]
+    #[error("unsupported container version {0} (expected 1 or {VERSION})")]
     Version(u32),
     /// The input ends inside a field.
     #[error("container is truncated in {0}")]
@@ -56,6 +59,9 @@ pub enum ContainerError {
     /// VL is not 0 or a power of two up to 64.
     #[error("invalid VL {0}")]
     BadVl(u32),
+    /// G is not in 1..=2^24.
+    #[error("invalid group count {0}")]
+    BadGroups(u32),
     /// Tile size out of range or not a multiple of 64.
     #[error("invalid tile size {0}")]
     BadTileSize(u64),
@@ -94,8 +100,12 @@ pub fn is_container(bytes: &[u8]) -> bool {
 pub fn write(p: &Program) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    let version: u32 = if p.groups.is_some() { 2 } else { 1 };
+    out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&p.vl.unwrap_or(0).to_le_bytes());
+    if let Some(g) = p.groups {
+        out.extend_from_slice(&g.to_le_bytes());
+    }
     out.extend_from_slice(&p.tile_size.to_le_bytes());
     out.extend_from_slice(&(p.code.len() as u64).to_le_bytes());
     for w in &p.code {
@@ -200,13 +210,22 @@ pub fn read(bytes: &[u8]) -> Result<Program, ContainerError> {
         return Err(ContainerError::BadMagic);
     }
     let version = r.u32("version")?;
-    if version != VERSION {
+    if version != 1 && version != VERSION {
         return Err(ContainerError::Version(version));
     }
     let vl = r.u32("vl")?;
     if vl != 0 && !(vl.is_power_of_two() && vl as usize <= MAX_VL) {
         return Err(ContainerError::BadVl(vl));
     }
+    let groups = if version == 2 {
+        let g = r.u32("group count")?;
+        if !(1..=MAX_GROUPS).contains(&g) {
+            return Err(ContainerError::BadGroups(g));
+        }
+        Some(g)
+    } else {
+        None
+    };
     let tile_size = r.u64("tile size")?;
     if !(TILE_GRANULE..=MAX_TILE_SIZE).contains(&tile_size) || tile_size % TILE_GRANULE != 0 {
         return Err(ContainerError::BadTileSize(tile_size));
@@ -268,6 +287,7 @@ pub fn read(bytes: &[u8]) -> Result<Program, ContainerError> {
     let mut program = Program {
         code,
         vl: (vl != 0).then_some(vl),
+        groups,
         tile_size,
         mem_map,
         tile_protect,

@@ -1,6 +1,6 @@
 //! Whole-program disassembler: a [`Program`] back to canonical assembly source.
 //!
-//! [`disassemble`] prints, in this order: `.vl` (when set), `.tilesize`, one `.mem` per mapped
+//! [`disassemble`] prints, in this order: `.vl` and `.groups` (when set), `.tilesize`, one `.mem` per mapped
 //! run, one `.tileprotect` per protected run, then each space's data (`.data ADDR` /
 //! `.tiledata ADDR`, labels at their addresses, bytes as `.byte` lists or `.fill` for runs of
 //! one value), then `.text` with code labels and one instruction per line in the canonical
@@ -25,6 +25,9 @@ pub fn disassemble(p: &Program) -> String {
     let mut out = String::new();
     if let Some(vl) = p.vl {
         let _ = writeln!(out, ".vl {vl}");
+    }
+    if let Some(g) = p.groups {
+        let _ = writeln!(out, ".groups {g}");
     }
     let _ = writeln!(out, ".tilesize {}", p.tile_size);
     for r in &p.mem_map {

@@ -4,7 +4,7 @@
 //! only about running it fast: the ISA table ([`isa`]), the program model ([`program`]), the
 //! assembler ([`asm`]), the binary container ([`container`]), the disassembler ([`disasm`]),
 //! guest memory and tile space ([`memory`]), the machine state and trap types ([`machine`]),
-//! the reference interpreter ([`interp`]) and the contract's JSON result ([`result`]).
+//! the reference interpreter ([`interp`]), the race checker of multi-group launches ([`races`]) and the contract's JSON result ([`result`]).
 //! It does not depend on Cranelift; the JIT uses it as its oracle and fallback.
 //!
 //! # Using it as a library
@@ -48,4 +48,5 @@ pub mod isa;
 pub mod machine;
 pub mod memory;
 pub mod program;
+pub mod races;
 pub mod result;

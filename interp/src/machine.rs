@@ -7,6 +7,7 @@
 use crate::memory::{Access, AccessFault, Memory, MemoryError, Tile, load_data};
 use crate::program::{DEFAULT_MEM_LIMIT, DEFAULT_VL, MAX_VL, Program, Space};
 use std::fmt;
+use std::sync::Arc;
 
 /// How a run is configured (the `lanejit run` flags that change semantics).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -61,6 +62,10 @@ pub struct Regs {
     pub lc0base: u64,
     /// Trip count latched by the most recent executed `LOOP` (0 at reset).
     pub trip: u64,
+    /// The group's id (`S.GID`), 0..G-1; read-only to the program.
+    pub gid: u64,
+    /// The launch's group count G (`S.NGROUPS`); read-only to the program.
+    pub ngroups: u64,
 }
 
 impl Regs {
@@ -74,8 +79,13 @@ impl Regs {
     pub const OFFSET_LC0BASE: usize = std::mem::offset_of!(Regs, lc0base);
     /// Byte offset of `trip`.
     pub const OFFSET_TRIP: usize = std::mem::offset_of!(Regs, trip);
+    /// Byte offset of `gid`.
+    pub const OFFSET_GID: usize = std::mem::offset_of!(Regs, gid);
+    /// Byte offset of `ngroups`.
+    pub const OFFSET_NGROUPS: usize = std::mem::offset_of!(Regs, ngroups);
 
-    /// Reset state for `vl` lanes: everything zero, mask all ones.
+    /// Reset state for `vl` lanes of group 0 of a one-group launch: everything zero, mask
+    /// all ones.
     pub fn reset(vl: u32) -> Box<Regs> {
         let mut r = Box::new(Regs {
             s: [0; 32],
@@ -83,9 +93,23 @@ impl Regs {
             mask: 0,
             lc0base: 0,
             trip: 0,
+            gid: 0,
+            ngroups: 1,
         });
         r.mask = all_lanes(vl);
         r
+    }
+
+    /// Reset this register file in place for group `gid` of a launch of `ngroups` groups
+    /// (no allocation: a launch reuses one register file per thread).
+    pub fn reset_for(&mut self, vl: u32, gid: u64, ngroups: u64) {
+        self.s = [0; 32];
+        self.v = [[0; MAX_VL]; 32];
+        self.mask = all_lanes(vl);
+        self.lc0base = 0;
+        self.trip = 0;
+        self.gid = gid;
+        self.ngroups = ngroups;
     }
 }
 
@@ -123,6 +147,8 @@ pub enum TrapKind {
     IllegalInstruction,
     /// The pc is past the last instruction.
     CodeOutOfBounds,
+    /// `--check-races`: the access races with an earlier group's (contract section 9).
+    DataRace,
 }
 
 impl TrapKind {
@@ -136,6 +162,7 @@ impl TrapKind {
             TrapKind::Misaligned => "misaligned",
             TrapKind::IllegalInstruction => "illegal_instruction",
             TrapKind::CodeOutOfBounds => "code_out_of_bounds",
+            TrapKind::DataRace => "data_race",
         }
     }
 }
@@ -194,12 +221,15 @@ pub struct Machine {
     pub pc: u64,
     /// Instructions retired so far.
     pub retired: u64,
-    /// Guest memory.
-    pub mem: Memory,
+    /// Guest memory: one per launch, shared by every group's machine (contract section 9).
+    pub mem: Arc<Memory>,
     /// Tile space.
     pub tile: Tile,
     /// The configuration.
     pub config: Config,
+    /// The race checker's shadow of guest memory, during a `--check-races` launch (its
+    /// memory instructions consult it; see `crate::races`).
+    pub races: Option<Box<crate::races::Shadow>>,
 }
 
 impl fmt::Debug for Machine {
@@ -236,10 +266,48 @@ impl Machine {
             regs: Regs::reset(config.vl),
             pc: 0,
             retired: 0,
-            mem,
+            mem: Arc::new(mem),
             tile,
             config,
+            races: None,
         })
+    }
+
+    /// A machine for another thread of the same launch: its own reset register file and a
+    /// copy of `tile`, the same guest memory and configuration.
+    pub fn sibling(&self, tile: &Tile) -> Machine {
+        Machine {
+            regs: Regs::reset(self.config.vl),
+            pc: 0,
+            retired: 0,
+            mem: Arc::clone(&self.mem),
+            tile: tile.clone(),
+            config: self.config,
+            races: None,
+        }
+    }
+
+    /// Reset this machine to start group `gid` of a launch of `ngroups` groups (contract
+    /// section 9): reset registers, pc 0, nothing retired, and a fresh tile. The tile is
+    /// copied back from `template` (the tile as `.tiledata` and `.tileprotect` lay it out)
+    /// only when `tile_dirty` says the previous group may have written it: a program without
+    /// `.local` stores never pays for the copy.
+    pub fn start_group(&mut self, gid: u32, ngroups: u32, template: &Tile, tile_dirty: bool) {
+        self.regs
+            .reset_for(self.config.vl, u64::from(gid), u64::from(ngroups));
+        self.pc = 0;
+        self.retired = 0;
+        if tile_dirty {
+            self.tile
+                .as_bytes_mut()
+                .copy_from_slice(template.as_bytes());
+        }
+    }
+
+    /// Guest memory for host-side writes (`--load`, benchmark set-up), while no other machine
+    /// shares it (`None` during a launch).
+    pub fn mem_mut(&mut self) -> Option<&mut Memory> {
+        Arc::get_mut(&mut self.mem)
     }
 
     /// VL as a lane count.

@@ -17,9 +17,40 @@
 //! one page touches at most two pages, so a check is a bounds compare and two table loads. Once
 //! a range has passed, callers copy straight through the host pointer. The JIT reads the same
 //! tables through [`MemView`] and [`TileView`], whose `#[repr(C)]` layout it relies on.
+//!
+//! # Sharing
+//!
+//! A launch of many groups (contract section 9) gives every group's machine the same
+//! [`Memory`] (an `Arc`); on several threads, groups run at the same time, and a racing guest
+//! program makes them access the same bytes at once. What this relies on, precisely:
+//!
+//! - The guest bytes are one anonymous mapping held as a [`MmapRaw`]: Rust code reaches them
+//!   only through raw pointers ([`Memory::host_ptr`]), never through a reference that another
+//!   thread's writes could invalidate, except (a) [`Memory::bytes`], [`Memory::bytes_mut`] and
+//!   [`Memory::mapped_pages`], which the launcher calls only before the workers start (set-up,
+//!   `--load`) or after all of them have been joined (dumps, `--save`); and (b) the
+//!   interpreter's fast paths, which form short-lived slices over checked ranges and run only
+//!   when no other thread uses the memory (one thread, or one group).
+//! - On several threads, the interpreter moves each lane's bytes with one load or store in
+//!   inline assembly on x86-64 (relaxed atomic byte accesses, `AtomicU8::from_ptr`, on other
+//!   hosts; `interp::mem_ops`, `SharedMemSpace`), and compiled code with ordinary machine
+//!   loads and stores (1 to 16 bytes). Neither is a Rust access: an assembly block, like a
+//!   call into compiled code through a function pointer, is opaque to the compiler, which must
+//!   assume it reads and writes the memory it is given, and its effect must be one that Rust
+//!   code could have had. Every outcome of a racing plain load or store of n bytes on x86-64
+//!   (TSO) and AArch64 (single-copy atomic per byte at least: some mix of old and new bytes
+//!   of the same range, no other bytes, no invented values) is an outcome of n relaxed atomic
+//!   byte accesses. So the launch behaves as a program in which every concurrent access to
+//!   guest memory is a relaxed atomic byte access: races give unspecified values, as the
+//!   contract says, and never undefined behaviour. What this relies on beyond Rust's own
+//!   rules is only that hardware model.
+//! - Safety never depends on the bytes read: every access range is checked against the
+//!   mapping and the page tables before it is made, whatever a racing write put in the
+//!   registers that form its address. The page tables themselves are atomics (see
+//!   [`Memory`]); registers and tiles belong to one thread each.
 
 use crate::program::{MemPerm, MemRange, PAGE_SIZE, Program, Space, TILE_GRANULE, TilePerm};
-use memmap2::{MmapMut, MmapOptions};
+use memmap2::{MmapMut, MmapOptions, MmapRaw};
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 /// Permission bit: readable.
@@ -201,7 +232,8 @@ impl<T> Table<T> {
 /// with the chunks touched, not with the span of the map (a 1 TiB mapping costs its range
 /// list). Filling is idempotent and uses atomic stores, so it is safe through `&self`.
 pub struct Memory {
-    map: MmapMut,
+    /// The guest bytes, accessed only through raw pointers (see "Sharing" above).
+    map: MmapRaw,
     extent: u64,
     /// The program's map (sorted, non-overlapping, adjacent ranges of one permission merged).
     ranges: Vec<MemRange>,
@@ -233,11 +265,13 @@ impl Memory {
             return Err(MemoryError::BeyondLimit { end: extent, limit });
         }
         let host_len = extent.max(PAGE_SIZE);
-        let map = MmapOptions::new()
-            .len(host_len as usize)
-            .no_reserve_swap()
-            .map_anon()
-            .map_err(|e| MemoryError::Reserve(host_len, e.to_string()))?;
+        let map = MmapRaw::from(
+            MmapOptions::new()
+                .len(host_len as usize)
+                .no_reserve_swap()
+                .map_anon()
+                .map_err(|e| MemoryError::Reserve(host_len, e.to_string()))?,
+        );
         let pages = (extent / PAGE_SIZE) as usize;
         let ranges = program.mem_map.clone();
         let mut read_end = vec![0u64; ranges.len()];
@@ -327,7 +361,7 @@ impl Memory {
     }
 
     /// The raw view for compiled code (entries of chunks not filled yet read 0).
-    pub fn view(&mut self) -> MemView {
+    pub fn view(&self) -> MemView {
         MemView {
             base: self.map.as_mut_ptr(),
             extent: self.extent,
@@ -382,13 +416,14 @@ impl Memory {
         Ok(())
     }
 
-    /// Host pointer of guest address `ea`.
+    /// Host pointer of guest address `ea`, for writing.
     ///
     /// # Safety
     /// `[ea, ea + len)` must have passed [`Memory::check`] (or lie below `extent`) for every
-    /// byte the caller then touches through the pointer.
+    /// byte the caller then touches through the pointer, and no slice from [`Memory::bytes`]
+    /// may be alive over those bytes while they are written (see "Sharing" above).
     #[inline(always)]
-    pub unsafe fn host_ptr(&mut self, ea: u64) -> *mut u8 {
+    pub unsafe fn host_ptr(&self, ea: u64) -> *mut u8 {
         // SAFETY: the caller guarantees ea < extent <= the mapping's length.
         unsafe { self.map.as_mut_ptr().add(ea as usize) }
     }
@@ -411,7 +446,13 @@ impl Memory {
         if !self.range_mapped(addr, len) {
             return None;
         }
-        Some(&self.map[addr as usize..(addr + len) as usize])
+        // SAFETY: the range lies in mapped pages below `extent`, inside the mapping, which
+        // lives as long as `self`; nothing writes guest memory while a caller holds `&self`
+        // outside a launch, and a launch (the only place that writes through `&self`, from
+        // several threads) gives out no slices until every group has ended.
+        Some(unsafe {
+            std::slice::from_raw_parts(self.map.as_ptr().add(addr as usize), len as usize)
+        })
     }
 
     /// The bytes `[addr, addr + len)` for writing from the host side (loader, `--load`),
@@ -423,7 +464,10 @@ impl Memory {
         if !self.range_mapped(addr, len) {
             return None;
         }
-        Some(&mut self.map[addr as usize..(addr + len) as usize])
+        // SAFETY: as in `bytes`, and `&mut self` excludes every other access.
+        Some(unsafe {
+            std::slice::from_raw_parts_mut(self.map.as_mut_ptr().add(addr as usize), len as usize)
+        })
     }
 
     /// Whether every byte of `[addr, addr + len)` is mapped (an empty range is), from the
@@ -453,7 +497,7 @@ impl Memory {
         self.ranges.iter().flat_map(move |r| {
             (r.start..r.start + r.len)
                 .step_by(PAGE_SIZE as usize)
-                .map(move |a| (a, &self.map[a as usize..(a + PAGE_SIZE) as usize]))
+                .map(move |a| (a, self.bytes(a, PAGE_SIZE).unwrap_or_default()))
         })
     }
 }
@@ -602,7 +646,7 @@ mod tests {
             "t.s",
         )
         .expect("assembles");
-        let mut m = Memory::new(&p, 1 << 32).expect("memory");
+        let m = Memory::new(&p, 1 << 32).expect("memory");
         let v = m.view();
         // SAFETY: both tables have extent / 4096 entries.
         let at = |t: *const u32, page: usize| unsafe { *t.add(page) };
@@ -640,7 +684,7 @@ mod tests {
             "t.s",
         )
         .expect("assembles");
-        let mut m = Memory::new(&p, 1 << 40).expect("memory");
+        let m = Memory::new(&p, 1 << 40).expect("memory");
         let v = m.view();
         // SAFETY: the tables have extent / 4096 entries; 0x10 and 0x100000 are below it.
         let at = |t: *const u32, page: usize| unsafe { *t.add(page) };

@@ -18,6 +18,8 @@ pub const MAX_MEM_LIMIT: u64 = 1 << 40;
 pub const DEFAULT_VL: u32 = 32;
 /// Largest VL.
 pub const MAX_VL: usize = 64;
+/// The most groups a launch may have (contract section 9: 2^24).
+pub const MAX_GROUPS: u32 = 1 << 24;
 
 /// Memory page permission.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -116,6 +118,8 @@ pub struct Program {
     pub code: Vec<u64>,
     /// `.vl`, if given.
     pub vl: Option<u32>,
+    /// `.groups`, if given: the launch's group count G, 1..=[`MAX_GROUPS`].
+    pub groups: Option<u32>,
     /// Tile size in bytes.
     pub tile_size: u64,
     /// Mapped memory.
@@ -133,6 +137,7 @@ impl Default for Program {
         Program {
             code: Vec::new(),
             vl: None,
+            groups: None,
             tile_size: DEFAULT_TILE_SIZE,
             mem_map: Vec::new(),
             tile_protect: Vec::new(),

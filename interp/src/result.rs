@@ -3,9 +3,11 @@
 //! [`RunResult`] captures everything the JSON shows (status, pc, retired count, trap, mask,
 //! LC0BASE, every scalar and vector register, the requested dumps). Two engines agree when
 //! their `RunResult`s are equal; engine statistics travel beside it, never inside the
-//! comparison.
+//! comparison. A launch of several groups (contract section 9) adds the reported group, the
+//! count of groups by how they ended, and for a `data_race` trap the earlier group's access.
 
-use crate::machine::{Exit, Machine, Trap};
+use crate::machine::{Exit, Machine, Trap, TrapKind};
+use crate::memory::{Access, Memory};
 use crate::program::{Program, Space};
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
@@ -107,6 +109,127 @@ pub struct Dump {
     pub bytes: Vec<u8>,
 }
 
+/// How the groups of a launch ended (`"groups"` in the JSON).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct GroupCounts {
+    /// Groups whose `HALT` retired.
+    pub halted: u64,
+    /// Groups that trapped.
+    pub trapped: u64,
+    /// Groups that reached `--max-instructions`.
+    pub limit: u64,
+}
+
+impl GroupCounts {
+    /// Count one group that ended with `exit`.
+    pub fn add(&mut self, exit: &Exit) {
+        match exit {
+            Exit::Halted => self.halted += 1,
+            Exit::Trapped(_) => self.trapped += 1,
+            Exit::Limit => self.limit += 1,
+        }
+    }
+
+    /// Add another tally.
+    pub fn merge(&mut self, o: GroupCounts) {
+        self.halted += o.halted;
+        self.trapped += o.trapped;
+        self.limit += o.limit;
+    }
+
+    /// The launch's status: trapped if any group trapped, else limit if any reached it.
+    pub fn status(&self) -> Status {
+        if self.trapped > 0 {
+            Status::Trapped
+        } else if self.limit > 0 {
+            Status::Limit
+        } else {
+            Status::Halted
+        }
+    }
+}
+
+/// The running summary of a launch, group by group (contract section 9): how many groups
+/// ended how, instructions retired in all, and the state of the group to report so far. A
+/// launch on several threads keeps one per thread and merges them; the merged result does
+/// not depend on which thread ran which group.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    /// Groups by how they ended.
+    pub counts: GroupCounts,
+    /// Instructions retired by every group.
+    pub retired: u64,
+    /// The best candidate for the reported group: `(rank, result)`, see [`Tally::rank`].
+    best: Option<((u8, u32), RunResult)>,
+}
+
+impl Tally {
+    /// The report order: the group whose `data_race` trap ended the launch, else the lowest
+    /// trapped group, else the lowest at its limit, else the lowest halted (group 0, when
+    /// every group halted).
+    fn rank(exit: &Exit, gid: u32) -> (u8, u32) {
+        let class = match exit {
+            Exit::Trapped(t) if t.kind == TrapKind::DataRace => 0,
+            Exit::Trapped(_) => 1,
+            Exit::Limit => 2,
+            Exit::Halted => 3,
+        };
+        (class, gid)
+    }
+
+    /// Name the earlier group's access on the reported group's `data_race` trap.
+    pub fn set_race(&mut self, other: RaceOther) {
+        if let Some((_, r)) = &mut self.best {
+            r.race = Some(other);
+        }
+    }
+
+    /// Count group `m.regs.gid`, which ended with `exit`, and keep its state (registers and
+    /// tile dumps; memory dumps are read after the launch) if it is the best candidate so far.
+    /// Allocates only for a new candidate, which a thread sees a few times per launch.
+    pub fn group_ended(&mut self, m: &Machine, exit: Exit, dumps: &[DumpRequest]) {
+        self.counts.add(&exit);
+        self.retired += m.retired;
+        let rank = Self::rank(&exit, m.regs.gid as u32);
+        if self.best.as_ref().is_none_or(|(r, _)| rank < *r) {
+            self.best = Some((rank, RunResult::capture_group(m, exit, dumps, None)));
+        }
+    }
+
+    /// Add another thread's tally.
+    pub fn merge(&mut self, o: Tally) {
+        self.counts.merge(o.counts);
+        self.retired += o.retired;
+        if let Some((rank, r)) = o.best {
+            if self.best.as_ref().is_none_or(|(b, _)| rank < *b) {
+                self.best = Some((rank, r));
+            }
+        }
+    }
+
+    /// The launch's result once every group has ended (`None` if no group ran): the reported
+    /// group's state, the launch's status and counts, memory dumps read from `mem`.
+    pub fn finish(self, mem: &Memory) -> Option<RunResult> {
+        let (_, mut r) = self.best?;
+        r.status = self.counts.status();
+        r.instructions = self.retired;
+        r.groups = Some(self.counts);
+        r.dump_memory(mem);
+        Some(r)
+    }
+}
+
+/// The earlier group's access a `data_race` trap names (`"other"` in the trap).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RaceOther {
+    /// The earlier group.
+    pub group: u32,
+    /// Its instruction's pc.
+    pub pc: u64,
+    /// What that instruction did to the byte.
+    pub access: Access,
+}
+
 /// Everything the JSON result shows.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RunResult {
@@ -128,12 +251,31 @@ pub struct RunResult {
     pub vectors: Vec<Vec<u64>>,
     /// Dumps in flag order.
     pub dumps: Vec<Dump>,
+    /// The reported group (0 for a single group).
+    pub group: u32,
+    /// For a launch of several groups: how they ended (the JSON then shows `group` and
+    /// `groups`).
+    pub groups: Option<GroupCounts>,
+    /// For a `data_race` trap: the earlier group's access.
+    pub race: Option<RaceOther>,
 }
 
 impl RunResult {
     /// Capture the result of a run that ended with `exit` on `m`. Dump requests must have been
     /// validated; an invalid one yields an empty dump rather than a panic.
     pub fn capture(m: &Machine, exit: Exit, dumps: &[DumpRequest]) -> RunResult {
+        Self::capture_group(m, exit, dumps, Some(&m.mem))
+    }
+
+    /// As [`RunResult::capture`], reading memory dumps from `mem` (left empty when `None`:
+    /// a launch captures a group's state while other groups may still write memory, and fills
+    /// them in with [`RunResult::dump_memory`] once every group has ended).
+    pub fn capture_group(
+        m: &Machine,
+        exit: Exit,
+        dumps: &[DumpRequest],
+        mem: Option<&Memory>,
+    ) -> RunResult {
         let (status, trap) = match exit {
             Exit::Halted => (Status::Halted, None),
             Exit::Trapped(t) => (Status::Trapped, Some(t)),
@@ -145,7 +287,7 @@ impl RunResult {
             .iter()
             .map(|&request| {
                 let bytes = match request.space {
-                    Space::Memory => m.mem.bytes(request.addr, request.len),
+                    Space::Memory => mem.and_then(|mem| mem.bytes(request.addr, request.len)),
                     Space::Tile => m.tile.bytes(request.addr, request.len),
                 };
                 Dump {
@@ -164,6 +306,22 @@ impl RunResult {
             scalars: m.regs.s,
             vectors,
             dumps,
+            group: m.regs.gid as u32,
+            groups: None,
+            race: None,
+        }
+    }
+
+    /// Read every memory dump from `mem` (after a launch).
+    pub fn dump_memory(&mut self, mem: &Memory) {
+        for d in &mut self.dumps {
+            if d.request.space == Space::Memory {
+                let r = d.request;
+                d.bytes = mem
+                    .bytes(r.addr, r.len)
+                    .map(<[u8]>::to_vec)
+                    .unwrap_or_default();
+            }
         }
     }
 
@@ -186,6 +344,12 @@ impl RunResult {
                     "access".into(),
                     mf.map_or(Value::Null, |f| f.access.name().into()),
                 );
+                if let Some(r) = &self.race {
+                    o.insert(
+                        "other".into(),
+                        json!({"group": r.group, "pc": hex(r.pc), "access": r.access.name()}),
+                    );
+                }
                 Value::Object(o)
             }
         };
@@ -219,6 +383,13 @@ impl RunResult {
                 .collect(),
         );
         o.insert("dumps".into(), Value::Array(dumps));
+        if let Some(g) = &self.groups {
+            o.insert("group".into(), self.group.into());
+            o.insert(
+                "groups".into(),
+                json!({"halted": g.halted, "trapped": g.trapped, "limit": g.limit}),
+            );
+        }
         Value::Object(o)
     }
 
@@ -244,6 +415,22 @@ impl RunResult {
                     f.access.name()
                 );
             }
+            if let Some(r) = &self.race {
+                let _ = write!(
+                    s,
+                    "\n  races with group {}'s {} at pc {}",
+                    r.group,
+                    r.access.name(),
+                    hex(r.pc)
+                );
+            }
+        }
+        if let Some(g) = &self.groups {
+            let _ = write!(
+                s,
+                "\ngroups: {} halted, {} trapped, {} at the limit; registers and tile of group {}",
+                g.halted, g.trapped, g.limit, self.group
+            );
         }
         let _ = write!(s, "\nmask: {}  lc0: {}", hex(self.mask), hex(self.lc0));
         for (i, &v) in self.scalars.iter().enumerate() {

@@ -29,12 +29,12 @@ fn mapping_gigabytes_commits_no_memory() {
     let p = program(0x1000, (4u64 << 30) - 0x1000);
     let mut m = Machine::new(&p, Config::default()).expect("4 GiB reserves");
     // Touch two far-apart pages through the host path.
-    m.mem
-        .bytes_mut(0x1000, 8)
+    m.mem_mut()
+        .and_then(|mem| mem.bytes_mut(0x1000, 8))
         .unwrap()
         .copy_from_slice(&7u64.to_le_bytes());
-    m.mem
-        .bytes_mut((4u64 << 30) - 8, 8)
+    m.mem_mut()
+        .and_then(|mem| mem.bytes_mut((4u64 << 30) - 8, 8))
         .unwrap()
         .copy_from_slice(&9u64.to_le_bytes());
     let grown = rss().saturating_sub(before);

@@ -292,3 +292,20 @@ fn code_symbols_off_instruction_boundaries_are_refused() {
         assert_eq!(asm(&text), q, "{value:#x}: {text}");
     }
 }
+
+#[test]
+fn groups_round_trip_through_container_and_disassembly() {
+    let p = asm(".groups 4096\n.text\nS.GID s1\nS.NGROUPS s2\nHALT\n");
+    assert_eq!(p.groups, Some(4096));
+    let bytes = container::write(&p);
+    assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 2);
+    assert_eq!(container::read(&bytes).unwrap(), p);
+    let d = disassemble(&p);
+    assert!(d.contains(".groups 4096"), "{d}");
+    assert!(d.contains("S.NGROUPS s2"), "{d}");
+    assert_eq!(asm(&d), p);
+    // G = 0 in a version 2 container is refused.
+    let mut bad = bytes.clone();
+    bad[16..20].copy_from_slice(&0u32.to_le_bytes());
+    assert!(container::read(&bad).is_err());
+}

@@ -4,11 +4,13 @@
 //! ([`translate`]) kept in a bounded code cache ([`cache`]), and runs them against a
 //! [`Machine`] through the context block of [`abi`]. Compiled code never traps: every failed
 //! check returns to the caller, which runs the reference interpreter for that instruction.
+//! [`shared::SharedJit`] lets the worker threads of a launch share one JIT.
 
 pub mod abi;
 pub mod cache;
 mod codemem;
 pub mod region;
+pub mod shared;
 mod translate;
 
 use abi::{JitCtx, Status};
@@ -110,6 +112,42 @@ pub struct RegionStat {
 /// A handle to a compiled region.
 #[derive(Clone, Copy, Debug)]
 pub struct Compiled(RegionFn, bool);
+
+impl Compiled {
+    /// Whether entries of this region are counted ([`Jit::finish`] must see every call): a
+    /// straight-line first compile, recompiled with inline vector code once hot.
+    pub fn counts_entries(&self) -> bool {
+        self.1
+    }
+}
+
+/// A call into compiled code that [`Jit::enter`] made and [`Jit::finish`] completes.
+#[derive(Clone, Copy, Debug)]
+pub struct Entered {
+    c: Compiled,
+    /// The region's start pc.
+    pc: u64,
+    /// Retired count before the call.
+    before: u64,
+    status: Status,
+}
+
+impl Entered {
+    /// Whether [`Jit::finish`] has work to do (count the entry, or run a loop's tail); if not,
+    /// [`Entered::exit`] gives the result without it.
+    pub fn needs_finish(&self) -> bool {
+        self.c.1 || self.status == Status::Partial
+    }
+
+    /// The exit of a call without [`Jit::finish`] (a loop's tail then goes to the
+    /// interpreter, which is always correct).
+    pub fn exit(&self, m: &Machine) -> RegionExit {
+        RegionExit {
+            interp_next: self.status != Status::Next,
+            retired: m.retired - self.before,
+        }
+    }
+}
 
 /// Entries of a straight-line first compile before it is recompiled with inline vector code.
 pub const HOT_ENTRIES: u32 = 32;
@@ -420,10 +458,37 @@ impl Jit {
     /// # Panics
     /// If `m`'s VL, alignment mode or limit mode differ from the machine the JIT was made for.
     pub fn run(&mut self, c: Compiled, m: &mut Machine) -> RegionExit {
-        let before = m.retired;
-        let entry = self.key(m.pc, false);
         self.stats.calls += 1;
-        let mut status = self.call(c, m);
+        let e = self.enter(c, m);
+        self.finish(e, m)
+    }
+
+    /// The first half of [`Jit::run`], which needs only `&self`: call region `c` (compiled by
+    /// this JIT, starting at `m.pc`). Threads sharing one JIT behind a lock call compiled code
+    /// under a shared (read) lock, and [`Jit::finish`] under the exclusive one only when
+    /// [`Entered::needs_finish`].
+    pub fn enter(&self, c: Compiled, m: &mut Machine) -> Entered {
+        let (pc, before) = (m.pc, m.retired);
+        let status = self.call(c, m);
+        Entered {
+            c,
+            pc,
+            before,
+            status,
+        }
+    }
+
+    /// The second half of [`Jit::run`]: count the entry of a straight-line first compile
+    /// (recompiling it once hot), and run a loop's tail iteration in the straight form of its
+    /// body, compiled on first need.
+    pub fn finish(&mut self, e: Entered, m: &mut Machine) -> RegionExit {
+        let Entered {
+            c,
+            pc,
+            before,
+            mut status,
+        } = e;
+        let entry = self.key(pc, false);
         if c.1 {
             self.count_entry(entry);
         }

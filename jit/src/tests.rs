@@ -78,9 +78,9 @@ fn machine(code: &[u64], vl: u32) -> Machine {
     )
     .expect("machine");
     for (i, b) in m
-        .mem
-        .bytes_mut(0x10000, 0x1000)
-        .expect("mapped")
+        .mem_mut()
+        .and_then(|mem| mem.bytes_mut(0x10000, 0x1000))
+        .expect("mapped, not shared")
         .iter_mut()
         .enumerate()
     {

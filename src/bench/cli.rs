@@ -50,6 +50,14 @@ pub struct BenchArgs {
     /// their own VL (or --vl if given explicitly), fastest of --reps cold runs (default 5).
     #[arg(long = "compile-latency", value_name = "FILE|DIR", num_args = 1..)]
     pub compile_latency: Vec<PathBuf>,
+    /// Instead of the suite: launches of G groups of the race-free launch kernels
+    /// (`seeds/kernels/bench/groups/`) at every --threads count, against a native
+    /// reference on as many threads; --sizes gives the source bytes in all (default 16M).
+    #[arg(long, value_name = "G")]
+    pub groups: Option<u32>,
+    /// Thread counts for --groups (default: 1 and the host's available parallelism).
+    #[arg(long, value_name = "N", value_delimiter = ',')]
+    pub threads: Vec<usize>,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -255,6 +263,9 @@ pub fn cmd(args: &BenchArgs) -> Result<i32, BenchError> {
         print!("{}", super::compile::text(&progs, rounds));
         return Ok(0);
     }
+    if let Some(groups) = args.groups {
+        return launch_cmd(args, groups);
+    }
     let opts = SuiteOptions::from_args(args)?;
     // Output files are opened (the plot created, the README checked writable) before the
     // suite runs, so an unwritable path costs no measurement.
@@ -308,6 +319,41 @@ pub fn cmd(args: &BenchArgs) -> Result<i32, BenchError> {
     } else {
         crate::EXIT_OUTPUT_FAILED
     })
+}
+
+/// `lanejit bench --groups G`: the launch benchmarks of [`super::launch`].
+fn launch_cmd(args: &BenchArgs, groups: u32) -> Result<i32, BenchError> {
+    let bad = |why: &str| BenchError::BadSize {
+        kernel: "launch",
+        size: 0,
+        why: why.to_string(),
+    };
+    if !(1..=lanejit_interp::program::MAX_GROUPS).contains(&groups) {
+        return Err(bad("--groups must be from 1 to 2^24"));
+    }
+    let mut threads = args.threads.clone();
+    if threads.is_empty() {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        threads = if n > 1 { vec![1, n] } else { vec![1] };
+    }
+    if threads
+        .iter()
+        .any(|t| !(1..=crate::launch::MAX_THREADS).contains(t))
+    {
+        return Err(bad("--threads must be from 1 to 1024"));
+    }
+    let opts = super::launch::LaunchBenchOptions {
+        groups,
+        threads,
+        bytes: args.sizes.first().copied().unwrap_or(16 << 20),
+        reps: args.reps.unwrap_or(if args.quick { 3 } else { 5 }),
+        tiny_groups: if args.quick { 100_000 } else { 1_000_000 },
+    };
+    let bar = indicatif::ProgressBar::new_spinner();
+    let text = super::launch::run(&opts, &mut |msg| bar.set_message(msg.to_string()))?;
+    bar.finish_and_clear();
+    print!("{text}");
+    Ok(0)
 }
 
 #[cfg(test)]

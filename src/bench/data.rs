@@ -85,9 +85,9 @@ impl Elem for i8 {
 /// Copy `data` into guest memory at `addr` (a bench buffer: mapped by the kernel).
 pub(super) fn put<T: Elem>(m: &mut Machine, addr: u64, data: &[T]) {
     let dst = m
-        .mem
-        .bytes_mut(addr, (T::SIZE * data.len()) as u64)
-        .expect("bench buffer mapped");
+        .mem_mut()
+        .and_then(|mem| mem.bytes_mut(addr, (T::SIZE * data.len()) as u64))
+        .expect("bench buffer mapped, memory not shared");
     for (c, &x) in dst.chunks_exact_mut(T::SIZE).zip(data) {
         x.write(c);
     }

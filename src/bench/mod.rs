@@ -24,6 +24,7 @@
 pub mod cli;
 pub mod compile;
 mod data;
+pub mod launch;
 pub mod native;
 pub mod report;
 
@@ -607,7 +608,7 @@ impl Workload {
             // (A zero-length `bytes_mut` past the mapped extent panics in `Memory`.)
             let len = self.native.out_bytes();
             if len > 0 {
-                if let Some(b) = self.machine.mem.bytes_mut(DST, len) {
+                if let Some(b) = self.machine.mem_mut().and_then(|m| m.bytes_mut(DST, len)) {
                     b.fill(0);
                 }
             }
@@ -690,7 +691,11 @@ mod tests {
             if matches!(k, Kernel::Widensum8 | Kernel::Dot8) {
                 w.machine.regs.s[5] ^= 1;
             } else {
-                let b = w.machine.mem.bytes_mut(DST + 4, 1).unwrap();
+                let b = w
+                    .machine
+                    .mem_mut()
+                    .and_then(|m| m.bytes_mut(DST + 4, 1))
+                    .unwrap();
                 b[0] ^= 0x40;
             }
             assert!(!w.native.matches(&w.machine), "{}", k.name());

@@ -93,6 +93,21 @@ pub fn memcpy(src: &[u32], dst: &mut [u32]) {
 }
 
 multiversion! {
+    /// poly_g (a launch kernel): `y[i] = 0.5 * (x[i] + 1)^16` as 16 fused steps
+    /// `acc = x*acc + acc` from `acc = 0.5`, on f32 bit patterns.
+    pub fn poly16(x: &[u32], y: &mut [u32]) {
+        for (y, &x) in y.iter_mut().zip(x) {
+            let x = f32::from_bits(x);
+            let mut acc = 0.5f32;
+            for _ in 0..16 {
+                acc = x.mul_add(acc, acc);
+            }
+            *y = acc.to_bits();
+        }
+    }
+}
+
+multiversion! {
     /// widensum8: the sum of the bytes sign-extended to 64 bits (wrapping).
     pub fn widensum8(src: &[i8]) -> i64 {
         src.iter().fold(0i64, |a, &b| a.wrapping_add(i64::from(b)))

@@ -67,6 +67,8 @@ pub struct GenProgram {
     pub data: Vec<DataSeg>,
     /// The code.
     pub items: Vec<Item>,
+    /// Groups of the launch (`.groups`; 1: a single group).
+    pub groups: u32,
 }
 
 impl GenProgram {
@@ -181,6 +183,7 @@ impl GenProgram {
         Program {
             code,
             vl: Some(self.vl),
+            groups: (self.groups > 1).then_some(self.groups),
             tile_size: self.tile_size,
             mem_map: self.mem_map.clone(),
             tile_protect: self.tile_protect.clone(),
@@ -448,6 +451,7 @@ fn alu_inst(u: &mut Unstructured) -> Result<Inst> {
                 Inst::SLc0(SUnary { sd }),
                 Inst::SVl(SUnary { sd }),
                 Inst::SGid(SUnary { sd }),
+                Inst::SNgroups(SUnary { sd }),
                 Inst::SMask(SUnary { sd }),
             ],
         )?,
@@ -881,6 +885,38 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
     } else {
         200_000
     };
+    // A sixth of the cases launch 2 to 4 groups (drawn last, so the rest of a case does not
+    // depend on it). Each group moves the memory bases s1..s4 (and with them the lane
+    // addresses v4..v6) by gid pages: groups mostly work on their own page of the data region
+    // (race-free, then compared at several thread counts), sometimes on pages that are
+    // read-only or holes for some groups only (faults in some groups), sometimes overlapping
+    // (races: compared in reference order only).
+    let groups = if u.ratio(1, 6)? {
+        u.int_in_range(2..=4)?
+    } else {
+        1
+    };
+    if groups > 1 {
+        let work = SReg(9);
+        let mut per_group = vec![
+            Item::Inst(Inst::SGid(SUnary { sd: work })),
+            Item::Inst(Inst::SMul(SAlu {
+                sd: work,
+                sa: work,
+                sb: SOrImm::Imm(PAGE_SIZE as i32),
+            })),
+        ];
+        per_group.extend(SMEM.iter().map(|&r| {
+            Item::Inst(Inst::SAdd(SAlu {
+                sd: SReg(r),
+                sa: SReg(r),
+                sb: SOrImm::Reg(work),
+            }))
+        }));
+        // After the S.LI of every memory base (the prologue's first items), before the lane
+        // addresses are formed from them.
+        items.splice(SMEM.len()..SMEM.len(), per_group);
+    }
     Ok(GenProgram {
         vl,
         strict_align,
@@ -890,6 +926,7 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
         tile_protect,
         data,
         items,
+        groups,
     })
 }
 

@@ -6,6 +6,14 @@
 //! trap, mask, LC0BASE, every register), the hidden latched trip count, every mapped page of
 //! memory and the whole tile. Engine statistics are not compared.
 //!
+//! A case of several groups (`.groups`, see [`generate`]) is a launch: every engine runs it
+//! in reference order (`--threads 1`) and must give the interpreter's result, reported group
+//! and its whole tile, and memory (the trip count of a launch's reported group is not part of
+//! its result and is compared as 0). If the interpreter's `--check-races` run finds no race,
+//! that run must give the same snapshot, and every engine must also give it at
+//! [`FUZZ_THREADS`] threads; a racing launch is compared in reference order only, since its
+//! result at more threads is unspecified.
+//!
 //! A campaign ([`campaign`]) is deterministic for a seed: case `i` is generated from its own
 //! ChaCha stream ([`case_bytes`]), independently of every other case, so cases can run in
 //! parallel (rayon) and a campaign reports the same divergences whatever the thread count.
@@ -31,13 +39,14 @@ pub mod generate;
 pub mod shapes;
 pub mod shrink;
 
+use crate::launch::{LaunchOptions, launch};
 use crate::vm::{self, Engine, VmOptions};
 use arbitrary::Unstructured;
 use generate::GenProgram;
 use lanejit_interp::interp::Decoded;
 use lanejit_interp::machine::{Config, Machine, valid_vl};
-use lanejit_interp::program::{PAGE_SIZE, Program};
-use lanejit_interp::result::RunResult;
+use lanejit_interp::program::{PAGE_SIZE, Program, Space};
+use lanejit_interp::result::{DumpRequest, RunResult};
 use rand::{RngCore, SeedableRng};
 use rayon::prelude::*;
 use std::fmt::Write as _;
@@ -73,6 +82,9 @@ pub const ENGINES: [(&str, Engine); 3] = [
 /// and compiled execution of the same region.
 pub const FUZZ_JIT_THRESHOLD: u32 = 2;
 
+/// The thread counts a race-free launch is also compared at.
+pub const FUZZ_THREADS: [usize; 2] = [2, 3];
+
 /// The name of an engine.
 pub fn engine_name(e: Engine) -> &'static str {
     ENGINES
@@ -84,6 +96,72 @@ pub fn engine_name(e: Engine) -> &'static str {
 /// Run `program` with `config` on `engine` and capture the snapshot. `None` when the machine
 /// cannot be built (the generator never produces such programs; replays might).
 pub fn run_snapshot(program: &Program, config: Config, engine: Engine) -> Option<Snapshot> {
+    match program.groups {
+        Some(g) if g > 1 => launch_snapshot(program, config, engine, 1, false),
+        _ => single_snapshot(program, config, engine),
+    }
+}
+
+/// Every mapped page of `mem`, a page of zeros as an empty vector (no copy, no allocation).
+fn pages(mem: &lanejit_interp::memory::Memory) -> Vec<(u64, Vec<u8>)> {
+    mem.mapped_pages()
+        .map(|(a, b)| {
+            // (A slice comparison is a memcmp, fast in the debug profile too.)
+            let zero = b == &ZERO_PAGE[..];
+            (a, if zero { Vec::new() } else { b.to_vec() })
+        })
+        .collect()
+}
+
+/// The snapshot of a launch of `program.groups` groups on `threads` threads (with
+/// `--check-races` when `check_races`): its result, the reported group's whole tile, memory.
+fn launch_snapshot(
+    program: &Program,
+    config: Config,
+    engine: Engine,
+    threads: usize,
+    check_races: bool,
+) -> Option<Snapshot> {
+    let m = Machine::new(program, config).ok()?;
+    let tile = DumpRequest {
+        space: Space::Tile,
+        addr: 0,
+        len: m.tile.size(),
+    };
+    let opts = LaunchOptions {
+        engine,
+        vm: VmOptions {
+            jit_threshold: FUZZ_JIT_THRESHOLD,
+        },
+        groups: program.groups.unwrap_or(1),
+        threads,
+        check_races,
+        timeline: false,
+    };
+    let (l, m) = launch(m, &Decoded::new(&program.code), &[tile], &opts);
+    let mut result = l.result;
+    let tile = result.dumps.pop().map(|d| d.bytes).unwrap_or_default();
+    Some(Snapshot {
+        result,
+        trip: 0,
+        memory: pages(&m.mem),
+        tile,
+        compile_errors: l.stats.compile_errors,
+    })
+}
+
+/// The snapshot of the launch `program` under `--check-races` if it is race-free (the
+/// interpreted race-checked run ends without a `data_race` trap): then it must equal the
+/// ordinary launch's.
+fn race_free_snapshot(program: &Program, config: Config) -> Option<Snapshot> {
+    launch_snapshot(program, config, Engine::Interp, 1, true).filter(|s| {
+        s.result
+            .trap
+            .is_none_or(|t| t.kind != lanejit_interp::machine::TrapKind::DataRace)
+    })
+}
+
+fn single_snapshot(program: &Program, config: Config, engine: Engine) -> Option<Snapshot> {
     let mut m = Machine::new(program, config).ok()?;
     let d = Decoded::new(&program.code);
     let opts = VmOptions {
@@ -91,21 +169,10 @@ pub fn run_snapshot(program: &Program, config: Config, engine: Engine) -> Option
     };
     let (exit, stats) = vm::run(engine, &mut m, &d, &opts);
     let result = RunResult::capture(&m, exit, &[]);
-    // Pages that read all zeros (most of a large table) are kept as empty vectors, which
-    // costs no copy and no allocation.
-    let memory = m
-        .mem
-        .mapped_pages()
-        .map(|(a, b)| {
-            // (A slice comparison is a memcmp, fast in the debug profile too.)
-            let zero = b == &ZERO_PAGE[..];
-            (a, if zero { Vec::new() } else { b.to_vec() })
-        })
-        .collect();
     Some(Snapshot {
         result,
         trip: m.regs.trip,
-        memory,
+        memory: pages(&m.mem),
         tile: m.tile.as_bytes().to_vec(),
         compile_errors: stats.compile_errors,
     })
@@ -135,6 +202,21 @@ pub fn diverges(program: &Program, config: Config, engines: &[Engine]) -> Option
         let s = run_snapshot(program, config, e)?;
         if s != reference {
             return Some(((engines[0], reference), (e, s)));
+        }
+    }
+    if program.groups.unwrap_or(1) > 1 {
+        // A racing launch is compared in reference order only.
+        let checked = race_free_snapshot(program, config)?;
+        if checked != reference {
+            return Some(((engines[0], reference), (Engine::Interp, checked)));
+        }
+        for &e in engines {
+            for threads in FUZZ_THREADS {
+                let s = launch_snapshot(program, config, e, threads, false)?;
+                if s != reference {
+                    return Some(((engines[0], reference), (e, s)));
+                }
+            }
         }
     }
     None
@@ -575,6 +657,44 @@ mod tests {
     use lanejit_interp::machine::TrapKind;
     use lanejit_interp::result::Status;
     use std::collections::HashMap;
+
+    /// A sixth of the cases are launches of 2 to 4 groups; among them, race-free ones (then
+    /// compared at several thread counts), racing ones, and ones where groups end
+    /// differently (some trap or reach the limit while others halt).
+    #[test]
+    fn generated_launches_include_race_free_racing_and_mixed_ones() {
+        let (mut launches, mut free, mut racing, mut mixed) = (0, 0, 0, 0);
+        for i in 0..600 {
+            let g = case(7, i);
+            if g.groups < 2 {
+                continue;
+            }
+            launches += 1;
+            let p = g.build();
+            assert_eq!(p.groups, Some(g.groups));
+            if race_free_snapshot(&p, g.config()).is_some() {
+                free += 1;
+            } else {
+                racing += 1;
+            }
+            let snap = run_snapshot(&p, g.config(), Engine::Interp).expect("machine builds");
+            let counts = snap.result.groups.expect("a launch reports its groups");
+            assert_eq!(
+                counts.halted + counts.trapped + counts.limit,
+                u64::from(g.groups)
+            );
+            if counts.halted > 0 && counts.halted < u64::from(g.groups) {
+                mixed += 1;
+            }
+        }
+        assert!(
+            (60..=150).contains(&launches),
+            "{launches} launches in 600 cases"
+        );
+        assert!(free >= 20, "{free} race-free launches");
+        assert!(racing >= 5, "{racing} racing launches");
+        assert!(mixed >= 5, "{mixed} launches whose groups end differently");
+    }
 
     /// The generator reaches every outcome the fuzzer must cover: halts, limits, and every
     /// kind of trap, including faults inside hardware loops, on the first and the last lane.

@@ -3,8 +3,8 @@
 //! then single items; an unpaired loop head or end is dropped by `build`); simplify operands
 //! (immediates toward 0, `S.LI` values toward small numbers, registers toward the lowest of
 //! their kind, shifts toward 0, raw words and anything else toward `NOP`); drop initial data
-//! and protections, and the table (else its holes and read-only pages); turn
-//! `--strict-align` off and halve VL. A candidate is kept only if the same two engines still
+//! and protections, and the table (else its holes and read-only pages); launch fewer groups
+//! (one, else one fewer); turn `--strict-align` off and halve VL. A candidate is kept only if the same two engines still
 //! diverge; rounds repeat until nothing changes. The number of candidate runs is bounded, so
 //! shrinking always ends quickly.
 
@@ -142,7 +142,23 @@ pub fn shrink(g: &GenProgram, pair: &[Engine; 2]) -> GenProgram {
             cand.data.remove(k);
             progress |= try_keep(cand, &mut best);
         }
-        // 5. Configuration: strict-align off, smaller VL.
+        // 5. Configuration: fewer groups, strict-align off, smaller VL.
+        // One group if that still diverges, else one group fewer at a time.
+        while best.groups > 1 {
+            let mut fewer = vec![1];
+            if best.groups > 2 {
+                fewer.push(best.groups - 1);
+            }
+            let kept = fewer.iter().any(|&g| {
+                let mut cand = best.clone();
+                cand.groups = g;
+                try_keep(cand, &mut best)
+            });
+            if !kept {
+                break;
+            }
+            progress = true;
+        }
         if best.strict_align {
             let mut cand = best.clone();
             cand.strict_align = false;

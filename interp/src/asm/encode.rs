@@ -80,6 +80,7 @@ pub(crate) fn resolve(laid: Laid, lines: &[&str], errors: &mut Vec<AsmError>) ->
     let mut program = Program {
         code: laid.code,
         vl: laid.vl,
+        groups: laid.groups,
         tile_size: laid.tile_size,
         mem_map,
         tile_protect,

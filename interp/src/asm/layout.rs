@@ -6,8 +6,8 @@ use super::symbols::{Ctx, Symbols};
 use super::{AsmError, AsmErrorKind, MAX_CODE_WORDS, MAX_DATA_BYTES};
 use crate::isa::Opcode;
 use crate::program::{
-    DEFAULT_TILE_SIZE, MAX_MEM_LIMIT, MAX_TILE_SIZE, MemPerm, PAGE_SIZE, Space, SymKind,
-    TILE_GRANULE, TilePerm,
+    DEFAULT_TILE_SIZE, MAX_GROUPS, MAX_MEM_LIMIT, MAX_TILE_SIZE, MemPerm, PAGE_SIZE, Space,
+    SymKind, TILE_GRANULE, TilePerm,
 };
 
 /// A section of the source.
@@ -102,6 +102,7 @@ pub(crate) struct Laid {
     /// `.tileprotect` in source order.
     pub tprot: Vec<(u64, u64, TilePerm)>,
     pub vl: Option<u32>,
+    pub groups: Option<u32>,
     pub tile_size: u64,
     pub syms: Symbols,
 }
@@ -113,6 +114,7 @@ struct State<'e> {
     data_loc: u64,
     tile_loc: u64,
     vl_line: Option<usize>,
+    groups_line: Option<usize>,
     tilesize_line: Option<usize>,
     tile_fixed: bool,
     open_loop: Option<(usize, usize, usize)>,
@@ -129,9 +131,23 @@ fn expected(what: &str, found: &Operand) -> (usize, AsmErrorKind) {
     )
 }
 
+/// The error for a directive that may appear only once and was first given on `first`.
+fn once(stmt: &Stmt, directive: &'static str, first: Option<usize>) -> EResult<()> {
+    match first {
+        Some(first_line) => Err((
+            stmt.col,
+            AsmErrorKind::DuplicateDirective {
+                directive,
+                first_line,
+            },
+        )),
+        None => Ok(()),
+    }
+}
+
 fn usage(dir: &str) -> &'static str {
     match dir {
-        ".vl" => "N",
+        ".vl" | ".groups" => "N",
         ".mem" => "ADDR, SIZE, r|rw",
         ".data" | ".tiledata" => "ADDR",
         ".text" => "",
@@ -168,6 +184,7 @@ pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
             mems: Vec::new(),
             tprot: Vec::new(),
             vl: None,
+            groups: None,
             tile_size: DEFAULT_TILE_SIZE,
             syms: Symbols::default(),
         },
@@ -175,6 +192,7 @@ pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
         data_loc: 0,
         tile_loc: 0,
         vl_line: None,
+        groups_line: None,
         tilesize_line: None,
         tile_fixed: false,
         open_loop: None,
@@ -456,21 +474,23 @@ impl State<'_> {
         match dir {
             ".vl" => {
                 self.nops(&stmt, 1)?;
-                if let Some(first_line) = self.vl_line {
-                    return Err((
-                        stmt.col,
-                        AsmErrorKind::DuplicateDirective {
-                            directive: ".vl",
-                            first_line,
-                        },
-                    ));
-                }
+                once(&stmt, ".vl", self.vl_line)?;
                 let v = self.konst(&ops[0])?;
                 if !(1..=64).contains(&v) || (v as u32).count_ones() != 1 {
                     return Err((ops[0].col, AsmErrorKind::BadVl(v)));
                 }
                 self.vl_line = Some(line);
                 self.laid.vl = Some(v as u32);
+            }
+            ".groups" => {
+                self.nops(&stmt, 1)?;
+                once(&stmt, ".groups", self.groups_line)?;
+                let g = self.konst(&ops[0])?;
+                if !(1..=MAX_GROUPS as i128).contains(&g) {
+                    return Err((ops[0].col, AsmErrorKind::BadGroups(g)));
+                }
+                self.groups_line = Some(line);
+                self.laid.groups = Some(g as u32);
             }
             ".mem" => {
                 self.nops(&stmt, 3)?;
@@ -618,15 +638,7 @@ impl State<'_> {
             }
             ".tilesize" => {
                 self.nops(&stmt, 1)?;
-                if let Some(first_line) = self.tilesize_line {
-                    return Err((
-                        stmt.col,
-                        AsmErrorKind::DuplicateDirective {
-                            directive: ".tilesize",
-                            first_line,
-                        },
-                    ));
-                }
+                once(&stmt, ".tilesize", self.tilesize_line)?;
                 if self.tile_fixed {
                     return Err((stmt.col, AsmErrorKind::TileSizeLate));
                 }

@@ -36,7 +36,7 @@
 //!   and tile start zeroed), so they neither need mapped pages nor overwrite earlier data.
 //!   In `.text`, `.align N` (N at most 2^20) pads with `NOP`s up to a pc that is a multiple of
 //!   N; `.space` there is an error.
-//! - `.vl` and `.tilesize` may each appear at most once.
+//! - `.vl`, `.groups` and `.tilesize` may each appear at most once.
 //! - Immediates in memory operands are a number or an `.equ`/label name, optionally negated;
 //!   `S.LI`, `.equ`, data lists, ALU and branch immediates take sums such as `buf + 8 - 2`.
 //! - At most [`MAX_DATA_BYTES`] bytes of data may be emitted in total, and at most
@@ -351,6 +351,9 @@ pub enum AsmErrorKind {
     /// `.vl` not a power of two in 1..=64.
     #[error("VL must be a power of two from 1 to 64, found {0}")]
     BadVl(i128),
+    /// `.groups` outside 1..=2^24.
+    #[error("the group count must be from 1 to 2^24 (16777216), found {0}")]
+    BadGroups(i128),
     /// `.mem` with size 0.
     #[error(".mem size must not be 0")]
     MemSizeZero,

@@ -153,9 +153,17 @@ pub(crate) fn s_vl(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     op.next
 }
 
-/// `S.GID` (a single group: 0).
+/// `S.GID`: the group's id.
 pub(crate) fn s_gid(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
-    set_s(&mut m.regs, op.a, 0);
+    let v = m.regs.gid;
+    set_s(&mut m.regs, op.a, v);
+    op.next
+}
+
+/// `S.NGROUPS`: the launch's group count.
+pub(crate) fn s_ngroups(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
+    let v = m.regs.ngroups;
+    set_s(&mut m.regs, op.a, v);
     op.next
 }
 

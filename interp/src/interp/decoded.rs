@@ -6,6 +6,7 @@
 //! second word of an `S.LI`); a word that does not decode becomes an entry whose handler traps
 //! `illegal_instruction` when, and only when, it is executed.
 
+use super::mem_ops::MemUse;
 use super::{ExecFn, alu, control, mem_ops};
 use crate::for_each_op;
 use crate::isa::*;
@@ -102,6 +103,40 @@ impl Decoded {
         }
     }
 
+    /// The same program for a machine whose guest memory other threads use at the same time
+    /// (a launch on several threads): every memory (not `.local`) access moves its bytes with
+    /// relaxed atomics (see `mem_ops`). Same results; slower memory instructions.
+    pub fn for_shared_memory(self) -> Decoded {
+        self.with_memory_use(MemUse::Shared)
+    }
+
+    /// The same program for a race-checked launch (`--check-races`): every memory (not
+    /// `.local`) access is checked against, and recorded in, the machine's shadow
+    /// (`Machine::races`; see `crate::races`).
+    pub fn for_race_check(self) -> Decoded {
+        self.with_memory_use(MemUse::RaceChecked)
+    }
+
+    fn with_memory_use(mut self, mem: MemUse) -> Decoded {
+        for (op, inst) in self.ops.iter_mut().zip(&self.insts) {
+            if let Ok(inst) = inst {
+                if let Sem::Mem(ms) = inst.opcode().sem() {
+                    if !inst.is_local() {
+                        op.exec = mem_ops::handler(ms, false, mem);
+                    }
+                }
+            }
+        }
+        self
+    }
+
+    /// Whether some instruction may write tile space (a `.local` store).
+    pub fn writes_tile(&self) -> bool {
+        self.insts.iter().flatten().any(|inst| {
+            inst.is_local() && matches!(inst.opcode().sem(), Sem::Mem(ms) if ms.dir == Dir::Store)
+        })
+    }
+
     /// Number of code words.
     pub fn len(&self) -> usize {
         self.ops.len()
@@ -177,7 +212,7 @@ fn mem_sem(op: Opcode) -> MemSem {
 fn mem_op(op: Opcode, index: u32, data: Reg, local: bool, ea: (Reg, Reg, u8, u8, u64)) -> Op {
     let ms = mem_sem(op);
     let (base, off, sh, d, imm) = ea;
-    let mut o = Op::new(mem_ops::handler(ms, local), index + 1);
+    let mut o = Op::new(mem_ops::handler(ms, local, MemUse::Own), index + 1);
     o.a = data.code();
     o.b = base.code();
     o.c = off.code();
@@ -285,6 +320,7 @@ impl Lower for SUnary {
             Sem::SRead(SRead::Lc0) => alu::s_lc0,
             Sem::SRead(SRead::Vl) => alu::s_vl,
             Sem::SRead(SRead::Gid) => alu::s_gid,
+            Sem::SRead(SRead::NGroups) => alu::s_ngroups,
             Sem::SRead(SRead::Mask) => alu::s_mask,
             _ => control::illegal,
         };

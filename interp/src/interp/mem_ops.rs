@@ -20,6 +20,14 @@
 //!    every active lane in ascending order (misaligned, then out of range, then permission;
 //!    the first faulting lane traps and nothing is written). Then perform the accesses in
 //!    ascending lane order (so a higher lane's store bytes win on overlap).
+//!
+//! Guest memory shared with other threads ([`SharedMemSpace`], chosen by
+//! [`Decoded::for_shared_memory`](super::Decoded::for_shared_memory) for launches on several
+//! threads) takes the general path's checks and then moves each lane's bytes with one
+//! assembly load or store (x86-64) or relaxed atomic byte accesses ([`racy_read`],
+//! [`racy_write`]): no slice is formed over memory another thread may write, so a racing
+//! guest program is a race between (what the abstract machine sees as) atomics, never
+//! undefined behaviour (see `crate::memory`, "Sharing").
 
 use super::decoded::{F_CONTIG, F_STRICT, Op};
 use super::{ExecFn, FAULT, Fault};
@@ -27,6 +35,8 @@ use crate::isa::{Dir, Ext, MemSem};
 use crate::machine::{Machine, MemFault, Regs, TrapKind, all_lanes};
 use crate::memory::{Access, AccessFault};
 use crate::program::Space;
+#[cfg(not(target_arch = "x86_64"))]
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// An element type: access width and how a load extends it into 64 bits.
 pub(crate) trait Elem {
@@ -39,6 +49,8 @@ pub(crate) trait Elem {
     /// # Safety
     /// `[p, p + E)` must be readable host memory.
     unsafe fn load(p: *const u8) -> u64;
+    /// Extend the low E bytes of `raw` into 64 bits, as [`Elem::load`] does.
+    fn extend(raw: u64) -> u64;
     /// Write the low E bytes of `v` at `p`.
     ///
     /// # Safety
@@ -133,6 +145,10 @@ macro_rules! elem {
                 <$raw>::from_le_bytes(b) as $ext as u64
             }
             #[inline(always)]
+            fn extend(raw: u64) -> u64 {
+                raw as $raw as $ext as u64
+            }
+            #[inline(always)]
             unsafe fn store(p: *mut u8, v: u64) {
                 // SAFETY: the caller guarantees [p, p + E) is writable; unaligned writes are fine.
                 unsafe { std::ptr::write_unaligned(p as *mut [u8; $n], (v as $raw).to_le_bytes()) }
@@ -176,6 +192,11 @@ elem!(U64, u64, u64, 8, 3);
 pub(crate) trait SpaceT {
     /// Its name in traps.
     const SPACE: Space;
+    /// Whether other threads may access this space at the same time: every byte then moves
+    /// with a relaxed atomic access ([`load_racy`], [`store_racy`]).
+    const SHARED: bool = false;
+    /// Whether accesses are checked for races with earlier groups ([`race_checked`]).
+    const CHECKED: bool = false;
     /// Check `[ea, ea + len)`, `1 <= len <= 4096`.
     fn check(m: &Machine, ea: u64, len: u64, access: Access) -> Result<(), AccessFault>;
     /// Host pointer for reading.
@@ -190,13 +211,95 @@ pub(crate) trait SpaceT {
     unsafe fn ptr_mut(m: &mut Machine, ea: u64) -> *mut u8;
 }
 
-/// Guest memory (no `.local`).
-pub(crate) struct MemSpace;
+/// Guest memory (no `.local`), used as [`MemUse`] number `U` says.
+pub(crate) struct Mem<const U: u8>;
+/// Guest memory of this thread alone.
+pub(crate) type MemSpace = Mem<{ MemUse::Own as u8 }>;
+/// Guest memory that other threads use at the same time (a multi-threaded launch).
+pub(crate) type SharedMemSpace = Mem<{ MemUse::Shared as u8 }>;
+/// Guest memory under `--check-races` (one thread, reference order).
+pub(crate) type CheckedMemSpace = Mem<{ MemUse::RaceChecked as u8 }>;
 /// Tile space (`.local`).
 pub(crate) struct TileSpace;
 
-impl SpaceT for MemSpace {
+/// Read E bytes at `p` (little-endian, zero-extended) from memory other threads may write.
+///
+/// On x86-64 this is one `mov`/`movzx` of E bytes in inline assembly, on other hosts E relaxed
+/// atomic byte loads. Either way it is, to the Rust abstract machine, a sequence of relaxed
+/// atomic byte reads: an assembly block's effect must be one that Rust code could have, and
+/// every value an x86 load can return under concurrent writes (some mix of old and new bytes)
+/// is one that E relaxed byte loads could return. See `crate::memory`, "Sharing".
+///
+/// # Safety
+/// `[p, p + E)` must be readable host memory that is only ever accessed this way (or by
+/// compiled code, which is the same) while other threads may touch it.
+#[inline(always)]
+unsafe fn racy_read<E: Elem>(p: *const u8) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let v: u64;
+        // SAFETY: the caller guarantees `[p, p + E)` is readable; the load reads exactly
+        // those bytes, writes only `v`, and touches no stack or flags.
+        unsafe {
+            match E::E {
+                1 => std::arch::asm!("movzx {v:e}, byte ptr [{p}]", p = in(reg) p, v = out(reg) v,
+                    options(nostack, preserves_flags, readonly)),
+                2 => std::arch::asm!("movzx {v:e}, word ptr [{p}]", p = in(reg) p, v = out(reg) v,
+                    options(nostack, preserves_flags, readonly)),
+                4 => std::arch::asm!("mov {v:e}, dword ptr [{p}]", p = in(reg) p, v = out(reg) v,
+                    options(nostack, preserves_flags, readonly)),
+                _ => std::arch::asm!("mov {v}, qword ptr [{p}]", p = in(reg) p, v = out(reg) v,
+                    options(nostack, preserves_flags, readonly)),
+            }
+        }
+        v
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut v = 0u64;
+        for k in 0..E::E {
+            // SAFETY: the caller guarantees `p + k` is valid; u8 has alignment 1; every
+            // concurrent access to guest memory from Rust is atomic (see `crate::memory`).
+            let b = unsafe { AtomicU8::from_ptr(p.add(k).cast_mut()) }.load(Ordering::Relaxed);
+            v |= (b as u64) << (8 * k);
+        }
+        v
+    }
+}
+
+/// Write the low E bytes of `v` at `p`, in memory other threads may access: one `mov` on
+/// x86-64, else E relaxed atomic byte stores (see [`racy_read`] for why that is the same).
+///
+/// # Safety
+/// As for [`racy_read`], for writing.
+#[inline(always)]
+unsafe fn racy_write<E: Elem>(p: *mut u8, v: u64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the caller guarantees `[p, p + E)` is writable; the store writes exactly those
+    // bytes and touches no stack or flags.
+    unsafe {
+        match E::E {
+            1 => std::arch::asm!("mov byte ptr [{p}], {v:l}", p = in(reg) p, v = in(reg) v,
+                options(nostack, preserves_flags)),
+            2 => std::arch::asm!("mov word ptr [{p}], {v:x}", p = in(reg) p, v = in(reg) v,
+                options(nostack, preserves_flags)),
+            4 => std::arch::asm!("mov dword ptr [{p}], {v:e}", p = in(reg) p, v = in(reg) v,
+                options(nostack, preserves_flags)),
+            _ => std::arch::asm!("mov qword ptr [{p}], {v}", p = in(reg) p, v = in(reg) v,
+                options(nostack, preserves_flags)),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for k in 0..E::E {
+        // SAFETY: as in `racy_read`.
+        unsafe { AtomicU8::from_ptr(p.add(k)) }.store((v >> (8 * k)) as u8, Ordering::Relaxed);
+    }
+}
+
+impl<const U: u8> SpaceT for Mem<U> {
     const SPACE: Space = Space::Memory;
+    const SHARED: bool = U == MemUse::Shared as u8;
+    const CHECKED: bool = U == MemUse::RaceChecked as u8;
     #[inline(always)]
     fn check(m: &Machine, ea: u64, len: u64, access: Access) -> Result<(), AccessFault> {
         m.mem.check(ea, len, access)
@@ -231,14 +334,26 @@ impl SpaceT for TileSpace {
     }
 }
 
+/// How a machine's guest memory is used (tile space is always its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MemUse {
+    /// By this thread alone.
+    Own,
+    /// By other threads at the same time.
+    Shared,
+    /// By this thread alone, every access checked for races (`Machine::races`).
+    RaceChecked,
+}
+
 /// The handler of a memory instruction.
-pub(crate) fn handler(ms: MemSem, local: bool) -> ExecFn {
+pub(crate) fn handler(ms: MemSem, local: bool, mem: MemUse) -> ExecFn {
     macro_rules! pick {
         ($f:ident, $e:ty) => {
-            if local {
-                $f::<$e, TileSpace>
-            } else {
-                $f::<$e, MemSpace>
+            match (local, mem) {
+                (true, _) => $f::<$e, TileSpace>,
+                (false, MemUse::Own) => $f::<$e, MemSpace>,
+                (false, MemUse::Shared) => $f::<$e, SharedMemSpace>,
+                (false, MemUse::RaceChecked) => $f::<$e, CheckedMemSpace>,
             }
         };
     }
@@ -427,6 +542,12 @@ fn uniform_ea(r: &Regs, op: &Op) -> u64 {
 /// This is the contiguous all-lanes-active fast path only, kept small so it stays cheap to
 /// enter; everything else goes to [`load_general`].
 pub(crate) fn load<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    if S::SHARED {
+        return load_racy::<E, S>(m, op, out);
+    }
+    if S::CHECKED {
+        return race_checked::<E>(m, op, out, Access::Read, load::<E, MemSpace>);
+    }
     if op.flags & F_CONTIG != 0 {
         let (vl, full, mask, strict) = lanes(m, op);
         if mask == full {
@@ -502,6 +623,12 @@ fn load_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -
 /// in ascending lane order. Contiguous all-lanes-active fast path here, the rest in
 /// [`store_general`].
 pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    if S::SHARED {
+        return store_racy::<E, S>(m, op, out);
+    }
+    if S::CHECKED {
+        return race_checked::<E>(m, op, out, Access::Write, store::<E, MemSpace>);
+    }
     if op.flags & F_CONTIG != 0 && op.a >= 32 {
         let (vl, full, mask, strict) = lanes(m, op);
         if mask == full {
@@ -590,4 +717,172 @@ fn store_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) 
         unsafe { E::store(S::ptr_mut(m, eas[i]), v) };
     }
     op.next
+}
+
+/// Every active lane's EA (sources read first), checked as the general path checks them.
+#[inline(always)]
+fn checked_eas<E: Elem, S: SpaceT>(
+    m: &Machine,
+    op: &Op,
+    access: Access,
+    eas: &mut [u64; 64],
+) -> Result<(usize, u64), Fault> {
+    let (vl, _, mask, strict) = lanes(m, op);
+    compute_eas(&m.regs, op, vl, eas);
+    if !span_ok::<E, S>(m, eas, vl, mask, access, strict) {
+        check_lanes::<E, S>(m, eas, mask, access, strict)?;
+    }
+    Ok((vl, mask))
+}
+
+/// The host address of every active lane of an access to memory shared with other threads,
+/// after its checks (a contiguous group's one range check, else the general path's), and the
+/// active lanes; or the fault.
+#[inline(always)]
+fn racy_lanes<E: Elem, S: SpaceT>(
+    m: &mut Machine,
+    op: &Op,
+    access: Access,
+    ptrs: &mut [*mut u8; 64],
+) -> Result<u64, Fault> {
+    if op.flags & F_CONTIG != 0 {
+        // Contiguous: one check covers the group (as in `load`), lane i at ea0 + i*E.
+        let (vl, _, mask, strict) = lanes(m, op);
+        let ea0 = contig_ea0(&m.regs, op);
+        if contig_ok::<E, S>(m, ea0, vl, access, strict) {
+            // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check for `access`.
+            let base = unsafe { S::ptr_mut(m, ea0) };
+            for (i, p) in ptrs[..vl].iter_mut().enumerate() {
+                // Inside the checked range: `i * E < VL * E`.
+                *p = base.wrapping_add(i << E::LOG2E);
+            }
+            return Ok(mask);
+        }
+    }
+    let mut eas = [0u64; 64];
+    let (_, mask) = checked_eas::<E, S>(m, op, access, &mut eas)?;
+    let mut bits = mask;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize & 63;
+        bits &= bits - 1;
+        // SAFETY: lane i's `[ea, ea + E)` passed the space's check in `checked_eas`.
+        ptrs[i] = unsafe { S::ptr_mut(m, eas[i]) };
+    }
+    Ok(mask)
+}
+
+/// A load from memory shared with other threads: the usual checks, then one racy read per
+/// active lane.
+#[inline(never)]
+fn load_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    let mut ptrs = [std::ptr::null_mut(); 64];
+    let mask = match racy_lanes::<E, S>(m, op, Access::Read, &mut ptrs) {
+        Ok(mask) => mask,
+        Err(f) => {
+            *out = f;
+            return FAULT;
+        }
+    };
+    let dst = op.a as usize & 31;
+    let mut bits = mask;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize & 63;
+        bits &= bits - 1;
+        // SAFETY: lane i's `[p, p + E)` passed the space's check in `racy_lanes`; guest
+        // memory is accessed only this way (or by compiled code) during a shared launch.
+        let raw = unsafe { racy_read::<E>(ptrs[i]) };
+        m.regs.v[dst][i] = E::extend(raw);
+    }
+    op.next
+}
+
+/// A store to memory shared with other threads: the usual checks, then one racy write per
+/// active lane, in ascending lane order.
+#[inline(never)]
+fn store_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    let mut ptrs = [std::ptr::null_mut(); 64];
+    let mask = match racy_lanes::<E, S>(m, op, Access::Write, &mut ptrs) {
+        Ok(mask) => mask,
+        Err(f) => {
+            *out = f;
+            return FAULT;
+        }
+    };
+    let src = op.a as usize;
+    let mut bits = mask;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize & 63;
+        bits &= bits - 1;
+        let v = if src < 32 {
+            m.regs.s[src & 31]
+        } else {
+            m.regs.v[src & 31][i]
+        };
+        // SAFETY: lane i's `[p, p + E)` passed the space's check (for writing) in
+        // `racy_lanes`; guest memory is accessed only this way (or by compiled code) during a
+        // shared launch.
+        unsafe { racy_write::<E>(ptrs[i], v) };
+    }
+    op.next
+}
+
+/// A memory access under `--check-races`: the instruction's own faults first (an instruction
+/// that traps for another reason is not an access), then the race check against the shadow
+/// in `m.races` (a race traps `data_race` at the lowest racing lane and its lowest racing
+/// byte, writing nothing), then the access itself (`run`, the unchecked handler), then its
+/// record in the shadow. A contiguous access with every lane active is checked and recorded
+/// as one byte range.
+#[inline(never)]
+fn race_checked<E: Elem>(
+    m: &mut Machine,
+    op: &Op,
+    out: &mut Fault,
+    access: Access,
+    run: ExecFn,
+) -> u32 {
+    let mut eas = [0u64; 64];
+    let (vl, full, mask, strict) = lanes(m, op);
+    // Contiguous with every lane active: one range, one check (as in `load`/`store`).
+    let contiguous = op.flags & F_CONTIG != 0 && mask == full && {
+        eas[0] = contig_ea0(&m.regs, op);
+        contig_ok::<E, MemSpace>(m, eas[0], vl, access, strict)
+    };
+    let (vl, mask) = if contiguous {
+        (vl, mask)
+    } else {
+        match checked_eas::<E, MemSpace>(m, op, access, &mut eas) {
+            Ok(v) => v,
+            Err(f) => {
+                *out = f;
+                return FAULT;
+            }
+        }
+    };
+    let Some(mut shadow) = m.races.take() else {
+        return run(m, op, out);
+    };
+    let lanes = crate::races::Lanes {
+        eas: &eas[..vl],
+        vl,
+        mask,
+        width: E::E as u64,
+        contiguous,
+    };
+    let next = match shadow.first_race(&lanes, access) {
+        Some((lane, byte)) => {
+            *out = fault(TrapKind::DataRace, lane, byte, Space::Memory, access);
+            FAULT
+        }
+        None => {
+            let next = run(m, op, out);
+            if next != FAULT {
+                // A memory op is one word: its pc is its index times 8.
+                let pc = u64::from(op.next.wrapping_sub(1)) * 8;
+                shadow.record(&lanes, access, pc);
+            }
+            next
+        }
+    };
+    m.races = Some(shadow);
+    next
 }

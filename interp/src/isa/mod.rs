@@ -241,15 +241,17 @@ impl Cond {
     }
 }
 
-/// Scalar unary read of machine state (`S.LC0`, `S.VL`, `S.GID`, `S.MASK`).
+/// Scalar unary read of machine state (`S.LC0`, `S.VL`, `S.GID`, `S.NGROUPS`, `S.MASK`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SRead {
     /// LC0BASE.
     Lc0,
     /// The group's lane count.
     Vl,
-    /// The group id (0: lanejit runs a single group).
+    /// The group id, 0..G-1 (contract section 9).
     Gid,
+    /// The number of groups G of the launch.
+    NGroups,
     /// The execution mask.
     Mask,
 }
@@ -289,7 +291,7 @@ pub enum Sem {
     SLi,
     /// `S.MOV`.
     SMov,
-    /// `S.LC0`, `S.VL`, `S.GID`, `S.MASK`.
+    /// `S.LC0`, `S.VL`, `S.GID`, `S.NGROUPS`, `S.MASK`.
     SRead(SRead),
     /// `S.GETLANE`.
     SGetLane,
@@ -462,12 +464,14 @@ macro_rules! for_each_op {
             SLc0 s_lc0 0x92 "S.LC0" SUnary (Sem::SRead(SRead::Lc0));
             /// `sd = VL`.
             SVl s_vl 0x93 "S.VL" SUnary (Sem::SRead(SRead::Vl));
-            /// `sd = group id` (always 0).
+            /// `sd = group id` (0..G-1).
             SGid s_gid 0x94 "S.GID" SUnary (Sem::SRead(SRead::Gid));
             /// `sd = mask`.
             SMask s_mask 0x95 "S.MASK" SUnary (Sem::SRead(SRead::Mask));
             /// `sd = va[lane mod VL]`.
             SGetlane s_getlane 0x96 "S.GETLANE" SGetLane (Sem::SGetLane);
+            /// `sd = G`, the number of groups of the launch.
+            SNgroups s_ngroups 0x97 "S.NGROUPS" SUnary (Sem::SRead(SRead::NGroups));
             /// `vd = va + (vb|sb|imm)` on active lanes.
             VAdd v_add 0xa0 "V.ADD" VAlu (Sem::VAlu(AluOp::Add));
             /// `vd = va - (vb|sb|imm)` on active lanes.
@@ -741,7 +745,7 @@ mod tests {
             assert_eq!(Opcode::from_byte(op as u8), Some(op));
         }
         assert_eq!(Opcode::from_byte(0), None);
-        assert_eq!(Opcode::ALL.len(), 93);
+        assert_eq!(Opcode::ALL.len(), 94);
     }
 
     #[test]

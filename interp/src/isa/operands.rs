@@ -1035,7 +1035,7 @@ impl Format for SMov {
     }
 }
 
-/// `S.LC0 sd`, `S.VL sd`, `S.GID sd`, `S.MASK sd`.
+/// `S.LC0 sd`, `S.VL sd`, `S.GID sd`, `S.NGROUPS sd`, `S.MASK sd`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SUnary {
     /// Destination.

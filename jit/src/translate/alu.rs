@@ -19,6 +19,7 @@ use lanejit_interp::isa::{
     AluOp, CANONICAL_NAN_F32, CANONICAL_NAN_F64, Ext, FpOp, FpWidth, Inst, Operands, SOrImm, SRead,
     Sem, VRead, VReg, VSrc,
 };
+use lanejit_interp::machine::Regs;
 
 /// A `V.MUL` computed on narrow lanes (see `Tx::narrow_mul_operands`).
 #[derive(Clone, Copy)]
@@ -579,7 +580,8 @@ impl Tx<'_, '_> {
                 let v = match r {
                     SRead::Lc0 => self.b.use_var(self.lc0),
                     SRead::Vl => self.iconst(self.vl as u64),
-                    SRead::Gid => self.iconst(0),
+                    SRead::Gid => self.regs_word(Regs::OFFSET_GID),
+                    SRead::NGroups => self.regs_word(Regs::OFFSET_NGROUPS),
                     SRead::Mask => self.b.use_var(self.mask),
                 };
                 self.sset(o.sd, v);

@@ -330,6 +330,14 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.b.ins().iconst(I64, v as i64)
     }
 
+    /// The 64-bit word at byte offset `off` of the register file (`Regs::OFFSET_*`): state the
+    /// program reads but never writes, such as the group id.
+    pub(crate) fn regs_word(&mut self, off: usize) -> Value {
+        self.b
+            .ins()
+            .load(I64, MemFlagsData::trusted(), self.regs, off as i32)
+    }
+
     /// The value of `v` when the translator made it a 64-bit constant (`S.LI`, immediates,
     /// folded scalar ALU). Lets control flow on known values be decided at translation time.
     pub(crate) fn const_of(&self, v: Value) -> Option<u64> {

@@ -1,0 +1,384 @@
+//! The race checker of `--check-races` (contract section 9): a launch of many groups run in
+//! reference order on the reference interpreter, with a [`Shadow`] of guest memory that
+//! records, per byte, the earliest write and the earliest access of the launch so far.
+//!
+//! The interpreter runs the program decoded with
+//! [`Decoded::for_race_check`](crate::interp::Decoded::for_race_check): every memory (not
+//! `.local`) instruction first makes its own checks (an instruction that traps for another
+//! reason is not an access), then asks the shadow ([`Shadow::first_race`]): a read races with
+//! an earlier group's write to one of its bytes, a write with an earlier group's access. The
+//! lowest racing lane, at the lowest racing byte of its access, traps `data_race` and writes
+//! nothing; the shadow keeps the earlier access (for a read the earliest write, for a write
+//! the earliest access) for the trap's `other`. Otherwise the access happens and is recorded
+//! ([`Shadow::record`]). Because groups run one after another, every entry made by another
+//! group comes from an earlier one. A run without `--check-races` never sees any of this.
+//!
+//! The shadow holds, per 4 KiB page touched, the earliest write and the earliest access of
+//! every byte (as ids of interned (group, pc, access) records; a page touched by one
+//! instruction per table holds one id and a bit per byte, see [`Slots`]) and two summaries:
+//! the lowest group that wrote any byte of the page and the lowest that accessed any. An
+//! access by group g to a page whose summary is not below g cannot race there, so a group
+//! working on its own pages pays only for recording; a contiguous access with every lane
+//! active is checked and recorded as one byte range.
+
+use crate::interp::{self, Decoded};
+use crate::machine::{Exit, Machine, TrapKind};
+use crate::memory::{Access, Tile};
+use crate::program::PAGE_SIZE;
+use crate::result::{DumpRequest, RaceOther, RunResult, Tally};
+use std::collections::HashMap;
+
+const PAGE: usize = PAGE_SIZE as usize;
+
+/// A recorded access of one instruction of one group: an index into [`Shadow::recs`] plus 1
+/// (0: none).
+type RecId = u32;
+
+/// Per byte of a page, the [`RecId`] of its earliest write (or earliest access). Most pages
+/// are touched by one instruction per array (a group's own slice, read by one load, written
+/// by one store), so a page starts [`Slots::Uniform`]: one record and a bit per byte that has
+/// it; a second record turns it into a full table.
+enum Slots {
+    /// No byte recorded.
+    Empty,
+    /// Bytes whose bit is set have record `id`; the others none.
+    Uniform {
+        id: RecId,
+        set: Box<[u64; PAGE / 64]>,
+    },
+    /// One record per byte.
+    Full(Box<[RecId; PAGE]>),
+}
+
+/// Bit masks of the bytes `[lo, hi)` of a page, per 64-byte word: (word, mask).
+fn words(lo: usize, hi: usize) -> impl Iterator<Item = (usize, u64)> {
+    (lo / 64..hi.div_ceil(64)).map(move |w| {
+        let a = lo.max(w * 64) - w * 64;
+        let b = hi.min(w * 64 + 64) - w * 64;
+        let mask = if b - a == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << (b - a)) - 1) << a
+        };
+        (w, mask)
+    })
+}
+
+impl Slots {
+    /// The first byte in `[lo, hi)` with a record for which `racy` holds, and that record.
+    fn find(&self, lo: usize, hi: usize, racy: impl Fn(RecId) -> bool) -> Option<(usize, RecId)> {
+        match self {
+            Slots::Empty => None,
+            Slots::Uniform { id, set } => {
+                if !racy(*id) {
+                    return None;
+                }
+                words(lo, hi)
+                    .find(|&(w, m)| set[w] & m != 0)
+                    .map(|(w, m)| (w * 64 + (set[w] & m).trailing_zeros() as usize, *id))
+            }
+            Slots::Full(ids) => ids[lo..hi]
+                .iter()
+                .position(|&id| id != 0 && racy(id))
+                .map(|k| (lo + k, ids[lo + k])),
+        }
+    }
+
+    /// Give every byte of `[lo, hi)` without a record the record `id`.
+    fn fill(&mut self, lo: usize, hi: usize, id: RecId) {
+        match self {
+            Slots::Empty => {
+                let mut set = Box::new([0u64; PAGE / 64]);
+                for (w, m) in words(lo, hi) {
+                    set[w] |= m;
+                }
+                *self = Slots::Uniform { id, set };
+            }
+            Slots::Uniform { id: have, set } => {
+                if *have == id {
+                    for (w, m) in words(lo, hi) {
+                        set[w] |= m;
+                    }
+                } else if words(lo, hi).any(|(w, m)| set[w] & m != m) {
+                    let mut ids = Box::new([0 as RecId; PAGE]);
+                    for (k, x) in ids.iter_mut().enumerate() {
+                        if set[k / 64] >> (k % 64) & 1 != 0 {
+                            *x = *have;
+                        }
+                    }
+                    for x in &mut ids[lo..hi] {
+                        if *x == 0 {
+                            *x = id;
+                        }
+                    }
+                    *self = Slots::Full(ids);
+                }
+            }
+            Slots::Full(ids) => {
+                for x in &mut ids[lo..hi] {
+                    *x = if *x == 0 { id } else { *x };
+                }
+            }
+        }
+    }
+}
+
+/// The shadow of one page.
+struct Page {
+    /// Per byte: the earliest write.
+    write: Slots,
+    /// Per byte: the earliest access.
+    access: Slots,
+    /// The lowest group that wrote a byte of the page (`u32::MAX`: none).
+    min_writer: u32,
+    /// The lowest group that accessed a byte of the page.
+    min_accessor: u32,
+}
+
+/// The active lanes of one memory instruction, as the race check sees them.
+pub(crate) struct Lanes<'a> {
+    /// Every lane's EA (`VL` of them; only lane 0's when `contiguous`).
+    pub eas: &'a [u64],
+    /// VL.
+    pub vl: usize,
+    /// Active lanes.
+    pub mask: u64,
+    /// Bytes per lane.
+    pub width: u64,
+    /// Lane i's access is `[eas[0] + i*width, ...)` and every lane is active: one range.
+    pub contiguous: bool,
+}
+
+impl Lanes<'_> {
+    /// The byte ranges of the access, `(lane, first byte, length)`, in ascending lane order.
+    fn ranges(&self) -> impl Iterator<Item = (usize, u64, u64)> + '_ {
+        let whole = self.contiguous.then(|| {
+            let len = self.width * self.vl as u64;
+            (0, self.eas[0], len)
+        });
+        let lanes = (!self.contiguous).then(|| {
+            (0..self.eas.len())
+                .filter(|&i| self.mask >> i & 1 != 0)
+                .map(|i| (i, self.eas[i], self.width))
+        });
+        whole.into_iter().chain(lanes.into_iter().flatten())
+    }
+}
+
+/// The pieces of `[addr, addr + len)` (which does not wrap) per page: (page, lo, hi) with
+/// `lo..hi` the byte offsets in that page.
+fn pieces(addr: u64, len: u64) -> impl Iterator<Item = (u64, usize, usize)> {
+    let end = addr + len;
+    let first = addr / PAGE_SIZE;
+    let last = if len == 0 {
+        first
+    } else {
+        (end - 1) / PAGE_SIZE + 1
+    };
+    (first..last).map(move |pn| {
+        let lo = addr.max(pn * PAGE_SIZE) - pn * PAGE_SIZE;
+        let hi = end.min((pn + 1) * PAGE_SIZE) - pn * PAGE_SIZE;
+        (pn, lo as usize, hi as usize)
+    })
+}
+
+/// The shadow of guest memory (see the module docs).
+#[derive(Default)]
+pub struct Shadow {
+    pages: Vec<Page>,
+    index: HashMap<u64, usize>,
+    /// The last page looked up: (page number, index in `pages`).
+    last: Option<(u64, usize)>,
+    /// Every distinct (group, pc, access) recorded; [`RecId`] `i + 1` is `recs[i]`.
+    recs: Vec<RaceOther>,
+    /// The last record made, for the next access of the same instruction.
+    last_rec: Option<(RaceOther, RecId)>,
+    rec_ids: HashMap<(u32, u64, bool), RecId>,
+    /// The running group.
+    group: u32,
+    /// The earlier access of the race found, if any.
+    other: Option<RaceOther>,
+}
+
+impl Shadow {
+    /// The index of page `pn`'s shadow, created on first use.
+    fn page(&mut self, pn: u64) -> usize {
+        if let Some((p, i)) = self.last {
+            if p == pn {
+                return i;
+            }
+        }
+        let pages = &mut self.pages;
+        let i = *self.index.entry(pn).or_insert_with(|| {
+            pages.push(Page {
+                write: Slots::Empty,
+                access: Slots::Empty,
+                min_writer: u32::MAX,
+                min_accessor: u32::MAX,
+            });
+            pages.len() - 1
+        });
+        self.last = Some((pn, i));
+        i
+    }
+
+    fn rec(&self, id: RecId) -> RaceOther {
+        self.recs[id as usize - 1]
+    }
+
+    /// The id of record `r`, interned.
+    fn rec_id(&mut self, r: RaceOther) -> RecId {
+        if let Some((l, id)) = self.last_rec {
+            if l == r {
+                return id;
+            }
+        }
+        let recs = &mut self.recs;
+        let key = (r.group, r.pc, r.access == Access::Write);
+        let id = *self.rec_ids.entry(key).or_insert_with(|| {
+            recs.push(r);
+            recs.len() as RecId
+        });
+        self.last_rec = Some((r, id));
+        id
+    }
+
+    /// The index of page `pn`'s shadow, if it has one.
+    fn find_page(&mut self, pn: u64) -> Option<usize> {
+        match self.last {
+            Some((p, i)) if p == pn => Some(i),
+            _ => {
+                let i = *self.index.get(&pn)?;
+                self.last = Some((pn, i));
+                Some(i)
+            }
+        }
+    }
+
+    /// The lowest byte of `[addr, addr + len)` whose access by the running group races, and
+    /// the earlier access.
+    fn race_in(&mut self, addr: u64, len: u64, access: Access) -> Option<(u64, RaceOther)> {
+        let g = self.group;
+        for (pn, lo, hi) in pieces(addr, len) {
+            let Some(i) = self.find_page(pn) else {
+                continue;
+            };
+            let p = &self.pages[i];
+            let (summary, slots) = match access {
+                Access::Read => (p.min_writer, &p.write),
+                Access::Write => (p.min_accessor, &p.access),
+            };
+            if summary >= g {
+                continue;
+            }
+            if let Some((k, id)) = slots.find(lo, hi, |id| self.rec(id).group < g) {
+                return Some((pn * PAGE_SIZE + k as u64, self.rec(id)));
+            }
+        }
+        None
+    }
+
+    /// The first race of an instruction's `lanes` for the running group: (lane, byte). The
+    /// earlier access is kept for the trap's `other`.
+    pub(crate) fn first_race(&mut self, lanes: &Lanes<'_>, access: Access) -> Option<(usize, u64)> {
+        for (lane, addr, len) in lanes.ranges() {
+            if let Some((byte, other)) = self.race_in(addr, len, access) {
+                self.other = Some(other);
+                let lane = if lanes.contiguous {
+                    ((byte - addr) / lanes.width) as usize
+                } else {
+                    lane
+                };
+                return Some((lane, byte));
+            }
+        }
+        None
+    }
+
+    /// Record the accesses of an instruction at `pc` that retired.
+    pub(crate) fn record(&mut self, lanes: &Lanes<'_>, access: Access, pc: u64) {
+        let g = self.group;
+        let id = self.rec_id(RaceOther {
+            group: g,
+            pc,
+            access,
+        });
+        for (_, addr, len) in lanes.ranges() {
+            for (pn, lo, hi) in pieces(addr, len) {
+                let i = self.page(pn);
+                let p = &mut self.pages[i];
+                p.access.fill(lo, hi, id);
+                p.min_accessor = p.min_accessor.min(g);
+                if access == Access::Write {
+                    p.write.fill(lo, hi, id);
+                    p.min_writer = p.min_writer.min(g);
+                }
+            }
+        }
+    }
+}
+
+/// Run a launch of `ngroups` groups of the program `d` decodes in reference order on `m`
+/// (group 0's machine, memory and tile laid out) with race detection. The first racing access
+/// ends the launch with a `data_race` trap; without one the result is the launch's ordinary
+/// result.
+pub fn check_races(m: &mut Machine, d: &Decoded, ngroups: u32, dumps: &[DumpRequest]) -> RunResult {
+    let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
+    let checked = Decoded::new(&words).for_race_check();
+    let template: Tile = m.tile.clone();
+    let writes_tile = d.writes_tile();
+    let mut tally = Tally::default();
+    m.races = Some(Box::default());
+    for gid in 0..ngroups {
+        m.start_group(gid, ngroups, &template, writes_tile && gid > 0);
+        if let Some(s) = m.races.as_mut() {
+            s.group = gid;
+            s.other = None;
+        }
+        let exit = interp::run(m, &checked);
+        tally.group_ended(m, exit, dumps);
+        let race = matches!(exit, Exit::Trapped(t) if t.kind == TrapKind::DataRace);
+        if race {
+            if let Some(other) = m.races.as_mut().and_then(|s| s.other.take()) {
+                tally.set_race(other);
+            }
+            break;
+        }
+    }
+    m.races = None;
+    tally
+        .finish(&m.mem)
+        .unwrap_or_else(|| RunResult::capture(m, Exit::Halted, dumps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_masks_cover_exactly_the_range() {
+        let w: Vec<(usize, u64)> = words(3, 130).collect();
+        assert_eq!(w, [(0, !0b111), (1, u64::MAX), (2, 0b11)]);
+        assert_eq!(words(64, 128).collect::<Vec<_>>(), [(1, u64::MAX)]);
+        let p: Vec<(u64, usize, usize)> = pieces(0x1ffe, 4).collect();
+        assert_eq!(p, [(1, 0xffe, 0x1000), (2, 0, 2)]);
+    }
+
+    #[test]
+    fn slots_stay_uniform_for_one_record_and_keep_the_earliest() {
+        let mut s = Slots::Empty;
+        s.fill(10, 20, 1);
+        s.fill(20, 30, 1);
+        assert!(matches!(s, Slots::Uniform { id: 1, .. }));
+        // Bytes already recorded keep their record.
+        s.fill(15, 25, 2);
+        assert!(matches!(s, Slots::Uniform { id: 1, .. }));
+        assert_eq!(s.find(0, PAGE, |_| true), Some((10, 1)));
+        // A byte without a record gets the new one: the table becomes full.
+        s.fill(28, 40, 2);
+        assert!(matches!(s, Slots::Full(_)));
+        assert_eq!(s.find(0, PAGE, |id| id == 2), Some((30, 2)));
+        assert_eq!(s.find(0, 10, |_| true), None);
+        assert_eq!(s.find(25, 26, |_| true), Some((25, 1)));
+    }
+}

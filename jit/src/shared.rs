@@ -1,0 +1,66 @@
+//! One JIT shared by the worker threads of a launch of many groups: a region compiled once
+//! serves every group on every thread.
+//!
+//! [`SharedJit`] keeps the [`Jit`] behind a reader-writer lock. Threads look up and call
+//! compiled code under the shared (read) lock, all at the same time; compiling, counting the
+//! entries of straight-line first compiles and running a loop's tail (which may compile) take
+//! the exclusive (write) lock. So compiled code never runs while the cache, the chaining
+//! table or the code memory change, and a module is never retired under a running region.
+
+use crate::{Compiled, Jit, JitError, JitStats, RegionExit};
+use lanejit_interp::machine::Machine;
+use std::sync::RwLock;
+
+/// A [`Jit`] shared by threads (see the module docs).
+pub struct SharedJit {
+    inner: RwLock<Jit>,
+}
+
+// SAFETY: `Jit` is `Send` but not `Sync`: its Cranelift module keeps state in a `RefCell` and a
+// memory provider that only compiling touches. Through a shared reference to `SharedJit` a
+// thread reaches the `Jit` only by the read lock, under which it calls only `Jit::lookup`
+// (a read of the cache map), `Jit::stats` (a copy of plain counters) and `Jit::enter` (a read
+// of the configuration and the chaining table's address, and a call into compiled code,
+// which writes only the caller's machine and context); none of them touches the module.
+// Everything else (`compile`, `finish`) runs under the write lock, excluding every other
+// access.
+unsafe impl Sync for SharedJit {}
+
+impl SharedJit {
+    /// Share `jit`.
+    pub fn new(jit: Jit) -> SharedJit {
+        SharedJit {
+            inner: RwLock::new(jit),
+        }
+    }
+
+    /// Run the compiled region at `m.pc`, if there is one.
+    pub fn run_at(&self, m: &mut Machine) -> Option<RegionExit> {
+        let entered = {
+            let jit = self.inner.read().ok()?;
+            let c = jit.lookup(m.pc)?;
+            jit.enter(c, m)
+        };
+        if !entered.needs_finish() {
+            return Some(entered.exit(m));
+        }
+        Some(match self.inner.write() {
+            Ok(mut jit) => jit.finish(entered, m),
+            Err(_) => entered.exit(m),
+        })
+    }
+
+    /// Compile the region at `pc` (or find it; `None` when declined).
+    pub fn compile(&self, pc: u64) -> Result<Option<Compiled>, JitError> {
+        match self.inner.write() {
+            Ok(mut jit) => jit.compile(pc),
+            // A thread panicked while compiling: leave this pc to the interpreter.
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Compilation statistics so far.
+    pub fn stats(&self) -> JitStats {
+        self.inner.read().map(|j| j.stats()).unwrap_or_default()
+    }
+}

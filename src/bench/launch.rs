@@ -1,0 +1,398 @@
+//! `lanejit bench --groups G --threads 1,2,..`: launches of many groups (contract section 9)
+//! on every engine at several thread counts, against a native reference that splits the same
+//! groups over the same number of threads (std threads, a contiguous share each).
+//!
+//! The kernels are race-free launch versions of bench kernels (`seeds/kernels/bench/groups/`):
+//! group g works on its own slice of `PER` elements, `[g*PER, (g+1)*PER)`, of the source and
+//! destination buffers. Each (engine, thread count) gets a fresh machine with the same data;
+//! its first launch is checked byte for byte against the native output, then `reps` launches
+//! are timed (each one a whole `lanejit run` launch: worker threads started, the launch's
+//! JIT created and its regions compiled, every group run).
+//!
+//! poly_g is compute-bound (16 fused multiply-adds per element loaded), where saxpy_g and
+//! copy_g are bound by memory bandwidth at large sizes. Besides the table:
+//!
+//! * the launch overhead per group: 10^6 groups of `tiny_g.s` (5 instructions each), on
+//!   every engine at every thread count;
+//! * the cost of `--check-races`: the interpreter's race-checked launch of saxpy_g against
+//!   its plain launch on one thread.
+
+use super::{BenchError, median};
+use crate::launch::{LaunchOptions, launch};
+use crate::vm::{Engine, VmOptions};
+use lanejit_interp::asm::assemble;
+use lanejit_interp::interp::Decoded;
+use lanejit_interp::machine::{Config, Machine};
+use lanejit_interp::program::Program;
+use rand::{RngCore, SeedableRng};
+use std::fmt::Write as _;
+use std::time::Instant;
+
+/// Guest address of the source buffer of the launch kernels.
+const SRC: u64 = 0x1000_0000;
+/// Guest address of their destination buffer.
+const DST: u64 = 0x3000_0880;
+/// The most bytes one buffer of a launch kernel maps.
+const MAX_BYTES: u64 = 64 << 20;
+
+/// A launch bench kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchKernel {
+    /// y = 1.5*x + y on f32, unfused.
+    Saxpy,
+    /// dst = src, 32-bit words.
+    Copy,
+    /// y = 0.5 * (x + 1)^16 on f32, 16 fused steps: compute-bound.
+    Poly,
+    /// out[g] = g.
+    Tiny,
+}
+
+impl LaunchKernel {
+    /// Name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LaunchKernel::Saxpy => "saxpy_g",
+            LaunchKernel::Copy => "copy_g",
+            LaunchKernel::Poly => "poly_g",
+            LaunchKernel::Tiny => "tiny_g",
+        }
+    }
+
+    fn source(self) -> &'static str {
+        match self {
+            LaunchKernel::Saxpy => include_str!("../../seeds/kernels/bench/groups/saxpy_g.s"),
+            LaunchKernel::Copy => include_str!("../../seeds/kernels/bench/groups/copy_g.s"),
+            LaunchKernel::Poly => include_str!("../../seeds/kernels/bench/groups/poly_g.s"),
+            LaunchKernel::Tiny => include_str!("../../seeds/kernels/bench/groups/tiny_g.s"),
+        }
+    }
+
+    /// The program for `per` elements per group.
+    fn program(self, per: u64) -> Result<Program, BenchError> {
+        let src: String = self
+            .source()
+            .lines()
+            .map(
+                |l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
+                    [".equ", "PER,", ..] => format!("        .equ PER, {per}\n"),
+                    [".equ", "PERB,", ..] => format!("        .equ PERB, {}\n", 4 * per),
+                    _ => format!("{l}\n"),
+                },
+            )
+            .collect();
+        assemble(&src, self.name()).map_err(|e| BenchError::Program {
+            file: self.name().to_string(),
+            msg: e.to_string(),
+        })
+    }
+}
+
+/// One launch workload: a kernel, its data and the native reference.
+struct Workload {
+    kernel: LaunchKernel,
+    groups: u32,
+    per: u64,
+    program: Program,
+    decoded: Decoded,
+    src: Vec<u32>,
+    dst: Vec<u32>,
+}
+
+impl Workload {
+    fn new(kernel: LaunchKernel, groups: u32, per: u64) -> Result<Workload, BenchError> {
+        let program = kernel.program(per)?;
+        let n = (u64::from(groups) * per) as usize;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x1a0c_0013);
+        // Finite floats (for saxpy), or any words (for copy).
+        let mut word = || {
+            let r = rng.next_u32();
+            match kernel {
+                LaunchKernel::Saxpy | LaunchKernel::Poly => {
+                    (((r % 4096) as f32) / 32.0 - 64.0).to_bits()
+                }
+                _ => r,
+            }
+        };
+        let src: Vec<u32> = (0..n).map(|_| word()).collect();
+        let dst: Vec<u32> = (0..n).map(|_| word()).collect();
+        let decoded = Decoded::new(&program.code);
+        Ok(Workload {
+            kernel,
+            groups,
+            per,
+            program,
+            decoded,
+            src,
+            dst,
+        })
+    }
+
+    /// A machine holding the initial data.
+    fn machine(&self) -> Result<Machine, BenchError> {
+        let mut m =
+            Machine::new(&self.program, Config::for_program(&self.program, None)).map_err(|e| {
+                BenchError::Program {
+                    file: self.kernel.name().to_string(),
+                    msg: e.to_string(),
+                }
+            })?;
+        if self.kernel != LaunchKernel::Tiny {
+            let mem = m.mem_mut().ok_or_else(|| self.bad("memory is shared"))?;
+            for (addr, data) in [(SRC, &self.src), (DST, &self.dst)] {
+                let bytes: Vec<u8> = data.iter().flat_map(|w| w.to_le_bytes()).collect();
+                mem.bytes_mut(addr, bytes.len() as u64)
+                    .ok_or_else(|| self.bad("buffer not mapped"))?
+                    .copy_from_slice(&bytes);
+            }
+        }
+        Ok(m)
+    }
+
+    fn bad(&self, why: &str) -> BenchError {
+        BenchError::Program {
+            file: self.kernel.name().to_string(),
+            msg: why.to_string(),
+        }
+    }
+
+    /// The guest output after a launch from the initial data, as words.
+    fn guest_output(&self, m: &Machine) -> Vec<u32> {
+        let (addr, n) = match self.kernel {
+            LaunchKernel::Tiny => (SRC, 2 * self.groups as u64),
+            _ => (DST, u64::from(self.groups) * self.per),
+        };
+        m.mem
+            .bytes(addr, 4 * n)
+            .unwrap_or_default()
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+
+    /// The native loop over groups `[lo, hi)`, on `out` (the destination, or for tiny_g the
+    /// output words).
+    fn native_groups(&self, lo: usize, hi: usize, out: &mut [u32]) {
+        let per = self.per as usize;
+        match self.kernel {
+            LaunchKernel::Saxpy => {
+                for g in lo..hi {
+                    let r = g * per..(g + 1) * per;
+                    let (x, y) = (&self.src[r.clone()], &mut out[r.start - lo * per..][..per]);
+                    for (y, &x) in y.iter_mut().zip(x) {
+                        *y = (1.5f32 * f32::from_bits(x) + f32::from_bits(*y)).to_bits();
+                    }
+                }
+            }
+            LaunchKernel::Copy => {
+                let r = lo * per..hi * per;
+                out.copy_from_slice(&self.src[r]);
+            }
+            LaunchKernel::Poly => super::native::poly16(&self.src[lo * per..hi * per], out),
+            LaunchKernel::Tiny => {
+                for (g, o) in (lo..hi).zip(out.chunks_exact_mut(2)) {
+                    o[0] = g as u32;
+                    o[1] = 0;
+                }
+            }
+        }
+    }
+
+    /// The native reference on `threads` threads: each takes a contiguous share of the
+    /// groups. Returns its output and the wall time.
+    fn native(&self, threads: usize) -> (Vec<u32>, f64) {
+        let g = self.groups as usize;
+        let words = match self.kernel {
+            LaunchKernel::Tiny => 2,
+            _ => self.per as usize,
+        };
+        let mut out = match self.kernel {
+            LaunchKernel::Tiny => vec![0; 2 * g],
+            _ => self.dst.clone(),
+        };
+        let t0 = Instant::now();
+        std::thread::scope(|s| {
+            let mut rest: &mut [u32] = &mut out;
+            for t in 0..threads {
+                let (lo, hi) = (g * t / threads, g * (t + 1) / threads);
+                let (mine, tail) = rest.split_at_mut((hi - lo) * words);
+                rest = tail;
+                s.spawn(move || self.native_groups(lo, hi, mine));
+            }
+        });
+        (out, t0.elapsed().as_secs_f64())
+    }
+}
+
+/// A launch of `w` from `m` on `engine` at `threads`; returns the machine and the wall time.
+fn timed_launch(
+    w: &Workload,
+    m: Machine,
+    engine: Engine,
+    threads: usize,
+    check_races: bool,
+) -> (Machine, f64, u64) {
+    let opts = LaunchOptions {
+        engine,
+        vm: VmOptions::default(),
+        groups: w.groups,
+        threads,
+        check_races,
+        timeline: false,
+    };
+    let t0 = Instant::now();
+    let (l, m) = launch(m, &w.decoded, &[], &opts);
+    (m, t0.elapsed().as_secs_f64(), l.stats.compile_us)
+}
+
+/// What `lanejit bench --groups` measures.
+#[derive(Clone, Debug)]
+pub struct LaunchBenchOptions {
+    /// G for saxpy_g and copy_g.
+    pub groups: u32,
+    /// Thread counts, in order.
+    pub threads: Vec<usize>,
+    /// Source bytes in all (split over the groups).
+    pub bytes: u64,
+    /// Timed launches per measurement (the median is reported).
+    pub reps: usize,
+    /// Groups of tiny_g.
+    pub tiny_groups: u32,
+}
+
+const ENGINES: [(&str, Engine); 3] = [
+    ("interp", Engine::Interp),
+    ("jit", Engine::Jit),
+    ("tiered", Engine::Tiered),
+];
+
+/// Run the launch benchmarks; returns the report text.
+pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<String, BenchError> {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "launch benchmarks: {} groups, {} source bytes, threads {:?}, median of {} launches",
+        o.groups, o.bytes, o.threads, o.reps
+    );
+    for kernel in [LaunchKernel::Saxpy, LaunchKernel::Copy, LaunchKernel::Poly] {
+        let per = (o.bytes / 4 / u64::from(o.groups)).max(1);
+        if 4 * per * u64::from(o.groups) > MAX_BYTES {
+            return Err(BenchError::BadSize {
+                kernel: kernel.name(),
+                size: o.bytes,
+                why: "more than 64 MiB".into(),
+            });
+        }
+        let w = Workload::new(kernel, o.groups, per)?;
+        let _ = writeln!(
+            s,
+            "\n{} ({} groups x {} elements)\n{:<8} {:>7} {:>11} {:>9} {:>11} {:>9} {:>10}",
+            kernel.name(),
+            o.groups,
+            per,
+            "engine",
+            "threads",
+            "ms",
+            "speed-up",
+            "native ms",
+            "/native",
+            "compile ms"
+        );
+        let mut base: Vec<f64> = vec![0.0; ENGINES.len() + 1];
+        for &t in &o.threads {
+            let (want, _) = w.native(t);
+            let native = median(&(0..o.reps).map(|_| w.native(t).1).collect::<Vec<_>>());
+            if base[ENGINES.len()] == 0.0 {
+                base[ENGINES.len()] = native;
+            }
+            for (k, &(name, engine)) in ENGINES.iter().enumerate() {
+                progress(&format!("{} {name} x{t}", kernel.name()));
+                let m = w.machine()?;
+                let (mut m, _, _) = timed_launch(&w, m, engine, t, false);
+                if w.guest_output(&m) != want {
+                    return Err(w.bad(&format!("{name} at {t} threads: output differs")));
+                }
+                let mut times = Vec::new();
+                let mut compile = Vec::new();
+                for _ in 0..o.reps {
+                    let (m2, secs, cu) = timed_launch(&w, m, engine, t, false);
+                    m = m2;
+                    times.push(secs);
+                    compile.push(cu as f64 / 1e3);
+                }
+                let med = median(&times);
+                if base[k] == 0.0 {
+                    base[k] = med;
+                }
+                let _ = writeln!(
+                    s,
+                    "{name:<8} {t:>7} {:>11.2} {:>8.2}x {:>11.2} {:>8.1}x {:>10.1}",
+                    med * 1e3,
+                    base[k] / med,
+                    native * 1e3,
+                    med / native,
+                    median(&compile)
+                );
+            }
+            let _ = writeln!(
+                s,
+                "{:<8} {t:>7} {:>11.2} {:>8.2}x",
+                "native",
+                native * 1e3,
+                base[ENGINES.len()] / native
+            );
+        }
+    }
+    // Launch overhead: many groups of a tiny kernel.
+    let w = Workload::new(LaunchKernel::Tiny, o.tiny_groups, 1)?;
+    let _ = writeln!(
+        s,
+        "\ntiny_g: {} groups of 5 instructions; time per group (launch overhead included)",
+        o.tiny_groups
+    );
+    for &t in &o.threads {
+        let (want, native) = w.native(t);
+        for &(name, engine) in &ENGINES {
+            progress(&format!("tiny_g {name} x{t}"));
+            let m = w.machine()?;
+            let (m, secs, _) = timed_launch(&w, m, engine, t, false);
+            if w.guest_output(&m) != want {
+                return Err(w.bad(&format!("{name} at {t} threads: output differs")));
+            }
+            let _ = writeln!(
+                s,
+                "{name:<8} {t:>7} threads {:>8.3} us/group",
+                secs * 1e6 / f64::from(o.tiny_groups)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "{:<8} {t:>7} threads {:>8.3} us/group",
+            "native",
+            native * 1e6 / f64::from(o.tiny_groups)
+        );
+    }
+    // --check-races against the plain interpreted launch, one thread.
+    let per = (o.bytes / 4 / u64::from(o.groups)).max(1);
+    let w = Workload::new(LaunchKernel::Saxpy, o.groups, per)?;
+    progress("check-races");
+    let mut plain = Vec::new();
+    let mut checked = Vec::new();
+    let mut m = w.machine()?;
+    for _ in 0..o.reps {
+        let (m2, p, _) = timed_launch(&w, m, Engine::Interp, 1, false);
+        let (m3, c, _) = timed_launch(&w, m2, Engine::Interp, 1, true);
+        m = m3;
+        plain.push(p);
+        checked.push(c);
+    }
+    let (p, c) = (median(&plain), median(&checked));
+    let _ = writeln!(
+        s,
+        "\n--check-races on saxpy_g (interp, 1 thread): {:.2} ms vs {:.2} ms plain: {:.2}x",
+        c * 1e3,
+        p * 1e3,
+        c / p
+    );
+    Ok(s)
+}
