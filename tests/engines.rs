@@ -1014,6 +1014,65 @@ fn narrow_multiplies_are_exact_for_every_extension() {
 }
 
 #[test]
+fn gathers_and_scatters_indexed_by_packed_words() {
+    // Indices loaded as 32-bit words and used directly as register offsets keep their packed
+    // form: lane EAs and the range check come from the packed lanes. Negative sign-extended
+    // indices, zero-extended ones above 2^31, a base that makes EAs wrap below 0, a hole in
+    // the table's span, strict alignment with odd indices, and scatters.
+    let mut idx = String::from(".word ");
+    for i in 0..96u32 {
+        if i > 0 {
+            idx += ", ";
+        }
+        let v: i32 = match i % 6 {
+            0 => -((i as i32) * 3),
+            1 => (i as i32) * 5,
+            2 => 1,
+            3 => 511,
+            4 => -1,
+            _ => (i as i32) * 7 % 300,
+        };
+        idx += &format!("{:#x}", v as u32);
+    }
+    for (load, base, shift, hole) in [
+        ("V.LW", "0x21000", 2, ""),
+        ("V.LWU", "0x20000", 2, ""),
+        ("V.LW", "0x800", 3, ""),
+        ("V.LW", "0x21000", 0, ""),
+        // Pages 0x21000..0x22000 unmapped: negative indices reach them.
+        ("V.LW", "0x22000", 2, ".mem 0x22000, 0x2000, rw"),
+        ("V.LWU", "0x20000", 31, ""),
+    ] {
+        let table_end = if hole.is_empty() { "0x4000" } else { "0x1000" };
+        let src = format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .mem 0x20000, {table_end}, rw
+            {hole}
+            .mem 0x30000, 0x2000, rw
+            .data 0x10000
+            {idx}
+            .data 0x20000
+            .fill 256, 4, 0x01020304
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, {base}
+            S.LI s4, 0x30000
+            S.LI s3, 90
+            LOOP s3
+            {load} [s1, lc0<<2, 0], ->v2
+            V.LWU [s2 + (v2 << {shift})], ->v3
+            V.SW v3, [s4, lc0<<2, 0]
+            V.SW.U v2, [s2 + (v2 << {shift})]
+            ENDLOOP
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
+#[test]
 fn local_tile_accesses_and_tile_traps() {
     let base = "
         .tilesize 4096

@@ -40,7 +40,7 @@
 use super::{Tx, flags};
 use crate::abi::{self, kind};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I8, I8X16, I16, I32, I64, I64X2};
+use cranelift_codegen::ir::types::{I8, I8X16, I16, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
 use lanejit_interp::isa::{Dir, Ext, Inst, MemAddr, MemSem, Mode, Reg, SOrImm, SReg, VReg};
 use lanejit_interp::memory::{PERM_R, PERM_W};
@@ -840,20 +840,29 @@ impl Tx<'_, '_> {
             self.lanes_loop(acc, &eas, slow);
             return eas;
         }
-        let lane_ea: Vec<Value> = (0..vl)
-            .map(|i| self.b.ins().extractlane(eas[i / 2], (i % 2) as u8))
-            .collect();
-        let (mut lo, mut hi, mut or) = (lane_ea[0], lane_ea[0], lane_ea[0]);
-        for &ea in &lane_ea[1..] {
-            lo = self.b.ins().umin(lo, ea);
-            hi = self.b.ins().umax(hi, ea);
-            if amask != 0 {
-                or = self.b.ins().bor(or, ea);
+        let (lane_ea, lo, hi, or, nowrap) = match self.packed_index(addr, local) {
+            Some(pi) => self.packed_index_eas(pi, amask),
+            None => {
+                let lane_ea: Vec<Value> = (0..vl)
+                    .map(|i| self.b.ins().extractlane(eas[i / 2], (i % 2) as u8))
+                    .collect();
+                let (mut lo, mut hi, mut or) = (lane_ea[0], lane_ea[0], lane_ea[0]);
+                for &ea in &lane_ea[1..] {
+                    lo = self.b.ins().umin(lo, ea);
+                    hi = self.b.ins().umax(hi, ea);
+                    if amask != 0 {
+                        or = self.b.ins().bor(or, ea);
+                    }
+                }
+                (lane_ea, lo, hi, or, None)
             }
-        }
+        };
         // `hi <= extent - E`: every byte of every lane is below extent (no wrap either).
         let lim = self.b.ins().iadd_imm_s(extent, -e);
         let mut ok = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, lim);
+        if let Some(nw) = nowrap {
+            ok = self.b.ins().band(ok, nw);
+        }
         let p0 = self.b.ins().ushr_imm_s(lo, shift);
         let last = self.b.ins().iadd_imm_s(hi, e - 1);
         let p1 = self.b.ins().ushr_imm_s(last, shift);
@@ -1205,6 +1214,129 @@ impl Tx<'_, '_> {
             (Dir::Store, super::Form::Packed { log2e, .. }) if log2e == ms.log2e => Some(VReg(n)),
             _ => None,
         }
+    }
+
+    /// A register-offset access on guest memory under a full mask whose base is a scalar and
+    /// whose offset is a vector register packed as 32-bit lanes (indices a contiguous load
+    /// left packed), with a shift of at most 31: its base, index register, the indices'
+    /// extension and the shift. Its lane EAs come from the packed lanes directly and its range
+    /// from 4-lane SIMD minima and maxima ([`Self::packed_index_eas`]).
+    fn packed_index(&self, addr: Addr, local: bool) -> Option<(SReg, VReg, Ext, u32)> {
+        if !self.full || self.vmem || local {
+            return None;
+        }
+        let Addr::RegOff {
+            base: Reg::S(b),
+            off: Reg::V(n),
+            shift,
+        } = addr
+        else {
+            return None;
+        };
+        match self.form[n as usize] {
+            super::Form::Packed { log2e: 2, ext } if ext != Ext::None && shift <= 31 => {
+                Some((SReg(b), VReg(n), ext, shift))
+            }
+            _ => None,
+        }
+    }
+
+    /// The index register of `inst` that stays packed across it (see [`Self::packed_index`]).
+    pub(crate) fn packed_index_operand(&self, inst: &Inst) -> u32 {
+        let Some(ms) = inst.opcode().mem() else {
+            return 0;
+        };
+        match operands(inst, ms) {
+            Some((_, addr, local)) => self
+                .packed_index(addr, local)
+                .map_or(0, |(_, n, _, _)| 1 << n.0),
+            None => 0,
+        }
+    }
+
+    /// Lane EAs `base + (ext(idx[i]) << shift)` of a packed-index access, the lowest and
+    /// highest, the OR of the offsets with the base (for alignment), and the condition that
+    /// no lane's EA wrapped (then the EAs are ordered as the offsets and `[lo, hi]` covers
+    /// them all).
+    fn packed_index_eas(
+        &mut self,
+        (b, n, ext, sh): (SReg, VReg, Ext, u32),
+        amask: u64,
+    ) -> (Vec<Value>, Value, Value, Value, Option<Value>) {
+        let base = self.sget(b);
+        let sign = ext == Ext::Sign;
+        let p: Vec<Value> = self
+            .packed_vals(n, 2)
+            .into_iter()
+            .map(|v| self.bitcast(I32X4, v))
+            .collect();
+        let widen = |t: &mut Self, x: Value| {
+            let x = if sign {
+                t.b.ins().sextend(I64, x)
+            } else {
+                t.b.ins().uextend(I64, x)
+            };
+            t.b.ins().ishl_imm_s(x, sh as i64)
+        };
+        let lane_ea: Vec<Value> = (0..self.vl as usize)
+            .map(|i| {
+                let x = self.b.ins().extractlane(p[i / 4], (i % 4) as u8);
+                let o = widen(self, x);
+                self.b.ins().iadd(base, o)
+            })
+            .collect();
+        let reduce = |t: &mut Self, f: fn(&mut Self, Value, Value) -> Value| {
+            let mut v = p.clone();
+            while v.len() > 1 {
+                v = v.chunks(2).map(|c| f(t, c[0], c[1])).collect();
+            }
+            let l: Vec<Value> = (0..4).map(|k| t.b.ins().extractlane(v[0], k)).collect();
+            let x = f(t, l[0], l[1]);
+            let y = f(t, l[2], l[3]);
+            f(t, x, y)
+        };
+        let (mn, mx) = if sign {
+            (
+                reduce(self, |t, a, b| t.b.ins().smin(a, b)),
+                reduce(self, |t, a, b| t.b.ins().smax(a, b)),
+            )
+        } else {
+            (
+                reduce(self, |t, a, b| t.b.ins().umin(a, b)),
+                reduce(self, |t, a, b| t.b.ins().umax(a, b)),
+            )
+        };
+        let off_lo = widen(self, mn);
+        let off_hi = widen(self, mx);
+        let lo = self.b.ins().iadd(base, off_lo);
+        let hi = self.b.ins().iadd(base, off_hi);
+        // No wrap: a non-negative offset did not carry past 2^64, a negative one did not
+        // borrow below 0.
+        let hi_ok = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, hi, base);
+        let nowrap = if sign {
+            let neg_hi = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, off_hi, 0);
+            let hi_ok = self.b.ins().bor(neg_hi, hi_ok);
+            let pos_lo = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, off_lo, 0);
+            let lo_ok = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, lo, base);
+            let lo_ok = self.b.ins().bor(pos_lo, lo_ok);
+            self.b.ins().band(hi_ok, lo_ok)
+        } else {
+            hi_ok
+        };
+        let or = if amask != 0 {
+            let o = reduce(self, |t, a, b| t.b.ins().bor(a, b));
+            let o = widen(self, o);
+            self.b.ins().bor(o, base)
+        } else {
+            base
+        };
+        (lane_ea, lo, hi, or, Some(nowrap))
     }
 
     /// A contiguous access under a statically full mask: its group's check hoisted to loop

@@ -671,7 +671,8 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
         let keep = self.packed_ok_operand(inst).map_or(0, |r| 1u32 << r.0)
             | self.packed_f32_operands(inst)
-            | self.narrow_mul_operands(inst).map_or(0, |n| n.keep);
+            | self.narrow_mul_operands(inst).map_or(0, |n| n.keep)
+            | self.packed_index_operand(inst);
         // Overwritten whole under a full mask: its old value is seen only if the instruction
         // exits before writing (a fault), and exits canonicalise what they write back, so it
         // stays as it is until the write.
