@@ -38,17 +38,14 @@ impl Tx<'_, '_> {
             let ms = hz.ms();
             let bo = self.inv_value(&hz.inv);
             let local = hz.inst.is_local();
-            let sb = self.space_base(local);
+            let sb = self.space(local).0;
             let h = self.b.ins().iadd(sb, bo);
             let var = self.b.declare_var(I64);
             self.b.def_var(var, h);
             hosts.push(var);
             let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
             let ea0 = self.b.ins().iadd(bo, l);
-            let need = match ms.dir {
-                lanejit_interp::isa::Dir::Load => lanejit_interp::memory::PERM_R,
-                lanejit_interp::isa::Dir::Store => lanejit_interp::memory::PERM_W,
-            };
+            let need = super::mem::need(ms);
             let lg = self.vl.trailing_zeros() + ms.log2e as u32;
             let amask = self.align_mask(ms);
             k = if local {
@@ -105,15 +102,12 @@ impl Tx<'_, '_> {
             let ms = hz.ms();
             let bo = self.inv_value(&hz.inv);
             let local = hz.inst.is_local();
-            let sb = self.space_base(local);
+            let sb = self.space(local).0;
             let h = self.b.ins().iadd(sb, bo);
             self.b.def_var(self.hoist_host[j], h);
             let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
             let ea0 = self.b.ins().iadd(bo, l);
-            let need = match ms.dir {
-                lanejit_interp::isa::Dir::Load => lanejit_interp::memory::PERM_R,
-                lanejit_interp::isa::Dir::Store => lanejit_interp::memory::PERM_W,
-            };
+            let need = super::mem::need(ms);
             let amask = self.align_mask(ms);
             let next = self.b.create_block();
             self.check_space(
@@ -129,14 +123,6 @@ impl Tx<'_, '_> {
             self.b.seal_block(next);
         }
         self.b.ins().jump(top, &[]);
-    }
-
-    /// Host address of address 0 of guest memory, or of tile space for `.local`.
-    fn space_base(&self, local: bool) -> Value {
-        match self.tile {
-            Some(t) if local => t.base,
-            _ => self.mem_base,
-        }
     }
 
     /// How many of `k` groups of `1 << lg` bytes from tile address `lo` lie in tile space

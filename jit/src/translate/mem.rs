@@ -101,6 +101,14 @@ fn operands(inst: &Inst, ms: MemSem) -> Option<(Reg, Addr, bool)> {
     Some((o.data, addr, o.local))
 }
 
+/// The permission an access needs: read for loads, write for stores.
+pub(super) fn need(ms: MemSem) -> u8 {
+    match ms.dir {
+        Dir::Load => PERM_R,
+        Dir::Store => PERM_W,
+    }
+}
+
 impl Tx<'_, '_> {
     /// The chunks of a register used as an address operand (`lc0` reads LC0BASE + lane); a
     /// broadcast is built once.
@@ -207,7 +215,7 @@ impl Tx<'_, '_> {
     /// Guest memory, or tile space for `.local` (when the region loaded it): the host address
     /// of EA 0, the size in bytes, and log2 of the permission unit (4 KiB pages, 64-byte
     /// granules).
-    fn space(&self, local: bool) -> (Value, Value, i64) {
+    pub(super) fn space(&self, local: bool) -> (Value, Value, i64) {
         match self.tile {
             Some(t) if local => (t.base, t.size, 6),
             _ => (self.mem_base, self.mem_extent, 12),
@@ -613,10 +621,7 @@ impl Tx<'_, '_> {
             let here = self.b.current_block().expect("translating in a block");
             (here, here)
         };
-        let need = match ms.dir {
-            Dir::Load => PERM_R,
-            Dir::Store => PERM_W,
-        };
+        let need = need(ms);
         let amask = self.align_mask(ms);
         let acc = Access {
             ms,
@@ -1410,10 +1415,7 @@ impl Tx<'_, '_> {
     /// directly; then the native access in line.
     fn contig_checked(&mut self, pc: u64, ms: MemSem, data: Reg, ea0: Value, local: bool) {
         let len = (self.vl as u64) << ms.log2e;
-        let need = match ms.dir {
-            Dir::Load => PERM_R,
-            Dir::Store => PERM_W,
-        };
+        let need = need(ms);
         let amask = self.align_mask(ms);
         let fast = self.b.create_block();
         let fail = self.b.create_block();
