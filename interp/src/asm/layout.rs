@@ -117,6 +117,9 @@ struct State<'e> {
     tile_fixed: bool,
     open_loop: Option<(usize, usize, usize)>,
     data_total: u64,
+    /// `.equ` overrides (`--set NAME=VALUE`) and whether each met its `.equ`.
+    overrides: &'e [(String, Expr)],
+    used: Vec<bool>,
 }
 
 fn expected(what: &str, found: &Operand) -> (usize, AsmErrorKind) {
@@ -155,8 +158,13 @@ fn canonical_forms(name: &str) -> String {
     forms.join(" or ")
 }
 
-/// Pass 1 over all lines.
-pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
+/// Pass 1 over all lines; an `.equ` named in `overrides` takes the override's value instead
+/// of its own. Returns what was laid out and, per override, whether its `.equ` was found.
+pub(crate) fn layout(
+    lines: &[&str],
+    errors: &mut Vec<AsmError>,
+    overrides: &[(String, Expr)],
+) -> (Laid, Vec<bool>) {
     let mut st = State {
         errors,
         laid: Laid {
@@ -179,6 +187,8 @@ pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
         tile_fixed: false,
         open_loop: None,
         data_total: 0,
+        overrides,
+        used: vec![false; overrides.len()],
     };
     for (i, text) in lines.iter().enumerate() {
         let lineno = i + 1;
@@ -212,7 +222,7 @@ pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
         st.errors
             .push(AsmError::new(line, col, AsmErrorKind::UnmatchedLoop));
     }
-    st.laid
+    (st.laid, st.used)
 }
 
 impl State<'_> {
@@ -602,7 +612,17 @@ impl State<'_> {
                     return Err(expected("a value", &ops[1]));
                 };
                 if self.check_name(&name, line, ops[0].col) {
-                    self.laid.syms.define_equ(&name, e.clone(), line);
+                    let e = match self.overrides.iter().position(|(n, _)| *n == name) {
+                        Some(k) => {
+                            self.used[k] = true;
+                            Expr {
+                                col: ops[1].col,
+                                ..self.overrides[k].1.clone()
+                            }
+                        }
+                        None => e.clone(),
+                    };
+                    self.laid.syms.define_equ(&name, e, line);
                 }
             }
             ".inst" => {
@@ -686,22 +706,12 @@ fn parse_floats(stmt: &Stmt, single: bool) -> EResult<Vec<u8>> {
         let t = piece.trim();
         let pcol = col + lead;
         col += piece.chars().count() + 1;
-        let lower = t.to_ascii_lowercase();
-        let ok = !t.is_empty()
-            && (lower.trim_start_matches(['-', '+']) == "inf"
-                || lower.trim_start_matches(['-', '+']) == "nan"
-                || t.bytes()
-                    .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b)));
-        let bad = || (pcol, AsmErrorKind::BadFloat(t.to_string()));
-        if !ok {
-            return Err(bad());
-        }
+        let bits = super::lexer::parse_float_bits(t, single)
+            .ok_or((pcol, AsmErrorKind::BadFloat(t.to_string())))?;
         if single {
-            let v: f32 = t.parse().map_err(|_| bad())?;
-            out.extend_from_slice(&v.to_le_bytes());
+            out.extend_from_slice(&(bits as u32).to_le_bytes());
         } else {
-            let v: f64 = t.parse().map_err(|_| bad())?;
-            out.extend_from_slice(&v.to_le_bytes());
+            out.extend_from_slice(&bits.to_le_bytes());
         }
     }
     Ok(out)
