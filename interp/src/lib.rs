@@ -4,7 +4,8 @@
 //! only about running it fast: the ISA table ([`isa`]), the program model ([`program`]), the
 //! assembler ([`asm`]), the binary container ([`container`]), the disassembler ([`disasm`]),
 //! guest memory and tile space ([`memory`]), the machine state and trap types ([`machine`]),
-//! the reference interpreter ([`interp`]) and the contract's JSON result ([`result`]).
+//! the reference interpreter ([`interp`]), the contract's JSON result ([`result`]), typed
+//! views of bytes ([`view`]) and the `; expect` lines of a kernel ([`expect`]).
 //! It does not depend on Cranelift; the JIT uses it as its oracle and fallback.
 //!
 //! # Using it as a library
@@ -43,9 +44,11 @@
 pub mod asm;
 pub mod container;
 pub mod disasm;
+pub mod expect;
 pub mod interp;
 pub mod isa;
 pub mod machine;
 pub mod memory;
 pub mod program;
 pub mod result;
+pub mod view;
