@@ -10,10 +10,11 @@
 //! opened before the program runs; a write that fails after the run anyway is reported after
 //! the result, with exit status [`EXIT_OUTPUT_FAILED`].
 
-use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use lanejit::EXIT_OUTPUT_FAILED;
+use crate::inspect::{self, DumpSpec, ShowSpec};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use lanejit::vm::{self, Engine, VmOptions};
-use lanejit_interp::asm::assemble;
+use lanejit::{EXIT_CHECK_FAILED, EXIT_OUTPUT_FAILED};
+use lanejit_interp::asm::{assemble, assemble_with};
 use lanejit_interp::container;
 use lanejit_interp::disasm::disassemble;
 use lanejit_interp::interp::{self, Decoded};
@@ -70,7 +71,7 @@ struct FuzzArgs {
     seed: u64,
     /// Engines to compare, the first being the reference.
     #[arg(long, value_delimiter = ',', default_value = "interp,jit,tiered")]
-    engines: Vec<EngineArg>,
+    engines: Vec<Engine>,
     /// Where to write reproducers.
     #[arg(long, default_value = "fuzz-out")]
     out: PathBuf,
@@ -83,23 +84,12 @@ struct FuzzArgs {
     jobs: Option<usize>,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum EngineArg {
-    /// The reference interpreter alone.
-    Interp,
-    /// Compile every region on first entry.
-    Jit,
-    /// Interpret, and compile regions once they are hot.
-    Tiered,
-}
-
-#[derive(Args, Debug)]
-struct RunArgs {
-    /// Program: assembly source, or a container written by `lanejit asm`.
+/// The program and the machine it runs on: shared by `run` and `compare`.
+#[derive(Args, Debug, Clone)]
+pub struct ProgramArgs {
+    /// Program: assembly source, or a container written by `lanejit asm`; `-` reads standard
+    /// input.
     file: PathBuf,
-    /// Execution engine.
-    #[arg(long, value_enum, default_value = "tiered")]
-    engine: EngineArg,
     /// Lanes per group (power of two, 1..64); overrides the program's `.vl`.
     #[arg(long, value_parser = parse_u64)]
     vl: Option<u64>,
@@ -112,27 +102,48 @@ struct RunArgs {
     /// Memory limit in bytes (multiple of 4096, at most 2^40; default 4 GiB).
     #[arg(long, value_name = "BYTES", value_parser = parse_u64)]
     mem_limit: Option<u64>,
-    /// Dump memory after the run (repeatable).
-    #[arg(long = "dump-mem", value_name = "ADDR:LEN", value_parser = parse_range)]
-    dump_mem: Vec<(u64, u64)>,
-    /// Dump tile space after the run (repeatable).
-    #[arg(long = "dump-tile", value_name = "ADDR:LEN", value_parser = parse_range)]
-    dump_tile: Vec<(u64, u64)>,
-    /// Print the result as one JSON object.
-    #[arg(long)]
-    json: bool,
+    /// Override an `.equ` of the source (repeatable): `--set N=1024`, `--set A=f32(2.5)`.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    set: Vec<(String, String)>,
+    /// Dump memory after the run (repeatable). ADDR is a number, a `.data` label or a label
+    /// with an offset (`out+16`); LEN is in bytes; TYPE (u8 i8 u16 i16 u32 i32 u64 i64 f32
+    /// f64) shows typed values instead of a hexdump.
+    #[arg(long = "dump-mem", value_name = "ADDR:LEN[:TYPE]", value_parser = inspect::parse_dump_spec)]
+    dump_mem: Vec<DumpSpec>,
+    /// Dump tile space after the run (repeatable); ADDR may be a `.tiledata` label.
+    #[arg(long = "dump-tile", value_name = "ADDR:LEN[:TYPE]", value_parser = inspect::parse_dump_spec)]
+    dump_tile: Vec<DumpSpec>,
     /// Copy a file's bytes into mapped memory before the run (repeatable).
     #[arg(long = "load", value_name = "ADDR:FILE", value_parser = parse_load)]
     load: Vec<(u64, PathBuf)>,
+    /// Region entries before the tiered engine compiles a region.
+    #[arg(long, value_name = "N", default_value = "16", value_parser = parse_u32)]
+    jit_threshold: u32,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    #[command(flatten)]
+    prog: ProgramArgs,
+    /// Execution engine.
+    #[arg(long, value_enum, default_value = "tiered")]
+    engine: Engine,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Show a register's lanes typed after the run (repeatable): `v3:f32`, `s5:i64`.
+    #[arg(long = "show", value_name = "REG[:TYPE]", value_parser = inspect::parse_show_spec)]
+    show: Vec<ShowSpec>,
+    /// Check the source's `; expect` lines against the result: exit 0 when all hold,
+    /// 5 when one fails (each failure reported on stderr).
+    #[arg(long)]
+    check: bool,
     /// Write memory to a file after the run (repeatable).
     #[arg(long = "save", value_name = "ADDR:LEN:FILE", value_parser = parse_save)]
     save: Vec<(u64, u64, PathBuf)>,
     /// Print one line per retired instruction to stderr (runs on the reference interpreter).
     #[arg(long)]
     trace: bool,
-    /// Region entries before the tiered engine compiles a region.
-    #[arg(long, value_name = "N", default_value = "16", value_parser = parse_u32)]
-    jit_threshold: u32,
 }
 
 /// Every way a command can fail before or around a run: all exit with status 2.
@@ -186,7 +197,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
 }
 
 /// Parse a number: decimal or `0x` hex (`_` separators allowed).
-fn parse_u64(s: &str) -> Result<u64, String> {
+pub fn parse_u64(s: &str) -> Result<u64, String> {
     let t = s.trim().replace('_', "");
     let r = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         u64::from_str_radix(h, 16)
@@ -206,11 +217,11 @@ fn parse_u32(s: &str) -> Result<u32, String> {
     u32::try_from(v).map_err(|_| format!("`{s}` is too large"))
 }
 
-fn parse_range(s: &str) -> Result<(u64, u64), String> {
-    let (a, l) = s
-        .split_once(':')
-        .ok_or_else(|| format!("`{s}`: expected ADDR:LEN"))?;
-    Ok((parse_u64(a)?, parse_u64(l)?))
+fn parse_set(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((n, v)) if !n.trim().is_empty() => Ok((n.trim().to_string(), v.to_string())),
+        _ => Err(format!("`{s}`: expected NAME=VALUE")),
+    }
 }
 
 fn parse_load(s: &str) -> Result<(u64, PathBuf), String> {
@@ -251,6 +262,9 @@ fn file_longer_than(f: &std::fs::File, limit: u64) -> bool {
 /// [`MAX_CONTAINER_BYTES`] when it starts with the container magic, else at most
 /// [`MAX_SOURCE_BYTES`]; a longer file is refused as soon as the limit is passed.
 pub fn read_program_file(path: &Path) -> Result<Vec<u8>, CliError> {
+    if path == Path::new("-") {
+        return read_stdin_program();
+    }
     let mut f = std::fs::File::open(path).map_err(io_err(path))?;
     let mut bytes = Vec::new();
     (&mut f)
@@ -282,6 +296,39 @@ pub fn read_program_file(path: &Path) -> Result<Vec<u8>, CliError> {
         return Err(too_large());
     }
     Ok(bytes)
+}
+
+/// A program from standard input (`FILE` is `-`), with the limits of [`read_program_file`].
+fn read_stdin_program() -> Result<Vec<u8>, CliError> {
+    let path = Path::new(STDIN_NAME);
+    let mut stdin = std::io::stdin().lock();
+    let mut bytes = Vec::new();
+    let within = read_at_most(&mut stdin, &mut bytes, MAX_CONTAINER_BYTES).map_err(io_err(path))?;
+    let (limit, what) = if container::is_container(&bytes) {
+        (MAX_CONTAINER_BYTES, "the container")
+    } else {
+        (MAX_SOURCE_BYTES, "the assembly source")
+    };
+    if !within || bytes.len() as u64 > limit {
+        return Err(CliError::TooLarge {
+            path: STDIN_NAME.into(),
+            what,
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// How standard input is named in messages.
+const STDIN_NAME: &str = "<stdin>";
+
+/// The name of a program file in messages.
+fn display_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        STDIN_NAME.into()
+    } else {
+        path.display().to_string()
+    }
 }
 
 /// An assembly source file (read as [`read_program_file`] does) as text.
@@ -328,16 +375,32 @@ fn load_into(m: &mut Machine, program: &Program, addr: u64, path: &Path) -> Resu
 
 /// Load a program: a container when the file starts with the magic, else assembly source.
 pub fn load_program(path: &Path) -> Result<Program, CliError> {
+    load_program_with(path, &[]).map(|(p, _)| p)
+}
+
+/// Load a program as [`load_program`] does, with `.equ` overrides (`--set`, source only), and
+/// return its source text too (`None` for a container).
+pub fn load_program_with(
+    path: &Path,
+    set: &[(String, String)],
+) -> Result<(Program, Option<String>), CliError> {
     let bytes = read_program_file(path)?;
-    let name = path.display().to_string();
+    let name = display_name(path);
     if container::is_container(&bytes) {
-        return container::read(&bytes).map_err(|e| CliError::Container {
+        if !set.is_empty() {
+            return Err(CliError::BadFlag(format!(
+                "--set: {name} is a container; overriding an .equ needs assembly source"
+            )));
+        }
+        let p = container::read(&bytes).map_err(|e| CliError::Container {
             path: name,
             err: e.to_string(),
-        });
+        })?;
+        return Ok((p, None));
     }
-    let src = std::str::from_utf8(&bytes).map_err(|_| CliError::NotText(name.clone()))?;
-    assemble(src, &name).map_err(|e| CliError::Asm(e.to_string()))
+    let src = String::from_utf8(bytes).map_err(|_| CliError::NotText(name.clone()))?;
+    let p = assemble_with(&src, &name, set).map_err(|e| CliError::Asm(e.to_string()))?;
+    Ok((p, Some(src)))
 }
 
 /// Entry point: returns the process exit status.
@@ -359,11 +422,11 @@ pub fn main() -> i32 {
     };
     let result = match cli.cmd {
         Cmd::Run(args) => {
-            let order = matches
-                .subcommand_matches("run")
-                .map(dump_order)
-                .unwrap_or_default();
-            cmd_run(args, &order)
+            let sub = matches.subcommand_matches("run");
+            let order = sub.map(dump_order).unwrap_or_default();
+            let engine_given = sub.and_then(|m| m.value_source("engine"))
+                == Some(clap::parser::ValueSource::CommandLine);
+            cmd_run(args, &order, engine_given)
         }
         Cmd::Asm { file, out } => cmd_asm(&file, &out),
         Cmd::Disasm { file } => cmd_disasm(&file),
@@ -393,102 +456,157 @@ fn dump_order(m: &clap::ArgMatches) -> Vec<(Space, usize)> {
     v.into_iter().map(|(_, s, k)| (s, k)).collect()
 }
 
-fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
-    if matches!(args.engine, EngineArg::Jit) && !vm::JIT_AVAILABLE {
-        return Err(CliError::BadFlag(
-            "--engine jit: the JIT tier is not built yet".into(),
-        ));
-    }
-    let program = load_program(&args.file)?;
-    let vl = match args.vl {
-        Some(v) if !(v <= 64 && valid_vl(v as u32)) => {
+/// A program loaded and checked against its flags, ready to build machines for.
+pub struct Setup {
+    /// The program.
+    pub program: Program,
+    /// Its source (`None` for a container).
+    pub source: Option<String>,
+    /// The name of its file in messages.
+    pub name: String,
+    /// The machine configuration.
+    pub config: Config,
+    /// The dumps to capture, in flag order.
+    pub dumps: Vec<DumpRequest>,
+    loads: Vec<(u64, PathBuf)>,
+}
+
+impl Setup {
+    /// Load `args.file` and check every flag against it (nothing runs).
+    pub fn new(args: &ProgramArgs, order: &[(Space, usize)]) -> Result<Setup, CliError> {
+        let (program, source) = load_program_with(&args.file, &args.set)?;
+        let vl = match args.vl {
+            Some(v) if !(v <= 64 && valid_vl(v as u32)) => {
+                return Err(CliError::BadFlag(format!(
+                    "--vl {v}: VL must be a power of two from 1 to 64"
+                )));
+            }
+            Some(v) => Some(v as u32),
+            None => None,
+        };
+        let mut config = Config::for_program(&program, vl);
+        config.strict_align = args.strict_align;
+        config.max_instructions = args.max_instructions;
+        if let Some(limit) = args.mem_limit {
+            if limit % PAGE_SIZE != 0 || limit > MAX_MEM_LIMIT {
+                return Err(CliError::BadFlag(format!(
+                    "--mem-limit {limit:#x}: must be a multiple of 4096 and at most 2^40"
+                )));
+            }
+            config.mem_limit = limit;
+        }
+        if program.mapped_end() > config.mem_limit {
             return Err(CliError::BadFlag(format!(
-                "--vl {v}: VL must be a power of two from 1 to 64"
+                "the program maps memory up to {:#x}, beyond the memory limit {:#x}",
+                program.mapped_end(),
+                config.mem_limit
             )));
         }
-        Some(v) => Some(v as u32),
-        None => None,
-    };
-    let mut config = Config::for_program(&program, vl);
-    config.strict_align = args.strict_align;
-    config.max_instructions = args.max_instructions;
-    if let Some(limit) = args.mem_limit {
-        if limit % PAGE_SIZE != 0 || limit > MAX_MEM_LIMIT {
-            return Err(CliError::BadFlag(format!(
-                "--mem-limit {limit:#x}: must be a multiple of 4096 and at most 2^40"
-            )));
+        let mut dumps = Vec::new();
+        for &(space, k) in order {
+            let (flag, spec) = match space {
+                Space::Memory => ("--dump-mem", &args.dump_mem[k]),
+                Space::Tile => ("--dump-tile", &args.dump_tile[k]),
+            };
+            let bad = |e: String| CliError::BadFlag(format!("{flag} {}: {e}", spec.text));
+            let req = spec.request(&program, space).map_err(bad)?;
+            req.validate(&program).map_err(|e| bad(e.to_string()))?;
+            dumps.push(req);
         }
-        config.mem_limit = limit;
-    }
-    if program.mapped_end() > config.mem_limit {
-        return Err(CliError::BadFlag(format!(
-            "the program maps memory up to {:#x}, beyond the memory limit {:#x}",
-            program.mapped_end(),
-            config.mem_limit
-        )));
+        Ok(Setup {
+            name: display_name(&args.file),
+            program,
+            source,
+            config,
+            dumps,
+            loads: args.load.clone(),
+        })
     }
 
-    let mut dumps = Vec::new();
-    for &(space, k) in order {
-        let (addr, len) = match space {
-            Space::Memory => args.dump_mem[k],
-            Space::Tile => args.dump_tile[k],
-        };
-        let req = DumpRequest { space, addr, len };
-        req.validate(&program).map_err(|e| {
-            let flag = if space == Space::Memory {
-                "--dump-mem"
-            } else {
-                "--dump-tile"
-            };
-            CliError::BadFlag(format!("{flag} {addr:#x}:{len}: {e}"))
-        })?;
-        dumps.push(req);
+    /// A machine in its reset state with the `--load` files in memory.
+    pub fn machine(&self) -> Result<Machine, CliError> {
+        let mut m = Machine::new(&self.program, self.config)
+            .map_err(|e| CliError::Machine(e.to_string()))?;
+        for (addr, path) in &self.loads {
+            load_into(&mut m, &self.program, *addr, path)?;
+        }
+        Ok(m)
     }
+}
+
+fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Result<i32, CliError> {
+    let setup = Setup::new(&args.prog, order)?;
+    let expectations = if args.check {
+        let Some(src) = &setup.source else {
+            return Err(CliError::BadFlag(format!(
+                "--check: {} is a container; `; expect` lines live in assembly source",
+                setup.name
+            )));
+        };
+        let ex = lanejit_interp::expect::parse(src, &setup.program)
+            .map_err(|e| CliError::BadFlag(format!("--check: {}: {e}", setup.name)))?;
+        if ex.is_empty() {
+            return Err(CliError::BadFlag(format!(
+                "--check: {} has no `; expect` lines",
+                setup.name
+            )));
+        }
+        ex
+    } else {
+        Vec::new()
+    };
     for (addr, len, path) in &args.save {
-        if !program.range_mapped(*addr, *len) {
+        if !setup.program.range_mapped(*addr, *len) {
             return Err(CliError::BadFlag(format!(
                 "--save {addr:#x}:{len}:{}: the range is not entirely mapped",
                 path.display()
             )));
         }
     }
-
-    let mut m = Machine::new(&program, config).map_err(|e| CliError::Machine(e.to_string()))?;
-    for (addr, path) in &args.load {
-        load_into(&mut m, &program, *addr, path)?;
-    }
+    let mut m = setup.machine()?;
     // Output files are opened (created, truncated) before the run, after every input is read
     // (a file may be both loaded and saved), so an unwritable path costs no run.
     let mut save_files = Vec::with_capacity(args.save.len());
     for (_, _, path) in &args.save {
         save_files.push(std::fs::File::create(path).map_err(io_err(path))?);
     }
-    let decoded = Decoded::new(&program.code);
+    let decoded = Decoded::new(&setup.program.code);
+    let engine = if args.trace {
+        Engine::Interp
+    } else {
+        args.engine
+    };
+    if args.trace && engine_given && args.engine != Engine::Interp {
+        let _ = writeln!(
+            std::io::stderr(),
+            "lanejit: note: --trace runs on the reference interpreter, not on --engine {}",
+            args.engine.name()
+        );
+    }
+    let start = std::time::Instant::now();
     let (exit, stats) = if args.trace {
         let mut err = std::io::BufWriter::new(std::io::stderr().lock());
         let exit = interp::run_traced(&mut m, &decoded, &mut |ev| {
             let _ = writeln!(err, "{ev}");
         });
         let _ = err.flush();
-        (
-            exit,
-            vm::EngineStats {
-                interp_retired: m.retired,
-                ..Default::default()
-            },
-        )
+        let stats = vm::EngineStats {
+            interp_retired: m.retired,
+            ..Default::default()
+        };
+        (exit, stats)
     } else {
         vm::run(
-            engine_of(args.engine),
+            engine,
             &mut m,
             &decoded,
             &VmOptions {
-                jit_threshold: args.jit_threshold,
+                jit_threshold: args.prog.jit_threshold,
             },
         )
     };
-    let result = RunResult::capture(&m, exit, &dumps);
+    let secs = start.elapsed().as_secs_f64();
+    let result = RunResult::capture(&m, exit, &setup.dumps);
 
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -504,15 +622,38 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
                 }),
             );
             o.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+            if !args.show.is_empty() {
+                let shown = args
+                    .show
+                    .iter()
+                    .map(|sh| {
+                        let vals = sh.values(&result.scalars, &result.vectors);
+                        serde_json::json!({
+                            "reg": sh.name(),
+                            "type": sh.ty.name(),
+                            "values": vals.iter().map(|e| e.json()).collect::<Vec<_>>(),
+                        })
+                    })
+                    .collect();
+                o.insert("show".into(), serde_json::Value::Array(shown));
+            }
         }
         let _ = writeln!(out, "{json}");
     } else {
-        let _ = write!(out, "{}", result.summary());
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "engine: {} compiled regions, {} jit / {} interpreted instructions, {} us compiling",
-            stats.compiled_regions, stats.jit_retired, stats.interp_retired, stats.compile_us
+            "{}",
+            inspect::header(engine, m.vl(), m.retired, secs, &stats)
         );
+        let _ = write!(out, "{}", result.summary());
+        for sh in &args.show {
+            let vals: Vec<String> = sh
+                .values(&result.scalars, &result.vectors)
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            let _ = writeln!(out, "{} as {}: [{}]", sh.name(), sh.ty, vals.join(", "));
+        }
     }
     let _ = out.flush();
     drop(out);
@@ -528,6 +669,24 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
             );
             status = EXIT_OUTPUT_FAILED;
         }
+    }
+    if args.check && status != EXIT_OUTPUT_FAILED {
+        let mut err = std::io::stderr().lock();
+        let mut failed = 0;
+        for e in &expectations {
+            if let Err(got) = e.check(&m, exit) {
+                failed += 1;
+                let _ = writeln!(err, "{}:{}: expect {}: {got}", setup.name, e.line, e.text);
+            }
+        }
+        let n = expectations.len();
+        status = if failed == 0 {
+            let _ = writeln!(err, "check: all {n} expectations hold");
+            0
+        } else {
+            let _ = writeln!(err, "check: {failed} of {n} expectations failed");
+            EXIT_CHECK_FAILED
+        };
     }
     Ok(status)
 }
@@ -546,17 +705,9 @@ fn cmd_disasm(file: &Path) -> Result<i32, CliError> {
     Ok(0)
 }
 
-fn engine_of(e: EngineArg) -> Engine {
-    match e {
-        EngineArg::Interp => Engine::Interp,
-        EngineArg::Jit => Engine::Jit,
-        EngineArg::Tiered => Engine::Tiered,
-    }
-}
-
 fn cmd_fuzz(args: &FuzzArgs) -> Result<i32, CliError> {
     use lanejit::fuzz;
-    let engines: Vec<Engine> = args.engines.iter().map(|&e| engine_of(e)).collect();
+    let engines: Vec<Engine> = args.engines.clone();
     if let Some(path) = &args.replay {
         if engines.is_empty() {
             return Err(CliError::BadFlag("--engines needs an engine".into()));

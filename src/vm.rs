@@ -20,8 +20,8 @@ use lanejit_jit::{Jit, JitError, JitStats};
 /// Whether the JIT tier is built (it is; kept for the CLI).
 pub const JIT_AVAILABLE: bool = true;
 
-/// Which engine runs a program.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Which engine runs a program (also the values of `--engine` and `--engines`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Engine {
     /// The reference interpreter only.
     Interp,
@@ -29,6 +29,17 @@ pub enum Engine {
     Jit,
     /// Interpret, and compile regions that become hot (the default).
     Tiered,
+}
+
+impl Engine {
+    /// The name on the command line (`interp`, `jit`, `tiered`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Engine::Interp => "interp",
+            Engine::Jit => "jit",
+            Engine::Tiered => "tiered",
+        }
+    }
 }
 
 /// VM tuning.

@@ -443,3 +443,242 @@ fn save_paths_are_opened_before_the_run() {
         0x0102_0304_0506_0708u64.to_le_bytes()
     );
 }
+
+/// Run lanejit with `stdin` as its standard input.
+fn lanejit_stdin(args: &[&str], stdin: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut pipe = child.stdin.take().expect("stdin");
+    // A command that fails on its flags exits without reading: a broken pipe is fine then.
+    let _ = pipe.write_all(stdin.as_bytes());
+    drop(pipe);
+    child.wait_with_output().expect("waits")
+}
+
+/// A kernel with float literals, an `.equ` size and `; expect` lines.
+const TYPED: &str = "
+; expect status halted
+; expect mem out:f32 2.5 2.5 2.5 2.5
+; expect s2 4
+        .equ N, 4
+        .mem 0x1000, 0x1000, rw
+        .data 0x1000
+in:     .word f32(-1.5), f32(2.5)
+        .dword f64(0.1)
+out:    .space 64
+        .text
+        S.LI s1, out
+        S.LI s2, N
+        S.LI s3, f32(2.5)
+        LOOP s2
+        V.MOV v1, s3
+        V.SW v1, [s1, lc0<<2]
+        ENDLOOP
+        HALT
+";
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn typed_and_symbolic_dumps() {
+    let src = write("typed.s", TYPED);
+    let f = src.to_str().unwrap();
+    let out = lanejit(&[
+        "run",
+        f,
+        "--json",
+        "--dump-mem",
+        "out:16:f32",
+        "--dump-mem",
+        "in+4:12",
+        "--dump-mem",
+        "in:8:i32",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j = json(&out);
+    let d = &j["dumps"];
+    assert_eq!(d[0]["addr"], "0x1010");
+    assert_eq!(d[0]["hex"], "00002040000020400000204000002040");
+    assert_eq!(d[0]["type"], "f32");
+    assert_eq!(d[0]["values"], serde_json::json!([2.5, 2.5, 2.5, 2.5]));
+    // Without a type the dump is exactly the contract's three keys.
+    let keys: Vec<&String> = d[1].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["space", "addr", "hex"]);
+    assert_eq!(d[1]["addr"], "0x1004");
+    assert_eq!(d[2]["values"], serde_json::json!([-1077936128, 1075838976]));
+    let out = lanejit(&["run", f, "--dump-mem", "in:16:f64", "--dump-mem", "out:4"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("dump memory 0x1000, 16 bytes as f64:\n00001000  "),
+        "{text}"
+    );
+    assert!(text.contains(" 0.1\n"), "{text}");
+    assert!(
+        text.contains("00001010  00 00 20 40 ") && text.contains("|.. @|\n00001014\n"),
+        "{text}"
+    );
+    assert!(
+        text.starts_with("engine tiered, VL 32: 8 instructions in "),
+        "{text}"
+    );
+    for bad in ["nowhere:4", "out:6:f32", "out:4:f16", "0x9000:4", "in-8:4"] {
+        assert_bad_input(&lanejit(&["run", f, "--dump-mem", bad]));
+    }
+    let out = lanejit(&["run", f, "--dump-mem", "ot:4"]);
+    assert!(
+        stderr(&out).contains("did you mean `out`?"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn show_prints_typed_lanes() {
+    let src = write("show.s", TYPED);
+    let f = src.to_str().unwrap();
+    let out = lanejit(&["run", f, "--vl", "4", "--show", "v1:f32", "--show", "s2"]);
+    let text = stdout(&out);
+    assert!(text.contains("v1 as f32: [2.5, 2.5, 2.5, 2.5]\n"), "{text}");
+    assert!(text.contains("s2 as u64: [4]\n"), "{text}");
+    let j = json(&lanejit(&[
+        "run", f, "--vl", "2", "--json", "--show", "v1:i16",
+    ]));
+    assert_eq!(j["show"][0]["values"], serde_json::json!([0, 0]));
+    assert_bad_input(&lanejit(&["run", f, "--show", "v32"]));
+}
+
+#[test]
+fn check_passes_fails_and_is_bad_input_without_expectations() {
+    let ok = write("check_ok.s", TYPED);
+    let out = lanejit(&["run", ok.to_str().unwrap(), "--check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("check: all 3 expectations hold"));
+    let bad = write(
+        "check_bad.s",
+        &TYPED.replace("2.5 2.5 2.5 2.5", "2.5 2.5 9 2.5"),
+    );
+    let out = lanejit(&["run", bad.to_str().unwrap(), "--check", "--json"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    json(&out);
+    let err = stderr(&out);
+    assert!(
+        err.contains("check_bad.s:3: expect mem out:f32 2.5 2.5 9 2.5: first difference at 0x1018 (element 2): got 2.5 2.5, expected 9.0 2.5"),
+        "{err}"
+    );
+    assert!(err.contains("check: 1 of 3 expectations failed"), "{err}");
+    // Every example kernel meets its expectations on every engine.
+    for k in ["saxpy.s", "gather.s", "fault_atomic.s", "transpose_tile.s"] {
+        for engine in ["interp", "jit", "tiered"] {
+            let out = lanejit(&["run", &kernel(k), "--check", "--engine", engine]);
+            assert_eq!(out.status.code(), Some(0), "{k} {engine}: {}", stderr(&out));
+        }
+    }
+    let none = write("check_none.s", "HALT\n");
+    assert_bad_input(&lanejit(&["run", none.to_str().unwrap(), "--check"]));
+    let malformed = write("check_malformed.s", "; expect s1 zero\nHALT\n");
+    assert_bad_input(&lanejit(&["run", malformed.to_str().unwrap(), "--check"]));
+}
+
+#[test]
+fn stdin_and_set() {
+    let out = lanejit_stdin(&["run", "-", "--json", "--set", "N=2"], TYPED);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["scalars"][2], "0x2");
+    assert_eq!(j["lc0"], "0x20");
+    let out = lanejit_stdin(&["run", "-", "--set", "N=f32(1)", "--json"], TYPED);
+    assert_eq!(json(&out)["scalars"][2], "0x3f800000");
+    let out = lanejit_stdin(&["run", "-", "--set", "M=2"], TYPED);
+    assert_bad_input(&out);
+    assert!(
+        stderr(&out).contains("<stdin>: error: --set M: the program has no `.equ M` to override"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("help: did you mean `N`?"));
+    assert_bad_input(&lanejit_stdin(&["run", "-", "--set", "N=1 +"], TYPED));
+    assert_bad_input(&lanejit_stdin(&["run", "-", "--set", "N"], TYPED));
+    let out = lanejit_stdin(&["run", "-"], "HALT\nbad\n");
+    assert_bad_input(&out);
+    assert!(
+        stderr(&out).contains("<stdin>:2:1: error:"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn float_literals_round_trip_through_asm_and_disasm() {
+    let src = write("floats.s", TYPED);
+    let bin = tmp("floats.bin");
+    let out = lanejit(&["asm", src.to_str().unwrap(), "-o", bin.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let dis = lanejit(&["disasm", bin.to_str().unwrap()]);
+    let text = stdout(&dis);
+    assert!(text.contains("S.LI s3, 0x40200000"), "{text}");
+    let again = write("floats_again.s", &text);
+    let bin2 = tmp("floats_again.bin");
+    let out = lanejit(&["asm", again.to_str().unwrap(), "-o", bin2.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&bin).unwrap(), std::fs::read(&bin2).unwrap());
+    let bad = write("floats_bad.s", "S.LI s1, f32(2,5)\nHALT\n");
+    let out = lanejit(&["run", bad.to_str().unwrap()]);
+    assert_bad_input(&out);
+    assert!(
+        stderr(&out).contains("floats_bad.s:1:10: error:"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn did_you_mean() {
+    let src = write(
+        "typo.s",
+        "        .equ SIZE, 4\n        S.LI s1, SIZ\n        V.MOOV v1, s1\n        .wrod 1\n        HALT\n",
+    );
+    let out = lanejit(&["run", src.to_str().unwrap()]);
+    assert_bad_input(&out);
+    let err = stderr(&out);
+    for want in [
+        "typo.s:2:18: error: undefined symbol `SIZ`",
+        "help: did you mean `SIZE`?",
+        "typo.s:3:9: error: unknown instruction `V.MOOV`",
+        "help: did you mean `V.MOV`?",
+        "help: did you mean `.word`?",
+    ] {
+        assert!(err.contains(want), "{want}\n{err}");
+    }
+}
+
+#[test]
+fn trace_on_another_engine_says_it_runs_on_the_interpreter() {
+    let src = write("trace_note.s", SMALL);
+    let f = src.to_str().unwrap();
+    let out = lanejit(&["run", f, "--trace", "--engine", "jit"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("--trace runs on the reference interpreter, not on --engine jit"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).starts_with("engine interp,"),
+        "{}",
+        stdout(&out)
+    );
+    let out = lanejit(&["run", f, "--trace"]);
+    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
+}

@@ -7,6 +7,7 @@
 
 use crate::machine::{Exit, Machine, Trap};
 use crate::program::{Program, Space};
+use crate::view::ElemType;
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 
@@ -48,8 +49,11 @@ pub struct DumpRequest {
     pub space: Space,
     /// First byte.
     pub addr: u64,
-    /// Length.
+    /// Length in bytes.
     pub len: u64,
+    /// The element type to show the bytes as (`--dump-mem out:64:f32`); `None` shows bytes.
+    /// With a type, the JSON dump adds `"type"` and `"values"` after the contract's keys.
+    pub ty: Option<ElemType>,
 }
 
 /// A dump request is not inside mapped memory or tile space.
@@ -193,11 +197,17 @@ impl RunResult {
             .dumps
             .iter()
             .map(|d| {
-                json!({
+                let mut o = json!({
                     "space": space_name(d.request.space),
                     "addr": hex(d.request.addr),
                     "hex": hex_bytes(&d.bytes),
-                })
+                });
+                if let (Some(t), Some(map)) = (d.request.ty, o.as_object_mut()) {
+                    map.insert("type".into(), t.name().into());
+                    let values = t.values(&d.bytes).map(|e| e.json()).collect();
+                    map.insert("values".into(), Value::Array(values));
+                }
+                o
             })
             .collect();
         let mut o = Map::new();
@@ -260,16 +270,86 @@ impl RunResult {
         for d in &self.dumps {
             let _ = write!(
                 s,
-                "\ndump {} {} ({} bytes): {}",
+                "\ndump {} {}, {} bytes",
                 space_name(d.request.space),
                 hex(d.request.addr),
-                d.bytes.len(),
-                hex_bytes(&d.bytes)
+                d.bytes.len()
             );
+            match d.request.ty {
+                Some(t) => {
+                    let _ = writeln!(s, " as {t}:");
+                    s.push_str(&typed_rows(d.request.addr, &d.bytes, t));
+                }
+                None => {
+                    s.push_str(":\n");
+                    s.push_str(&hexdump(d.request.addr, &d.bytes));
+                }
+            }
+            s.pop();
         }
         s.push('\n');
         s
     }
+}
+
+/// `bytes` (starting at address `addr`) in the layout of `hexdump -C`: 16 bytes a row, the
+/// address, two groups of eight hex bytes, the printable ASCII between bars. A run of
+/// identical rows prints once, then `*`; the last line is the end address.
+pub fn hexdump(addr: u64, bytes: &[u8]) -> String {
+    let mut s = String::new();
+    let mut prev: Option<&[u8]> = None;
+    let mut starred = false;
+    for (i, row) in bytes.chunks(16).enumerate() {
+        if prev == Some(row) && row.len() == 16 {
+            if !starred {
+                s.push_str("*\n");
+                starred = true;
+            }
+            continue;
+        }
+        prev = Some(row);
+        starred = false;
+        let _ = write!(s, "{:08x} ", addr.wrapping_add(16 * i as u64));
+        for k in 0..16 {
+            if k == 8 {
+                s.push(' ');
+            }
+            match row.get(k) {
+                Some(b) => {
+                    let _ = write!(s, " {b:02x}");
+                }
+                None => s.push_str("   "),
+            }
+        }
+        s.push_str("  |");
+        s.extend(row.iter().map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '.'
+            }
+        }));
+        s.push_str("|\n");
+    }
+    let _ = writeln!(s, "{:08x}", addr.wrapping_add(bytes.len() as u64));
+    s
+}
+
+/// `bytes` (starting at `addr`) as values of `t`, eight a row, each row led by its address.
+pub fn typed_rows(addr: u64, bytes: &[u8], t: ElemType) -> String {
+    let per_row = 8;
+    let mut s = String::new();
+    let vals: Vec<String> = t.values(bytes).map(|e| e.to_string()).collect();
+    let width = vals.iter().map(String::len).max().unwrap_or(0);
+    for (i, row) in vals.chunks(per_row).enumerate() {
+        let at = addr.wrapping_add((i * per_row * t.size()) as u64);
+        let _ = write!(s, "{at:08x} ");
+        for v in row {
+            let _ = write!(s, " {v:>width$}");
+        }
+        s.push('\n');
+    }
+    s
 }
 
 /// `0x`-prefixed lowercase hex without leading zeros.
@@ -308,6 +388,23 @@ mod tests {
     }
 
     #[test]
+    fn hexdump_layout() {
+        let mut b: Vec<u8> = (0x41..0x41 + 20).collect();
+        b.extend([0u8; 48]);
+        assert_eq!(
+            hexdump(0x1000, &b),
+            "00001000  41 42 43 44 45 46 47 48  49 4a 4b 4c 4d 4e 4f 50  |ABCDEFGHIJKLMNOP|\n\
+             00001010  51 52 53 54 00 00 00 00  00 00 00 00 00 00 00 00  |QRST............|\n\
+             00001020  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  |................|\n\
+             *\n\
+             00001040  00 00 00 00                                       |....|\n\
+             00001044\n"
+        );
+        let f = [0, 0, 0x20, 0x40, 0, 0, 0x80, 0xbf];
+        assert_eq!(typed_rows(0x10, &f, ElemType::F32), "00000010   2.5 -1.0\n");
+    }
+
+    #[test]
     fn dump_validation() {
         let mut p = Program::default();
         p.mem_map.push(crate::program::MemRange {
@@ -319,6 +416,7 @@ mod tests {
             space: Space::Memory,
             addr,
             len,
+            ty: None,
         };
         assert!(m(0x1000, 0x2000).validate(&p).is_ok());
         assert!(m(0xfff, 2).validate(&p).is_err());
@@ -329,6 +427,7 @@ mod tests {
             space: Space::Tile,
             addr,
             len,
+            ty: None,
         };
         assert!(t(0, 65536).validate(&p).is_ok());
         assert!(t(1, 65536).validate(&p).is_err());

@@ -59,23 +59,13 @@ pub struct Snapshot {
 /// A page of zeros: what a [`Snapshot`] page without bytes holds.
 static ZERO_PAGE: [u8; PAGE_SIZE as usize] = [0; PAGE_SIZE as usize];
 
-/// The engines `lanejit fuzz` can compare.
-pub const ENGINES: [(&str, Engine); 3] = [
-    ("interp", Engine::Interp),
-    ("jit", Engine::Jit),
-    ("tiered", Engine::Tiered),
-];
-
 /// The tiered engine's threshold under fuzzing: low, so that short programs mix interpreted
 /// and compiled execution of the same region.
 pub const FUZZ_JIT_THRESHOLD: u32 = 2;
 
 /// The name of an engine.
 pub fn engine_name(e: Engine) -> &'static str {
-    ENGINES
-        .iter()
-        .find(|(_, x)| *x == e)
-        .map_or("?", |(n, _)| n)
+    e.name()
 }
 
 /// Run `program` with `config` on `engine` and capture the snapshot. `None` when the machine
