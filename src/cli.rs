@@ -14,7 +14,7 @@ use crate::inspect::{self, DumpSpec, ShowSpec};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use lanejit::vm::{self, Engine, VmOptions};
 use lanejit::{EXIT_CHECK_FAILED, EXIT_OUTPUT_FAILED};
-use lanejit_interp::asm::{assemble, assemble_with};
+use lanejit_interp::asm::{SourceMap, assemble, assemble_mapped};
 use lanejit_interp::container;
 use lanejit_interp::disasm::disassemble;
 use lanejit_interp::interp::{self, Decoded};
@@ -141,9 +141,24 @@ struct RunArgs {
     /// Write memory to a file after the run (repeatable).
     #[arg(long = "save", value_name = "ADDR:LEN:FILE", value_parser = parse_save)]
     save: Vec<(u64, u64, PathBuf)>,
-    /// Print one line per retired instruction to stderr (runs on the reference interpreter).
+    /// Print a commit log to stderr: per retired instruction its number, pc with label,
+    /// mask, disassembly and changed registers, each active lane's memory access, and a trap
+    /// line with the source line (runs on the reference interpreter).
     #[arg(long)]
     trace: bool,
+    /// Trace from the Nth retired instruction on (1-based); implies --trace.
+    #[arg(long, value_name = "N", value_parser = parse_u64)]
+    trace_from: Option<u64>,
+    /// Trace at most N instructions; implies --trace.
+    #[arg(long, value_name = "N", value_parser = parse_u64)]
+    trace_count: Option<u64>,
+    /// Trace only the instruction at ADDR (a pc, a code label, or label+offset); implies
+    /// --trace.
+    #[arg(long, value_name = "ADDR|LABEL")]
+    trace_pc: Option<String>,
+    /// Write the trace to FILE instead of stderr; implies --trace.
+    #[arg(long, value_name = "FILE")]
+    trace_file: Option<PathBuf>,
 }
 
 /// Every way a command can fail before or around a run: all exit with status 2.
@@ -379,11 +394,11 @@ pub fn load_program(path: &Path) -> Result<Program, CliError> {
 }
 
 /// Load a program as [`load_program`] does, with `.equ` overrides (`--set`, source only), and
-/// return its source text too (`None` for a container).
+/// return its source text and line table too (`None` for a container).
 pub fn load_program_with(
     path: &Path,
     set: &[(String, String)],
-) -> Result<(Program, Option<String>), CliError> {
+) -> Result<(Program, Option<(String, SourceMap)>), CliError> {
     let bytes = read_program_file(path)?;
     let name = display_name(path);
     if container::is_container(&bytes) {
@@ -399,8 +414,8 @@ pub fn load_program_with(
         return Ok((p, None));
     }
     let src = String::from_utf8(bytes).map_err(|_| CliError::NotText(name.clone()))?;
-    let p = assemble_with(&src, &name, set).map_err(|e| CliError::Asm(e.to_string()))?;
-    Ok((p, Some(src)))
+    let (p, map) = assemble_mapped(&src, &name, set).map_err(|e| CliError::Asm(e.to_string()))?;
+    Ok((p, Some((src, map))))
 }
 
 /// Entry point: returns the process exit status.
@@ -460,8 +475,8 @@ fn dump_order(m: &clap::ArgMatches) -> Vec<(Space, usize)> {
 pub struct Setup {
     /// The program.
     pub program: Program,
-    /// Its source (`None` for a container).
-    pub source: Option<String>,
+    /// Its source and line table (`None` for a container).
+    pub source: Option<(String, SourceMap)>,
     /// The name of its file in messages.
     pub name: String,
     /// The machine configuration.
@@ -537,7 +552,7 @@ impl Setup {
 fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Result<i32, CliError> {
     let setup = Setup::new(&args.prog, order)?;
     let expectations = if args.check {
-        let Some(src) = &setup.source else {
+        let Some((src, _)) = &setup.source else {
             return Err(CliError::BadFlag(format!(
                 "--check: {} is a container; `; expect` lines live in assembly source",
                 setup.name
@@ -571,12 +586,47 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         save_files.push(std::fs::File::create(path).map_err(io_err(path))?);
     }
     let decoded = Decoded::new(&setup.program.code);
-    let engine = if args.trace {
-        Engine::Interp
-    } else {
-        args.engine
+    let tracing = args.trace
+        || args.trace_from.is_some()
+        || args.trace_count.is_some()
+        || args.trace_pc.is_some()
+        || args.trace_file.is_some();
+    let mut filter = inspect::TraceFilter {
+        from: args.trace_from.unwrap_or(0),
+        count: args.trace_count,
+        pc: match &args.trace_pc {
+            None => None,
+            Some(t) => Some(
+                setup
+                    .program
+                    .resolve_value(t, lanejit_interp::program::SymKind::Code)
+                    .map_err(|e| e.to_string())
+                    .and_then(|pc| {
+                        let words = setup.program.code.len() as u64;
+                        if pc % 8 == 0 && pc / 8 < words {
+                            Ok(pc)
+                        } else {
+                            Err(format!("{pc:#x} is not the pc of an instruction word"))
+                        }
+                    })
+                    .map_err(|e| CliError::BadFlag(format!("--trace-pc {t}: {e}")))?,
+            ),
+        },
+        printed: 0,
     };
-    if args.trace && engine_given && args.engine != Engine::Interp {
+    let mut trace_out: Box<dyn std::io::Write> = match &args.trace_file {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(io_err(path))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stderr())),
+    };
+    let places = inspect::Places::new(
+        &setup.program,
+        setup.source.as_ref().map(|(_, map)| map),
+        &decoded,
+    );
+    let engine = if tracing { Engine::Interp } else { args.engine };
+    if tracing && engine_given && args.engine != Engine::Interp {
         let _ = writeln!(
             std::io::stderr(),
             "lanejit: note: --trace runs on the reference interpreter, not on --engine {}",
@@ -584,12 +634,18 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         );
     }
     let start = std::time::Instant::now();
-    let (exit, stats) = if args.trace {
-        let mut err = std::io::BufWriter::new(std::io::stderr().lock());
+    let (exit, stats) = if tracing {
+        let mut seq = m.retired;
         let exit = interp::run_traced(&mut m, &decoded, &mut |ev| {
-            let _ = writeln!(err, "{ev}");
+            seq += 1;
+            if filter.take(seq, ev.pc) {
+                let _ = writeln!(trace_out, "{}", places.event(seq, ev));
+            }
         });
-        let _ = err.flush();
+        if let lanejit_interp::machine::Exit::Trapped(t) = &exit {
+            let _ = writeln!(trace_out, "{}", places.trap(t));
+        }
+        let _ = trace_out.flush();
         let stats = vm::EngineStats {
             interp_retired: m.retired,
             ..Default::default()
@@ -646,6 +702,9 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
             inspect::header(engine, m.vl(), m.retired, secs, &stats)
         );
         let _ = write!(out, "{}", result.summary());
+        if let Some(t) = &result.trap {
+            let _ = writeln!(out, "{}", places.trap(t));
+        }
         for sh in &args.show {
             let vals: Vec<String> = sh
                 .values(&result.scalars, &result.vectors)

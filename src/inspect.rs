@@ -1,10 +1,13 @@
 //! What `lanejit run` shows beside the contract's result: dump specifications with symbols,
 //! offsets and element types (`--dump-mem out+16:64:f32`), typed register views (`--show
-//! v3:f32`), the readable run header (engine, VL, instructions, time), and `--check`'s
-//! report of the source's `; expect` lines.
+//! v3:f32`), the readable run header (engine, VL, instructions, time), and the commit log of
+//! `--trace` (pcs with labels and source lines, lane accesses, the trap line, filters).
 
 use lanejit::vm::{Engine, EngineStats};
-use lanejit_interp::program::{Program, Space};
+use lanejit_interp::asm::SourceMap;
+use lanejit_interp::interp::{Decoded, TraceEvent};
+use lanejit_interp::machine::Trap;
+use lanejit_interp::program::{Program, Space, SymKind};
 use lanejit_interp::result::DumpRequest;
 use lanejit_interp::view::ElemType;
 use std::fmt::Write as _;
@@ -170,6 +173,136 @@ pub fn rate(x: f64) -> String {
         format!("{:.2} k", x / 1e3)
     } else {
         format!("{x:.0}")
+    }
+}
+
+/// Names for pcs: the code label at or before a pc with the offset from it, the instruction
+/// there, and its source line (when the program came from source).
+pub struct Places<'a> {
+    code_labels: Vec<(u64, &'a str)>,
+    map: Option<&'a SourceMap>,
+    decoded: &'a Decoded,
+}
+
+impl<'a> Places<'a> {
+    /// Places of `program` (decoded as `decoded`), with its line table if there is one.
+    pub fn new(program: &'a Program, map: Option<&'a SourceMap>, decoded: &'a Decoded) -> Self {
+        let mut code_labels: Vec<(u64, &str)> = program
+            .symbols
+            .iter()
+            .filter(|s| s.kind == SymKind::Code)
+            .map(|s| (s.value, s.name.as_str()))
+            .collect();
+        code_labels.sort();
+        Places {
+            code_labels,
+            map,
+            decoded,
+        }
+    }
+
+    /// `loop+0x10` (or `loop` at the label itself); `None` before the first code label.
+    pub fn label(&self, pc: u64) -> Option<String> {
+        let i = self.code_labels.partition_point(|&(v, _)| v <= pc);
+        let (v, name) = *self.code_labels.get(i.checked_sub(1)?)?;
+        Some(if v == pc {
+            name.to_string()
+        } else {
+            format!("{name}+{:#x}", pc - v)
+        })
+    }
+
+    /// `0x28 <top+0x8>` (the label part only when there is one).
+    pub fn pc(&self, pc: u64) -> String {
+        match self.label(pc) {
+            Some(l) => format!("{pc:#06x} <{l}>"),
+            None => format!("{pc:#06x}"),
+        }
+    }
+
+    /// The disassembly of the instruction at `pc` (`.inst 0x..` when it does not decode,
+    /// `(none)` past the end of the code).
+    pub fn inst(&self, pc: u64) -> String {
+        let index = usize::try_from(pc / 8).ok().filter(|_| pc % 8 == 0);
+        match index.map(|i| (self.decoded.inst(i), self.decoded.word(i))) {
+            Some((Some(inst), _)) => inst.to_string(),
+            Some((None, Some(w))) => format!(".inst {w:#x}"),
+            _ => "(no instruction)".into(),
+        }
+    }
+
+    /// ` (file.s:12)` when the pc's source line is known, else empty.
+    pub fn source(&self, pc: u64) -> String {
+        match self.map.and_then(|m| Some((m, m.line(pc)?))) {
+            Some((m, line)) => format!(" ({}:{line})", m.file),
+            None => String::new(),
+        }
+    }
+
+    /// The commit-log line of a retired instruction (`seq` is its 1-based retired number),
+    /// followed by one line per lane access of a load or store.
+    pub fn event(&self, seq: u64, ev: &TraceEvent) -> String {
+        let mut s = format!(
+            "{seq} {} mask={:#x} {}{}",
+            self.pc(ev.pc),
+            ev.mask,
+            ev.inst,
+            ev.changes_text()
+        );
+        for a in ev.access_lines() {
+            s.push('\n');
+            s.push_str(&a);
+        }
+        s
+    }
+
+    /// The line naming a trap: kind, where, the instruction and its source line, and the
+    /// faulting lane's access.
+    pub fn trap(&self, t: &Trap) -> String {
+        let mut s = format!(
+            "trap {} at {}: {}{}",
+            t.kind.name(),
+            self.pc(t.pc),
+            self.inst(t.pc),
+            self.source(t.pc)
+        );
+        if let Some(f) = t.mem {
+            let space = lanejit_interp::result::space_name(f.space);
+            let _ = write!(
+                s,
+                "; lane {} {} {space} ea {:#x}",
+                f.lane,
+                f.access.name(),
+                f.ea
+            );
+        }
+        s
+    }
+}
+
+/// Which retired instructions `--trace` prints.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TraceFilter {
+    /// The first retired number printed (1-based; `--trace-from`).
+    pub from: u64,
+    /// How many to print at most (`--trace-count`).
+    pub count: Option<u64>,
+    /// Only this pc (`--trace-pc`).
+    pub pc: Option<u64>,
+    /// Printed so far.
+    pub printed: u64,
+}
+
+impl TraceFilter {
+    /// Whether to print the instruction retired as number `seq` at `pc` (and count it).
+    pub fn take(&mut self, seq: u64, pc: u64) -> bool {
+        let wanted = seq >= self.from
+            && self.pc.is_none_or(|p| p == pc)
+            && self.count.is_none_or(|c| self.printed < c);
+        if wanted {
+            self.printed += 1;
+        }
+        wanted
     }
 }
 

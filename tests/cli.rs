@@ -281,7 +281,8 @@ fn load_save_and_trace() {
         0xdead_beef_0bad_f00du64.to_le_bytes()
     );
     let trace = String::from_utf8_lossy(&out.stderr);
-    let lines: Vec<&str> = trace.lines().collect();
+    // One line per retired instruction; lane accesses follow on indented lines.
+    let lines: Vec<&str> = trace.lines().filter(|l| !l.starts_with("  ")).collect();
     assert_eq!(lines.len(), 5, "one line per retired instruction:\n{trace}");
     assert!(
         lines[0].contains("0x0") && lines[0].contains("S.LI"),
@@ -681,4 +682,87 @@ fn trace_on_another_engine_says_it_runs_on_the_interpreter() {
     );
     let out = lanejit(&["run", f, "--trace"]);
     assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
+}
+
+/// A kernel with labels, a gather load, a store and a trapping store.
+const TRACED: &str = "
+        .mem 0x1000, 0x1000, rw
+        .mem 0x2000, 0x1000, r
+        .data 0x1000
+xs:     .word 10, 20, 30, 40
+        .text
+        S.LI s1, xs
+        S.LI s2, 0x2000
+        V.LANEID v2
+top:    V.LW [s1 + (v2 << 2)], ->v3
+        V.SW.local v3, [s0 + (v2 << 2)]
+        NOP
+        V.SW v3, [s2 + (v2 << 2)]
+        HALT
+";
+
+#[test]
+fn trace_is_a_commit_log_with_accesses_labels_and_source_lines() {
+    let src = write("traced.s", TRACED);
+    let f = src.to_str().unwrap();
+    let out = lanejit(&["run", f, "--vl", "2", "--trace"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let trace = stderr(&out);
+    let want = [
+        "4 0x0028 <top> mask=0x3 V.LW [s1 + (v2 << 2)], ->v3 v3=[0xa 0x14]",
+        "  read  memory lane 0  ea 0x1000 -> 0xa",
+        "  read  memory lane 1  ea 0x1004 -> 0x14",
+        "5 0x0030 <top+0x8> mask=0x3 V.SW.local v3, [s0 + (v2 << 2)]",
+        "  write tile lane 0  ea 0x0 bytes 0a000000",
+        "  write tile lane 1  ea 0x4 bytes 14000000",
+        "trap permission_fault at 0x0040 <top+0x18>: V.SW v3, [s2 + (v2 << 2)] (",
+        "traced.s:13); lane 0 write memory ea 0x2000",
+    ];
+    for w in want {
+        assert!(trace.contains(w), "missing {w:?} in\n{trace}");
+    }
+    // The readable result names the trap's instruction and source line too.
+    assert!(
+        stdout(&out).contains("V.SW v3, [s2 + (v2 << 2)] (")
+            && stdout(&out).contains("traced.s:13)"),
+        "{}",
+        stdout(&out)
+    );
+    // Filters: from the 5th retired on, at most 2; only pc `top`; to a file.
+    let out = lanejit(&[
+        "run",
+        f,
+        "--vl",
+        "2",
+        "--trace-from",
+        "5",
+        "--trace-count",
+        "2",
+    ]);
+    let heads: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| !l.starts_with("  ") && !l.starts_with("trap"))
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(heads, ["5 0x0030", "6 0x0038"], "{}", stderr(&out));
+    let log = tmp("trace.log");
+    let out = lanejit(&[
+        "run",
+        f,
+        "--vl",
+        "2",
+        "--trace-pc",
+        "top",
+        "--trace-file",
+        log.to_str().unwrap(),
+    ]);
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let heads: Vec<&str> = text.lines().filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(heads.len(), 2, "{text}");
+    assert!(heads[0].contains("<top> "), "{text}");
+    assert!(heads[1].starts_with("trap permission_fault"), "{text}");
+    for bad in ["nowhere", "0x4", "0x1000"] {
+        assert_bad_input(&lanejit(&["run", f, "--trace-pc", bad]));
+    }
 }

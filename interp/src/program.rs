@@ -202,6 +202,15 @@ impl Program {
     /// `space`: a number (decimal or `0x`), a label of that space (`out`), or a label with an
     /// offset (`out+16`, `out-4`, `out+0x10`).
     pub fn resolve_addr(&self, text: &str, space: Space) -> Result<u64, AddrError> {
+        let kind = match space {
+            Space::Memory => SymKind::Data,
+            Space::Tile => SymKind::Tile,
+        };
+        self.resolve_value(text, kind)
+    }
+
+    /// As [`Program::resolve_addr`], for labels of `kind` (a code label names a pc).
+    pub fn resolve_value(&self, text: &str, want: SymKind) -> Result<u64, AddrError> {
         let text = text.trim();
         let split = text.find(['+', '-']).filter(|&i| i > 0);
         let (head, off) = match split {
@@ -216,10 +225,6 @@ impl Program {
         let base = if head.starts_with(|c: char| c.is_ascii_digit()) {
             parse_num(head).ok_or_else(|| AddrError::BadNumber(head.to_string()))?
         } else {
-            let want = match space {
-                Space::Memory => SymKind::Data,
-                Space::Tile => SymKind::Tile,
-            };
             match self.symbol(head) {
                 Some(s) if s.kind == want => s.value,
                 Some(s) => {
@@ -273,7 +278,7 @@ pub enum AddrError {
         hint: String,
     },
     /// A label of the other space (or a code label).
-    #[error("`{name}` is a {} label, not an address in this space", match .kind {
+    #[error("`{name}` is a {} label, not an address of this kind", match .kind {
         SymKind::Code => "code",
         SymKind::Data => "memory (.data)",
         SymKind::Tile => "tile (.tiledata)",

@@ -96,6 +96,8 @@ pub(crate) struct Laid {
     /// The code words: instructions whose operands were known during layout are encoded
     /// here at once; the others (in `insts`) and `raw` fill their words in resolution.
     pub code: Vec<u64>,
+    /// The 1-based source line of every code word (`.align` padding: the `.align`'s line).
+    pub lines: Vec<u32>,
     pub data: Vec<PendData>,
     /// `.mem` in source order: page-rounded `[start, end)`.
     pub mems: Vec<(u64, u64, MemPerm)>,
@@ -120,6 +122,8 @@ struct State<'e> {
     /// `.equ` overrides (`--set NAME=VALUE`) and whether each met its `.equ`.
     overrides: &'e [(String, Expr)],
     used: Vec<bool>,
+    /// The line being laid out.
+    line: usize,
 }
 
 fn expected(what: &str, found: &Operand) -> (usize, AsmErrorKind) {
@@ -172,6 +176,7 @@ pub(crate) fn layout(
             insts: Vec::new(),
             raw: Vec::new(),
             code: Vec::new(),
+            lines: Vec::new(),
             data: Vec::new(),
             mems: Vec::new(),
             tprot: Vec::new(),
@@ -189,9 +194,11 @@ pub(crate) fn layout(
         data_total: 0,
         overrides,
         used: vec![false; overrides.len()],
+        line: 0,
     };
     for (i, text) in lines.iter().enumerate() {
         let lineno = i + 1;
+        st.line = lineno;
         let chars: Vec<char> = text.chars().collect();
         let (line, err) = parse_line(&chars);
         for (name, col) in &line.labels {
@@ -304,6 +311,8 @@ impl State<'_> {
         }
         self.laid.words += n;
         self.laid.code.resize(self.laid.words as usize, 0);
+        let line = u32::try_from(self.line).unwrap_or(u32::MAX);
+        self.laid.lines.resize(self.laid.words as usize, line);
         Ok(at)
     }
 

@@ -77,6 +77,39 @@ pub fn assemble_with(
     file: &str,
     set: &[(String, String)],
 ) -> Result<Program, AsmErrors> {
+    assemble_mapped(src, file, set).map(|(p, _)| p)
+}
+
+/// Where each instruction of an assembled program came from: the source's name and, for
+/// every code word, its 1-based line. Kept beside the [`Program`], not in it: a container
+/// holds no line table, since `disasm` followed by `asm` must rebuild the container exactly.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct SourceMap {
+    /// The file name used in messages.
+    pub file: String,
+    /// Line of code word `i` (pc `8 * i`).
+    pub lines: Vec<u32>,
+}
+
+impl SourceMap {
+    /// The line of the instruction at `pc`, if `pc` is a code word of the program.
+    pub fn line(&self, pc: u64) -> Option<u32> {
+        if pc % 8 != 0 {
+            return None;
+        }
+        usize::try_from(pc / 8)
+            .ok()
+            .and_then(|i| self.lines.get(i))
+            .copied()
+    }
+}
+
+/// As [`assemble_with`], also returning the program's [`SourceMap`].
+pub fn assemble_mapped(
+    src: &str,
+    file: &str,
+    set: &[(String, String)],
+) -> Result<(Program, SourceMap), AsmErrors> {
     let lines: Vec<&str> = src
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
@@ -110,9 +143,13 @@ pub fn assemble_with(
         .chain(laid.syms.equs.keys())
         .cloned()
         .collect();
-    let program = encode::resolve(laid, &lines, &mut errors);
+    let (program, code_lines) = encode::resolve(laid, &lines, &mut errors);
     if errors.is_empty() {
-        Ok(program)
+        let map = SourceMap {
+            file: file.to_string(),
+            lines: code_lines,
+        };
+        Ok((program, map))
     } else {
         errors.sort_by_key(|e: &AsmError| (e.line, e.col));
         for e in &mut errors {
@@ -640,6 +677,17 @@ mod tests {
         assert_eq!(p, assemble(&SRC.replace("4", "18"), "t.s").unwrap());
         let p = assemble_with(SRC, "t.s", &[("N".into(), "f32(2.5)".into())]).unwrap();
         assert_eq!(p.code[1], 0x4020_0000);
+    }
+
+    #[test]
+    fn source_map_names_every_code_word() {
+        let (p, map) = assemble_mapped(SRC, "t.s", &[]).unwrap();
+        assert_eq!(p.code.len(), 3);
+        assert_eq!(map.lines, [3, 3, 4]);
+        assert_eq!(
+            (map.line(16), map.line(24), map.line(4)),
+            (Some(4), None, None)
+        );
     }
 
     #[test]
