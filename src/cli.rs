@@ -55,6 +55,9 @@ enum Cmd {
         /// Container (or source) to disassemble.
         file: PathBuf,
     },
+    /// Run a program on several engines, time each, and show the first instruction after
+    /// which they differ (exit 1), or that they all agree (exit 0).
+    Compare(crate::compare::CompareArgs),
     /// Differential fuzzing: run generated programs on several engines and compare results.
     Fuzz(FuzzArgs),
     /// Benchmarks: every bench kernel on interp, jit, tiered and native, side by side.
@@ -118,7 +121,7 @@ pub struct ProgramArgs {
     load: Vec<(u64, PathBuf)>,
     /// Region entries before the tiered engine compiles a region.
     #[arg(long, value_name = "N", default_value = "16", value_parser = parse_u32)]
-    jit_threshold: u32,
+    pub jit_threshold: u32,
 }
 
 #[derive(Args, Debug)]
@@ -443,6 +446,13 @@ pub fn main() -> i32 {
                 == Some(clap::parser::ValueSource::CommandLine);
             cmd_run(args, &order, engine_given)
         }
+        Cmd::Compare(args) => {
+            let order = matches
+                .subcommand_matches("compare")
+                .map(dump_order)
+                .unwrap_or_default();
+            crate::compare::cmd(&args, &order)
+        }
         Cmd::Asm { file, out } => cmd_asm(&file, &out),
         Cmd::Disasm { file } => cmd_disasm(&file),
         Cmd::Fuzz(args) => cmd_fuzz(&args),
@@ -540,8 +550,13 @@ impl Setup {
 
     /// A machine in its reset state with the `--load` files in memory.
     pub fn machine(&self) -> Result<Machine, CliError> {
-        let mut m = Machine::new(&self.program, self.config)
-            .map_err(|e| CliError::Machine(e.to_string()))?;
+        self.machine_with(self.config)
+    }
+
+    /// As [`Setup::machine`], under another configuration (another instruction budget).
+    pub fn machine_with(&self, config: Config) -> Result<Machine, CliError> {
+        let mut m =
+            Machine::new(&self.program, config).map_err(|e| CliError::Machine(e.to_string()))?;
         for (addr, path) in &self.loads {
             load_into(&mut m, &self.program, *addr, path)?;
         }

@@ -766,3 +766,39 @@ fn trace_is_a_commit_log_with_accesses_labels_and_source_lines() {
         assert_bad_input(&lanejit(&["run", f, "--trace-pc", bad]));
     }
 }
+
+#[test]
+fn compare_agrees_or_names_the_first_differing_instruction() {
+    let src = write("cmp.s", TRACED);
+    let f = src.to_str().unwrap();
+    let out = lanejit(&["compare", f, "--vl", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for e in ["interp ", "jit ", "tiered "] {
+        assert!(
+            text.contains(e) && text.contains("trapped, 6 instructions"),
+            "{text}"
+        );
+    }
+    assert!(text.ends_with("all agree\n"), "{text}");
+    // The test-only fault hook: jit runs that retire 5 or more instructions end with s31
+    // flipped, so the engines first differ after instruction 5.
+    let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args(["compare", f, "--vl", "2", "--engines", "interp,jit"])
+        .env("LANEJIT_TEST_CORRUPT", "jit:5")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    for want in [
+        "interp and jit differ: their states first differ after 5 retired instructions\n",
+        "instruction #5 at 0x0030 <top+0x8>: V.SW.local v3, [s0 + (v2 << 2)] (",
+        "cmp.s:11)\n",
+        "state after 5 instructions:\n  s31            interp: 0x0                  jit: 0x1\n",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    assert_bad_input(&lanejit(&["compare", f, "--engines", "jit"]));
+    assert_bad_input(&lanejit(&["compare", f, "--engines", "jit,fast"]));
+    assert_bad_input(&lanejit(&["compare", "/nonexistent.s"]));
+}
