@@ -10,6 +10,7 @@
 //! opened before the program runs; a write that fails after the run anyway is reported after
 //! the result, with exit status [`EXIT_OUTPUT_FAILED`].
 
+use crate::diag;
 use crate::inspect::{self, DumpSpec, ShowSpec};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use lanejit::vm::{self, Engine, VmOptions};
@@ -173,6 +174,7 @@ pub enum CliError {
         /// The file.
         path: String,
         /// What happened.
+        #[source]
         err: std::io::Error,
     },
     /// An input file is larger than its limit.
@@ -188,23 +190,33 @@ pub enum CliError {
     /// A source file is not UTF-8 text.
     #[error("{0}: not a lanejit container and not UTF-8 assembly source")]
     NotText(String),
-    /// The assembler reported errors (already formatted).
+    /// The assembler reported errors.
     #[error("{0}")]
-    Asm(String),
+    Asm(#[from] lanejit_interp::asm::AsmErrors),
     /// The container is malformed.
     #[error("{path}: invalid container: {err}")]
     Container {
         /// The file.
         path: String,
         /// What is wrong.
-        err: String,
+        #[source]
+        err: container::ContainerError,
     },
     /// A flag value is out of its range.
     #[error("{0}")]
     BadFlag(String),
     /// The machine could not be set up (memory limit, reservation, data placement).
     #[error("{0}")]
-    Machine(String),
+    Machine(#[from] lanejit_interp::machine::MachineError),
+    /// A reproducer could not be replayed.
+    #[error("{path}: {err}")]
+    Replay {
+        /// The reproducer.
+        path: String,
+        /// Why.
+        #[source]
+        err: lanejit::fuzz::ReplayError,
+    },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
@@ -410,33 +422,33 @@ pub fn load_program_with(
                 "--set: {name} is a container; overriding an .equ needs assembly source"
             )));
         }
-        let p = container::read(&bytes).map_err(|e| CliError::Container {
-            path: name,
-            err: e.to_string(),
-        })?;
+        let p = container::read(&bytes).map_err(|err| CliError::Container { path: name, err })?;
         return Ok((p, None));
     }
     let src = String::from_utf8(bytes).map_err(|_| CliError::NotText(name.clone()))?;
-    let (p, map) = assemble_mapped(&src, &name, set).map_err(|e| CliError::Asm(e.to_string()))?;
+    let (p, map) = assemble_mapped(&src, &name, set)?;
     Ok((p, Some((src, map))))
 }
 
 /// Entry point: returns the process exit status.
 pub fn main() -> i32 {
+    let clap_error = |e: clap::Error| {
+        if e.use_stderr() {
+            let _ = std::io::stderr().write_all(diag::render_clap(&e, diag::color()).as_bytes());
+            2
+        } else {
+            // --help, --version: not errors.
+            let _ = e.print();
+            0
+        }
+    };
     let matches = match Cli::command().try_get_matches() {
         Ok(m) => m,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return code;
-        }
+        Err(e) => return clap_error(e),
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return 2;
-        }
+        Err(e) => return clap_error(e),
     };
     let result = match cli.cmd {
         Cmd::Run(args) => {
@@ -460,9 +472,24 @@ pub fn main() -> i32 {
     };
     match result {
         Ok(code) => code,
+        Err(CliError::Asm(errors)) => {
+            let text = diag::render_asm(&errors, diag::color());
+            let _ = std::io::stderr().write_all(text.as_bytes());
+            2
+        }
         Err(e) => {
-            let msg = e.to_string();
-            let _ = writeln!(std::io::stderr(), "lanejit: {}", msg.trim_end());
+            let mut msg = e.to_string();
+            // The message of a variant with a source names the source already; add a
+            // deeper cause only when it says something more.
+            let mut src = std::error::Error::source(&e);
+            while let Some(s) = src {
+                let t = s.to_string();
+                if !msg.contains(&t) {
+                    msg = format!("{msg}: {t}");
+                }
+                src = s.source();
+            }
+            diag::error(msg.trim_end());
             2
         }
     }
@@ -555,8 +582,7 @@ impl Setup {
 
     /// As [`Setup::machine`], under another configuration (another instruction budget).
     pub fn machine_with(&self, config: Config) -> Result<Machine, CliError> {
-        let mut m =
-            Machine::new(&self.program, config).map_err(|e| CliError::Machine(e.to_string()))?;
+        let mut m = Machine::new(&self.program, config)?;
         for (addr, path) in &self.loads {
             load_into(&mut m, &self.program, *addr, path)?;
         }
@@ -642,11 +668,10 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     );
     let engine = if tracing { Engine::Interp } else { args.engine };
     if tracing && engine_given && args.engine != Engine::Interp {
-        let _ = writeln!(
-            std::io::stderr(),
-            "lanejit: note: --trace runs on the reference interpreter, not on --engine {}",
+        diag::note(&format!(
+            "--trace runs on the reference interpreter, not on --engine {}",
             args.engine.name()
-        );
+        ));
     }
     let start = std::time::Instant::now();
     let (exit, stats) = if tracing {
@@ -736,11 +761,10 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     for ((addr, len, path), mut f) in args.save.iter().zip(save_files) {
         let bytes = m.mem.bytes(*addr, *len).unwrap_or_default();
         if let Err(e) = f.write_all(bytes).and_then(|()| f.flush()) {
-            let _ = writeln!(
-                std::io::stderr(),
-                "lanejit: --save {addr:#x}:{len}:{}: {e} (the run finished; its result is above)",
+            diag::error(&format!(
+                "--save {addr:#x}:{len}:{}: {e} (the run finished; its result is above)",
                 path.display()
-            );
+            ));
             status = EXIT_OUTPUT_FAILED;
         }
     }
@@ -768,7 +792,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
 fn cmd_asm(file: &Path, out: &Path) -> Result<i32, CliError> {
     let src = read_source(file)?;
     let name = file.display().to_string();
-    let program = assemble(&src, &name).map_err(|e| CliError::Asm(e.to_string()))?;
+    let program = assemble(&src, &name)?;
     std::fs::write(out, container::write(&program)).map_err(io_err(out))?;
     Ok(0)
 }
@@ -790,8 +814,8 @@ fn cmd_fuzz(args: &FuzzArgs) -> Result<i32, CliError> {
         let name = path.display().to_string();
         let mut out = std::io::stdout().lock();
         return match fuzz::replay(&src, &name, &engines) {
-            Err(fuzz::ReplayError::Asm(e)) => Err(CliError::Asm(e.to_string())),
-            Err(e) => Err(CliError::Machine(format!("{name}: {e}"))),
+            Err(fuzz::ReplayError::Asm(e)) => Err(CliError::Asm(e)),
+            Err(err) => Err(CliError::Replay { path: name, err }),
             Ok(fuzz::Replay::Agree(s)) => {
                 let _ = writeln!(
                     out,
@@ -907,10 +931,9 @@ fn cmd_fuzz(args: &FuzzArgs) -> Result<i32, CliError> {
     );
     let _ = out.flush();
     if let Some(e) = write_err.into_inner().ok().flatten() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "lanejit: {e} (the campaign finished; its summary is above)"
-        );
+        diag::error(&format!(
+            "{e} (the campaign finished; its summary is above)"
+        ));
         return Ok(EXIT_OUTPUT_FAILED);
     }
     Ok(if divergences.is_empty() { 0 } else { 1 })

@@ -43,6 +43,14 @@ fn corruption() -> Option<(Engine, u64)> {
     Some((engine, n.parse().ok()?))
 }
 
+/// `snap` of a run on `engine`, with the test-only corruption applied.
+fn corrupted(mut snap: Snapshot, engine: Engine, corrupt: Option<(Engine, u64)>) -> Snapshot {
+    if corrupt.is_some_and(|(e, n)| e == engine && snap.result.instructions >= n) {
+        snap.result.scalars[31] ^= 1;
+    }
+    snap
+}
+
 /// Run `compare`.
 pub fn cmd(args: &CompareArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
     let mut engines = args.engines.clone();
@@ -69,19 +77,16 @@ pub fn cmd(args: &CompareArgs, order: &[(Space, usize)]) -> Result<i32, CliError
             None => setup.config,
         };
         let m = setup.machine_with(config).ok()?;
-        let mut snap = fuzz::run_machine(m, &decoded, engine, &opts, &setup.dumps);
-        if corrupt.is_some_and(|(e, n)| e == engine && snap.result.instructions >= n) {
-            snap.result.scalars[31] ^= 1;
-        }
-        Some(snap)
+        let snap = fuzz::run_machine(m, &decoded, engine, &opts, &setup.dumps);
+        Some(corrupted(snap, engine, corrupt))
     };
 
     let mut out = std::io::stdout().lock();
     let mut snaps = Vec::new();
     for &e in &engines {
         let start = std::time::Instant::now();
-        let snap =
-            run(None, e).ok_or_else(|| CliError::Machine("cannot build the machine".into()))?;
+        let snap = fuzz::run_machine(setup.machine()?, &decoded, e, &opts, &setup.dumps);
+        let snap = corrupted(snap, e, corrupt);
         let secs = start.elapsed().as_secs_f64();
         let r = &snap.result;
         let _ = writeln!(

@@ -604,7 +604,7 @@ fn stdin_and_set() {
     let out = lanejit_stdin(&["run", "-", "--set", "M=2"], TYPED);
     assert_bad_input(&out);
     assert!(
-        stderr(&out).contains("<stdin>: error: --set M: the program has no `.equ M` to override"),
+        stderr(&out).contains("error: the program has no `.equ M` to override\n = note: --set M\n"),
         "{}",
         stderr(&out)
     );
@@ -614,7 +614,7 @@ fn stdin_and_set() {
     let out = lanejit_stdin(&["run", "-"], "HALT\nbad\n");
     assert_bad_input(&out);
     assert!(
-        stderr(&out).contains("<stdin>:2:1: error:"),
+        stderr(&out).contains("--> <stdin>:2:1\n"),
         "{}",
         stderr(&out)
     );
@@ -638,7 +638,7 @@ fn float_literals_round_trip_through_asm_and_disasm() {
     let out = lanejit(&["run", bad.to_str().unwrap()]);
     assert_bad_input(&out);
     assert!(
-        stderr(&out).contains("floats_bad.s:1:10: error:"),
+        stderr(&out).contains("floats_bad.s:1:10\n"),
         "{}",
         stderr(&out)
     );
@@ -654,14 +654,40 @@ fn did_you_mean() {
     assert_bad_input(&out);
     let err = stderr(&out);
     for want in [
-        "typo.s:2:18: error: undefined symbol `SIZ`",
+        "error: undefined symbol `SIZ`\n",
+        "typo.s:2:18\n",
         "help: did you mean `SIZE`?",
-        "typo.s:3:9: error: unknown instruction `V.MOOV`",
+        "error: unknown instruction `V.MOOV`\n",
+        "typo.s:3:9\n",
         "help: did you mean `V.MOV`?",
         "help: did you mean `.word`?",
     ] {
         assert!(err.contains(want), "{want}\n{err}");
     }
+    assert!(
+        err.ends_with(
+            "error: could not assemble `{}` due to 3 errors\n"
+                .replace("{}", src.to_str().unwrap())
+                .as_str()
+        ),
+        "{err}"
+    );
+    assert!(
+        !err.contains('\u{1b}'),
+        "no colour when stderr is not a terminal"
+    );
+    // Clap's errors come in the same style.
+    let out = lanejit(&["run", src.to_str().unwrap(), "--vll", "4"]);
+    assert_bad_input(&out);
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: unexpected argument '--vll' found\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("help: a similar argument exists: '--vl'"),
+        "{err}"
+    );
 }
 
 #[test]
