@@ -508,6 +508,24 @@ fn dump_order(m: &clap::ArgMatches) -> Vec<(Space, usize)> {
     v.into_iter().map(|(_, s, k)| (s, k)).collect()
 }
 
+impl ProgramArgs {
+    /// The program flags of one kernel of `bench FILE...`.
+    pub fn for_bench(file: &Path, set: &[(String, String)], vl: Option<u32>) -> ProgramArgs {
+        ProgramArgs {
+            file: file.to_path_buf(),
+            vl: vl.map(u64::from),
+            strict_align: false,
+            max_instructions: None,
+            mem_limit: None,
+            set: set.to_vec(),
+            dump_mem: Vec::new(),
+            dump_tile: Vec::new(),
+            load: Vec::new(),
+            jit_threshold: VmOptions::default().jit_threshold,
+        }
+    }
+}
+
 /// A program loaded and checked against its flags, ready to build machines for.
 pub struct Setup {
     /// The program.
@@ -979,5 +997,36 @@ fn write_reproducer(
 }
 
 fn cmd_bench(args: &lanejit::bench::cli::BenchArgs) -> Result<i32, CliError> {
-    lanejit::bench::cli::cmd(args).map_err(|e| CliError::BadFlag(e.to_string()))
+    if args.files.is_empty() {
+        return lanejit::bench::cli::cmd(args).map_err(|e| CliError::BadFlag(e.to_string()));
+    }
+    let set = args
+        .set
+        .iter()
+        .map(|s| parse_set(s).map_err(|e| CliError::BadFlag(format!("--set {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let engines = if args.engines.is_empty() {
+        vec![Engine::Interp, Engine::Jit, Engine::Tiered]
+    } else {
+        args.engines
+            .iter()
+            .map(|e| {
+                <Engine as clap::ValueEnum>::from_str(e.trim(), true).map_err(|_| {
+                    CliError::BadFlag(format!(
+                        "--engine {e}: user kernels run on interp, jit and tiered"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    crate::userbench::run(&crate::userbench::UserBench {
+        files: args.files.clone(),
+        set,
+        elements: args.elements,
+        engines,
+        reps: args.reps.unwrap_or(if args.quick { 3 } else { 10 }).max(1),
+        vl: args.vl,
+        save_baseline: args.save_baseline.clone(),
+        baseline: args.baseline.clone(),
+    })
 }

@@ -7,6 +7,7 @@ mod cli;
 mod compare;
 mod diag;
 mod inspect;
+mod userbench;
 
 fn main() {
     std::process::exit(cli::main());

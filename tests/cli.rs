@@ -828,3 +828,67 @@ fn compare_agrees_or_names_the_first_differing_instruction() {
     assert_bad_input(&lanejit(&["compare", f, "--engines", "jit,fast"]));
     assert_bad_input(&lanejit(&["compare", "/nonexistent.s"]));
 }
+
+#[test]
+fn bench_times_user_kernels_with_spread_and_baselines() {
+    let dir = tmp("bench-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("tiny.s");
+    std::fs::write(&src, format!("; bench: elements=N\n{TYPED}")).unwrap();
+    let f = src.to_str().unwrap();
+    let bench = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_lanejit"))
+            .arg("bench")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("runs")
+    };
+    let out = bench(&[f, "--quick", "--set", "N=8", "--save-baseline", "first"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[0].contains("median") && lines[0].contains("95% CI of median"),
+        "{text}"
+    );
+    for (line, engine) in lines[1..].iter().zip(["interp", "jit", "tiered"]) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!((cols[0], cols[1]), (f, engine), "{line}");
+        assert!(line.contains(" .. "), "{line}");
+    }
+    // Progress went to stderr, one line per measurement (stderr is not a terminal here).
+    assert_eq!(
+        stderr(&out).matches("bench: ").count(),
+        4,
+        "{}",
+        stderr(&out)
+    );
+    let saved = std::fs::read_to_string(dir.join(".lanejit-baselines/first.json")).unwrap();
+    let j: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(j["measurements"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        j["measurements"][0]["elements"], 8,
+        "the .equ as --set made it"
+    );
+    assert_eq!(j["measurements"][0]["samples"].as_array().unwrap().len(), 3);
+    let out = bench(&[f, "--quick", "--engine", "interp", "--baseline", "first"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.lines().next().unwrap().ends_with("vs baseline"),
+        "{text}"
+    );
+    assert!(text.lines().nth(1).unwrap().ends_with('%'), "{text}");
+    for bad in [
+        &[f, "--baseline", "missing"][..],
+        &[f, "--engine", "native"],
+        &[f, "--set", "X=1"],
+        &[f, "--save-baseline", "../up"],
+        &["/nonexistent.s"],
+    ] {
+        let out = bench(bad);
+        assert_bad_input(&out);
+    }
+}

@@ -312,8 +312,8 @@ impl Report {
         )
     }
 
-    /// The table as aligned text.
-    pub fn text(&self) -> String {
+    /// The table as aligned text; with `targets`, the project's speed targets after it.
+    pub fn text(&self, targets: bool) -> String {
         let cells = self.cells();
         let mut w = Self::HEAD.map(str::len);
         for c in &cells {
@@ -340,9 +340,9 @@ impl Report {
         }
         let _ = writeln!(out, "{}", self.footer());
         let _ = writeln!(out, "{} | {}", self.date, self.cpu);
-        let targets = self.targets_text();
-        if !targets.is_empty() {
-            let _ = write!(out, "Targets:\n{targets}");
+        let text = self.targets_text();
+        if targets && !text.is_empty() {
+            let _ = write!(out, "Targets:\n{text}");
         }
         out
     }
@@ -596,8 +596,10 @@ mod tests {
         assert_eq!(r.rows[0].jit_native(), Some(0.5));
         assert_eq!(r.rows[0].jit_interp(), Some(20.0));
         assert_eq!(r.compile_median_us(), 80.0);
-        let t = r.text();
+        let t = r.text(false);
         assert!(t.contains("copy32  16 KiB"), "{t}");
+        assert!(!t.contains("Targets:"), "{t}");
+        assert!(r.text(true).contains("Targets:\n"));
         assert!(t.contains("0.50x") && t.contains("20.00x"), "{t}");
         let j = r.json();
         assert_eq!(j["rows"][0]["jit_melem_s"], 2000.0);
@@ -642,7 +644,7 @@ mod tests {
         assert!(find("jit/native >= 0.5", "dot8 256 KiB").met);
         assert!(find("geomean jit/native >= 0.8", "2 kernels 256 KiB").met);
         assert_eq!(t.len(), 5, "{t:?}");
-        assert!(r.text().contains("256 KiB 2.00x (2 kernels)"));
+        assert!(r.text(false).contains("256 KiB 2.00x (2 kernels)"));
         assert_eq!(r.json()["geomean_jit_native"][1]["kernels"], 2);
     }
 

@@ -89,6 +89,8 @@ pub struct SourceMap {
     pub file: String,
     /// Line of code word `i` (pc `8 * i`).
     pub lines: Vec<u32>,
+    /// Every `.equ` with its value (after `--set` overrides), sorted by name.
+    pub equs: Vec<(String, i128)>,
 }
 
 impl SourceMap {
@@ -143,11 +145,19 @@ pub fn assemble_mapped(
         .chain(laid.syms.equs.keys())
         .cloned()
         .collect();
+    let mut equs: Vec<(String, i128)> = laid
+        .syms
+        .equs
+        .keys()
+        .filter_map(|n| laid.syms.check_equ(n, 0).ok().map(|v| (n.clone(), v)))
+        .collect();
+    equs.sort();
     let (program, code_lines) = encode::resolve(laid, &lines, &mut errors);
     if errors.is_empty() {
         let map = SourceMap {
             file: file.to_string(),
             lines: code_lines,
+            equs,
         };
         Ok((program, map))
     } else {
@@ -684,6 +694,7 @@ mod tests {
         let (p, map) = assemble_mapped(SRC, "t.s", &[]).unwrap();
         assert_eq!(p.code.len(), 3);
         assert_eq!(map.lines, [3, 3, 4]);
+        assert_eq!(map.equs, [("N".to_string(), 4)]);
         assert_eq!(
             (map.line(16), map.line(24), map.line(4)),
             (Some(4), None, None)
