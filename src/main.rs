@@ -6,6 +6,7 @@
 mod cli;
 mod compare;
 mod diag;
+mod fuzz_cli;
 mod inspect;
 mod userbench;
 
