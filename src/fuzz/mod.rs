@@ -43,7 +43,8 @@ use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Everything compared between engines after a run.
+/// Everything compared between engines after a run: the fuzzer's, `compare`'s and the
+/// engine tests' one notion of "the same result".
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
     /// The contract's result.
@@ -89,23 +90,35 @@ pub fn run_machine(
     dumps: &[DumpRequest],
 ) -> Snapshot {
     let (exit, _) = vm::run(engine, &mut m, d, opts);
-    let result = RunResult::capture(&m, exit, dumps);
-    // Pages that read all zeros (most of a large table) are kept as empty vectors, which
-    // costs no copy and no allocation.
-    let memory = m
-        .mem
-        .mapped_pages()
-        .map(|(a, b)| {
-            // (A slice comparison is a memcmp, fast in the debug profile too.)
-            let zero = b == &ZERO_PAGE[..];
-            (a, if zero { Vec::new() } else { b.to_vec() })
-        })
-        .collect();
-    Snapshot {
-        result,
-        trip: m.regs.trip,
-        memory,
-        tile: m.tile.as_bytes().to_vec(),
+    Snapshot::capture(&m, exit, dumps)
+}
+
+impl Snapshot {
+    /// The snapshot of machine `m` after a run that ended with `exit` (the result with
+    /// `dumps`, the latched trip, every mapped page, the tile).
+    pub fn capture(
+        m: &Machine,
+        exit: lanejit_interp::machine::Exit,
+        dumps: &[DumpRequest],
+    ) -> Snapshot {
+        let result = RunResult::capture(m, exit, dumps);
+        // Pages that read all zeros (most of a large table) are kept as empty vectors, which
+        // costs no copy and no allocation.
+        let memory = m
+            .mem
+            .mapped_pages()
+            .map(|(a, b)| {
+                // (A slice comparison is a memcmp, fast in the debug profile too.)
+                let zero = b == &ZERO_PAGE[..];
+                (a, if zero { Vec::new() } else { b.to_vec() })
+            })
+            .collect();
+        Snapshot {
+            result,
+            trip: m.regs.trip,
+            memory,
+            tile: m.tile.as_bytes().to_vec(),
+        }
     }
 }
 

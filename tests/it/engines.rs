@@ -1162,7 +1162,7 @@ fn seed_kernels_agree_on_all_engines() {
 }
 
 /// Throughput figures (not a timed test: it asserts only that the engines agree). Run with
-/// `cargo test --release --test engines -- --ignored --nocapture perf_copy_kernel`.
+/// `cargo test --release --test it -- --ignored --nocapture engines::perf_copy_kernel`.
 #[test]
 #[ignore]
 fn perf_copy_kernel() {

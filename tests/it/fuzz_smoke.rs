@@ -1,7 +1,7 @@
 //! Smoke run of the differential fuzzer (issue 4): 3000 generated cases (a fixed seed, so the
 //! same cases every run) on the interpreter, the JIT and the tiered VM, with zero divergences.
 //! A divergence fails the test with its shrunk reproducer; save it in `seeds/fuzz/` (with a
-//! `; caught:` line) so `tests/fuzz_corpus.rs` keeps it as a regression test.
+//! `; caught:` line) so `tests/it/fuzz_corpus.rs` keeps it as a regression test.
 
 use lanejit::fuzz;
 use lanejit::vm::Engine;
