@@ -708,12 +708,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         if let Some(o) = json.as_object_mut() {
             o.insert(
                 "engine_stats".into(),
-                serde_json::json!({
-                    "compiled_regions": stats.compiled_regions,
-                    "jit_retired": stats.jit_retired,
-                    "interp_retired": stats.interp_retired,
-                    "compile_us": stats.compile_us,
-                }),
+                serde_json::to_value(stats).unwrap_or_default(),
             );
             o.insert("version".into(), env!("CARGO_PKG_VERSION").into());
             if !args.show.is_empty() {
@@ -833,5 +828,6 @@ fn cmd_bench(args: &lanejit::bench::cli::BenchArgs) -> Result<i32, CliError> {
         vl: args.vl,
         save_baseline: args.save_baseline.clone(),
         baseline: args.baseline.clone(),
+        json: args.json,
     })
 }

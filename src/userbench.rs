@@ -7,7 +7,8 @@
 //! `.equ` name, so `--set` changes it). Progress goes to stderr: a bar on a terminal, a line
 //! per measurement otherwise. `--save-baseline NAME` stores the medians, `--baseline NAME`
 //! compares with stored ones as a change in percent; baselines are JSON files in
-//! `.lanejit-baselines/` under the current directory.
+//! `.lanejit-baselines/` under the current directory. `--json` prints the measurements in the
+//! baseline's (serde-derived) form instead of the table.
 
 use crate::cli::{CliError, ProgramArgs, Setup};
 use lanejit::bench::median;
@@ -40,6 +41,8 @@ pub struct UserBench {
     pub save_baseline: Option<String>,
     /// Compare with this saved baseline.
     pub baseline: Option<String>,
+    /// Print the measurements as JSON (a [`Baseline`] named `run`) instead of the table.
+    pub json: bool,
 }
 
 /// One kernel on one engine.
@@ -226,7 +229,15 @@ pub fn run(b: &UserBench) -> Result<i32, CliError> {
         }
     }
     bar.finish_and_clear();
-    print!("{}", report(&results, base.as_ref()));
+    if b.json {
+        let all = Baseline {
+            name: "run".into(),
+            measurements: results.clone(),
+        };
+        println!("{}", serde_json::to_string(&all).unwrap_or_default());
+    } else {
+        print!("{}", report(&results, base.as_ref()));
+    }
     if let Some(path) = save {
         let name = b.save_baseline.clone().unwrap_or_default();
         let text = serde_json::to_string_pretty(&Baseline {

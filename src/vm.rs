@@ -55,8 +55,9 @@ impl Default for VmOptions {
     }
 }
 
-/// What the engines did (not part of the comparison between engines).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What the engines did (not part of the comparison between engines); serialized as the
+/// `engine_stats` of `run --json`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineStats {
     /// Regions compiled.
     pub compiled_regions: u64,

@@ -61,8 +61,11 @@ pub struct TileRange {
     pub perm: TilePerm,
 }
 
-/// The address space a data segment or a symbol belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The address space a data segment or a symbol belongs to (serialized as `memory`, `tile`).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Space {
     /// Guest memory.
     Memory,

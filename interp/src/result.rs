@@ -5,14 +5,19 @@
 //! their `RunResult`s are equal; engine statistics travel beside it, never inside the
 //! comparison.
 
+use crate::machine::MemFault;
+use crate::machine::TrapKind;
 use crate::machine::{Exit, Machine, Trap};
+use crate::memory::Access;
 use crate::program::{Program, Space};
 use crate::view::ElemType;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::fmt::Write as _;
 
-/// How a run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// How a run ended (serialized as its JSON name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Status {
     /// A `HALT` retired.
     Halted,
@@ -111,8 +116,10 @@ pub struct Dump {
     pub bytes: Vec<u8>,
 }
 
-/// Everything the JSON result shows.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Everything the JSON result shows. Serialized (through [`ResultJson`]) as exactly the
+/// contract's object, and read back from it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "ResultJson", try_from = "ResultJson")]
 pub struct RunResult {
     /// How the run ended.
     pub status: Status,
@@ -173,63 +180,8 @@ impl RunResult {
 
     /// The contract's JSON object (without extra keys).
     pub fn to_json(&self) -> Value {
-        let trap = match &self.trap {
-            None => Value::Null,
-            Some(t) => {
-                let mut o = Map::new();
-                o.insert("kind".into(), t.kind.name().into());
-                o.insert("pc".into(), hex(t.pc).into());
-                let mf = t.mem;
-                o.insert("lane".into(), mf.map_or(Value::Null, |f| f.lane.into()));
-                o.insert("ea".into(), mf.map_or(Value::Null, |f| hex(f.ea).into()));
-                o.insert(
-                    "space".into(),
-                    mf.map_or(Value::Null, |f| space_name(f.space).into()),
-                );
-                o.insert(
-                    "access".into(),
-                    mf.map_or(Value::Null, |f| f.access.name().into()),
-                );
-                Value::Object(o)
-            }
-        };
-        let dumps: Vec<Value> = self
-            .dumps
-            .iter()
-            .map(|d| {
-                let mut o = json!({
-                    "space": space_name(d.request.space),
-                    "addr": hex(d.request.addr),
-                    "hex": hex_bytes(&d.bytes),
-                });
-                if let (Some(t), Some(map)) = (d.request.ty, o.as_object_mut()) {
-                    map.insert("type".into(), t.name().into());
-                    let values = t.values(&d.bytes).map(|e| e.json()).collect();
-                    map.insert("values".into(), Value::Array(values));
-                }
-                o
-            })
-            .collect();
-        let mut o = Map::new();
-        o.insert("status".into(), self.status.name().into());
-        o.insert("pc".into(), hex(self.pc).into());
-        o.insert("instructions".into(), self.instructions.into());
-        o.insert("trap".into(), trap);
-        o.insert("mask".into(), hex(self.mask).into());
-        o.insert("lc0".into(), hex(self.lc0).into());
-        o.insert(
-            "scalars".into(),
-            self.scalars.iter().map(|&v| Value::from(hex(v))).collect(),
-        );
-        o.insert(
-            "vectors".into(),
-            self.vectors
-                .iter()
-                .map(|v| v.iter().map(|&x| Value::from(hex(x))).collect::<Value>())
-                .collect(),
-        );
-        o.insert("dumps".into(), Value::Array(dumps));
-        Value::Object(o)
+        // Serializing hex strings, numbers and names cannot fail.
+        serde_json::to_value(self).unwrap_or_default()
     }
 
     /// A readable multi-line summary (the output of `lanejit run` without `--json`).
@@ -352,6 +304,191 @@ pub fn typed_rows(addr: u64, bytes: &[u8], t: ElemType) -> String {
     s
 }
 
+/// A 64-bit value as the contract writes it: a `0x` hex string without leading zeros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Hex(u64);
+
+impl Serialize for Hex {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hex(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Hex {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Hex, D::Error> {
+        let text = String::deserialize(d)?;
+        text.strip_prefix("0x")
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .map(Hex)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not 0x hex")))
+    }
+}
+
+/// Bytes as the contract's `hex` string of lowercase pairs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct HexBytes(Vec<u8>);
+
+impl Serialize for HexBytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hex_bytes(&self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for HexBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<HexBytes, D::Error> {
+        let text = String::deserialize(d)?;
+        let bad = || serde::de::Error::custom("`hex` is not lowercase hex pairs");
+        if text.len() % 2 != 0 {
+            return Err(bad());
+        }
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(text.get(i..i + 2).ok_or_else(bad)?, 16).map_err(|_| bad()))
+            .collect::<Result<_, _>>()
+            .map(HexBytes)
+    }
+}
+
+/// The contract's `trap` object.
+#[derive(Serialize, Deserialize)]
+struct TrapJson {
+    kind: TrapKind,
+    pc: Hex,
+    lane: Option<u32>,
+    ea: Option<Hex>,
+    space: Option<Space>,
+    access: Option<Access>,
+}
+
+/// One entry of the contract's `dumps`, with `type` and `values` after it when typed.
+#[derive(Serialize, Deserialize)]
+struct DumpJson {
+    space: Space,
+    addr: Hex,
+    hex: HexBytes,
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    ty: Option<ElemType>,
+    /// Derived from `hex` and `type`: written, ignored when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    values: Option<Vec<Value>>,
+}
+
+/// The contract's result object, key for key in its order.
+#[derive(Serialize, Deserialize)]
+struct ResultJson {
+    status: Status,
+    pc: Hex,
+    instructions: u64,
+    trap: Option<TrapJson>,
+    mask: Hex,
+    lc0: Hex,
+    scalars: Vec<Hex>,
+    vectors: Vec<Vec<Hex>>,
+    dumps: Vec<DumpJson>,
+}
+
+impl From<RunResult> for ResultJson {
+    fn from(r: RunResult) -> ResultJson {
+        let hexes = |v: &[u64]| v.iter().map(|&x| Hex(x)).collect::<Vec<_>>();
+        ResultJson {
+            status: r.status,
+            pc: Hex(r.pc),
+            instructions: r.instructions,
+            trap: r.trap.map(|t| TrapJson {
+                kind: t.kind,
+                pc: Hex(t.pc),
+                lane: t.mem.map(|f| f.lane),
+                ea: t.mem.map(|f| Hex(f.ea)),
+                space: t.mem.map(|f| f.space),
+                access: t.mem.map(|f| f.access),
+            }),
+            mask: Hex(r.mask),
+            lc0: Hex(r.lc0),
+            scalars: hexes(&r.scalars),
+            vectors: r.vectors.iter().map(|v| hexes(v)).collect(),
+            dumps: r
+                .dumps
+                .into_iter()
+                .map(|d| DumpJson {
+                    space: d.request.space,
+                    addr: Hex(d.request.addr),
+                    ty: d.request.ty,
+                    values: d
+                        .request
+                        .ty
+                        .map(|t| t.values(&d.bytes).map(|e| e.json()).collect()),
+                    hex: HexBytes(d.bytes),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl TryFrom<ResultJson> for RunResult {
+    type Error = String;
+
+    fn try_from(j: ResultJson) -> Result<RunResult, String> {
+        let scalars: [u64; 32] = j
+            .scalars
+            .iter()
+            .map(|h| h.0)
+            .collect::<Vec<_>>()
+            .try_into()
+            .map_err(|v: Vec<u64>| format!("{} scalars, not 32", v.len()))?;
+        let trap = match j.trap {
+            None => None,
+            Some(t) => {
+                let mem = match (t.lane, t.ea, t.space, t.access) {
+                    (Some(lane), Some(ea), Some(space), Some(access)) => Some(MemFault {
+                        lane,
+                        ea: ea.0,
+                        space,
+                        access,
+                    }),
+                    (None, None, None, None) => None,
+                    _ => {
+                        return Err(
+                            "a trap's lane, ea, space and access are all null or none".into()
+                        );
+                    }
+                };
+                Some(Trap {
+                    kind: t.kind,
+                    pc: t.pc.0,
+                    mem,
+                })
+            }
+        };
+        Ok(RunResult {
+            status: j.status,
+            pc: j.pc.0,
+            instructions: j.instructions,
+            trap,
+            mask: j.mask.0,
+            lc0: j.lc0.0,
+            scalars,
+            vectors: j
+                .vectors
+                .iter()
+                .map(|v| v.iter().map(|h| h.0).collect())
+                .collect(),
+            dumps: j
+                .dumps
+                .into_iter()
+                .map(|d| Dump {
+                    request: DumpRequest {
+                        space: d.space,
+                        addr: d.addr.0,
+                        len: d.hex.0.len() as u64,
+                        ty: d.ty,
+                    },
+                    bytes: d.hex.0,
+                })
+                .collect(),
+        })
+    }
+}
+
 /// `0x`-prefixed lowercase hex without leading zeros.
 pub fn hex(v: u64) -> String {
     format!("{v:#x}")
@@ -385,6 +522,64 @@ mod tests {
         assert_eq!(hex(u64::MAX), "0xffffffffffffffff");
         assert_eq!(hex_bytes(&[0, 0xff, 0x0a]), "00ff0a");
         assert_eq!(hex_bytes(&[]), "");
+    }
+
+    #[test]
+    fn json_reads_back() {
+        use crate::machine::TrapKind;
+        let mut r = RunResult {
+            status: Status::Trapped,
+            pc: 0x88,
+            instructions: 12,
+            trap: Some(Trap {
+                kind: TrapKind::PermissionFault,
+                pc: 0x88,
+                mem: Some(MemFault {
+                    lane: 3,
+                    ea: 0x10ff8,
+                    space: Space::Memory,
+                    access: Access::Write,
+                }),
+            }),
+            mask: 0xf,
+            lc0: 0,
+            scalars: [7; 32],
+            vectors: vec![vec![0, u64::MAX]; 32],
+            dumps: vec![Dump {
+                request: DumpRequest {
+                    space: Space::Tile,
+                    addr: 0x40,
+                    len: 4,
+                    ty: Some(ElemType::F32),
+                },
+                bytes: vec![0, 0, 0x20, 0x40],
+            }],
+        };
+        let text = r.to_json().to_string();
+        assert!(text.starts_with(
+            "{\"status\":\"trapped\",\"pc\":\"0x88\",\"instructions\":12,\"trap\":{\"kind\":\"permission_fault\",\"pc\":\"0x88\",\"lane\":3,\"ea\":\"0x10ff8\",\"space\":\"memory\",\"access\":\"write\"},\"mask\":\"0xf\",\"lc0\":\"0x0\",\"scalars\":[\"0x7\","
+        ), "{text}");
+        assert!(text.ends_with(
+            "\"dumps\":[{\"space\":\"tile\",\"addr\":\"0x40\",\"hex\":\"00002040\",\"type\":\"f32\",\"values\":[2.5]}]}"
+        ), "{text}");
+        assert_eq!(serde_json::from_str::<RunResult>(&text).unwrap(), r);
+        r.trap = Some(Trap {
+            kind: TrapKind::IllegalInstruction,
+            pc: 0,
+            mem: None,
+        });
+        r.dumps[0].request.ty = None;
+        let text = r.to_json().to_string();
+        assert!(text.contains("\"trap\":{\"kind\":\"illegal_instruction\",\"pc\":\"0x0\",\"lane\":null,\"ea\":null,\"space\":null,\"access\":null}"), "{text}");
+        assert!(text.ends_with("\"hex\":\"00002040\"}]}"), "{text}");
+        assert_eq!(serde_json::from_str::<RunResult>(&text).unwrap(), r);
+        for bad in [
+            "{}",
+            &text.replace("0x0\"", "0\""),
+            &text.replace("00002040", "0002040"),
+        ] {
+            assert!(serde_json::from_str::<RunResult>(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -5,8 +5,9 @@
 use serde_json::Value;
 use std::fmt;
 
-/// An element type of a typed view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// An element type of a typed view (serialized as its name, `f32`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ElemType {
     /// Unsigned byte.
     U8,

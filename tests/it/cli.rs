@@ -873,6 +873,11 @@ fn bench_times_user_kernels_with_spread_and_baselines() {
         "the .equ as --set made it"
     );
     assert_eq!(j["measurements"][0]["samples"].as_array().unwrap().len(), 3);
+    let out = bench(&[f, "--quick", "--engine", "jit", "--json", "--reps", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["measurements"][0]["engine"], "jit");
+    assert_eq!(j["measurements"][0]["samples"].as_array().unwrap().len(), 2);
     let out = bench(&[f, "--quick", "--engine", "interp", "--baseline", "first"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
