@@ -94,6 +94,17 @@ pub fn run_machine(
 }
 
 impl Snapshot {
+    /// How the run ended, as the machine said it.
+    pub fn exit(&self) -> lanejit_interp::machine::Exit {
+        use lanejit_interp::machine::Exit;
+        use lanejit_interp::result::Status;
+        match (self.result.status, self.result.trap) {
+            (Status::Trapped, Some(t)) => Exit::Trapped(t),
+            (Status::Limit, _) => Exit::Limit,
+            _ => Exit::Halted,
+        }
+    }
+
     /// The snapshot of machine `m` after a run that ended with `exit` (the result with
     /// `dumps`, the latched trip, every mapped page, the tile).
     pub fn capture(
