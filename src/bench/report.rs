@@ -422,12 +422,24 @@ impl Report {
         let bar = 12.0;
         let gap = 18.0;
         let group = 4.0 * bar + gap;
-        let left = 70.0;
-        let top = 40.0;
+        // Room for the y-axis title and the tick labels.
+        let left = 84.0;
+        // The title on one line, the legend on the next.
+        let top = 56.0;
         let plot_h = 360.0;
-        let label_h = 110.0;
+        // Group labels are rotated by 60 degrees: size the space below the plot (and to the
+        // right of the last group) for the longest one, at about 6.5 px a character.
+        let longest = self
+            .rows
+            .iter()
+            .map(|r| format!("{} {}", r.kernel, size_name(r.size)).len())
+            .max()
+            .unwrap_or(0) as f64;
+        let label_w = longest * 6.5;
+        let label_h = label_w * 0.87 + 24.0;
+        let right = (label_w * 0.5 - group / 2.0).max(20.0);
         // At least wide enough for the title and legend.
-        let width = (left + group * self.rows.len().max(1) as f64 + 20.0).max(700.0);
+        let width = (left + group * self.rows.len().max(1) as f64 + right).max(700.0);
         let height = top + plot_h + label_h;
         let vals = self.rows.iter().flat_map(|r| r.melem.iter().flatten());
         let max = vals.clone().fold(1.0f64, |a, &b| a.max(b));
@@ -446,11 +458,16 @@ impl Report {
             self.vl,
             xml(&self.date)
         );
+        let _ = writeln!(
+            s,
+            r#"<text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">elements per second, millions (log scale)</text>"#,
+            top + plot_h / 2.0
+        );
         for (i, c) in COLUMNS.iter().enumerate() {
-            let x = left + 330.0 + 70.0 * i as f64;
+            let x = left + 70.0 * i as f64;
             let _ = writeln!(
                 s,
-                r#"<rect x="{x}" y="24" width="10" height="10" fill="{}"/><text x="{}" y="33">{c}</text>"#,
+                r#"<rect x="{x}" y="28" width="10" height="10" fill="{}"/><text x="{}" y="37">{c}</text>"#,
                 COLORS[i],
                 x + 14.0
             );
@@ -463,7 +480,7 @@ impl Report {
                 s,
                 "<line x1=\"{left}\" x2=\"{:.0}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/>\
                  <text x=\"{:.0}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-                width - 20.0,
+                width - right,
                 left - 6.0,
                 yy + 4.0,
                 num(Some(v))
@@ -653,6 +670,16 @@ mod tests {
         let s = report().svg();
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
         assert_eq!(s.matches("<title>").count(), 4);
+        assert!(s.contains("rotate(-90)\" text-anchor=\"middle\">elements per second"));
+        // The rotated group labels fit below the plot: 56 + 360 + room for the longest.
+        let height: f64 = s
+            .split("height=\"")
+            .nth(1)
+            .and_then(|h| h.split('"').next())
+            .and_then(|h| h.parse().ok())
+            .unwrap();
+        let longest = "copy32 16 KiB".len() as f64 * 6.5;
+        assert!(height >= 56.0 + 360.0 + longest * 0.87, "{height}");
     }
 
     #[test]
