@@ -596,6 +596,16 @@ fn suggestion(kind: &AsmErrorKind, names: &[String]) -> Option<String> {
             .chain(["lc0".to_string()])
             .collect::<Vec<_>>()
     };
+    if let AsmErrorKind::UndefinedSymbol(name) = kind
+        && let Some((kind, num)) = name.to_ascii_lowercase().split_at_checked(1)
+        && (kind == "s" || kind == "v")
+        && !num.is_empty()
+        && num.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Some(format!(
+            "registers are numbered 0 to 31: `{kind}0` .. `{kind}31` (without leading zeros)"
+        ));
+    }
     let hit = match kind {
         AsmErrorKind::UndefinedSymbol(name) => did_you_mean(name, names.iter().map(String::as_str))
             .map(str::to_string)
@@ -721,6 +731,20 @@ mod tests {
         assert_eq!(did_you_mean("lop", ["loop", "top"]), None, "a tie");
         assert_eq!(did_you_mean("lopp", ["loop", "top"]), Some("loop"));
         assert_eq!(did_you_mean("xyz", ["loop"]), None);
+        let e = assemble(
+            "S.ADD s1, s1, s32\nV.ADD v1, v1, v01\nS.ADD s1, s1, sss1\n",
+            "t.s",
+        )
+        .unwrap_err();
+        let helps: Vec<_> = e.errors.iter().map(|e| e.help.as_deref()).collect();
+        assert_eq!(
+            helps,
+            [
+                Some("registers are numbered 0 to 31: `s0` .. `s31` (without leading zeros)"),
+                Some("registers are numbered 0 to 31: `v0` .. `v31` (without leading zeros)"),
+                None,
+            ]
+        );
         let e = assemble("V.MOOV v1, s1\n.wrod 1\nJ tpo\ntop: HALT\n", "t.s").unwrap_err();
         let helps: Vec<_> = e.errors.iter().map(|e| e.help.as_deref()).collect();
         assert_eq!(
