@@ -35,5 +35,9 @@ fn kernels(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, kernels);
-criterion_main!(benches);
+// In a private module: `criterion_group!` defines an undocumented `pub fn benches`.
+mod group {
+    use super::*;
+    criterion_group!(benches, kernels);
+}
+criterion_main!(group::benches);

@@ -1,6 +1,7 @@
-//! Command-line front end: argument parsing (clap), loading programs (assembly source or
-//! binary container), the `run`, `asm` and `disasm` subcommands, and the mapping of every
-//! failure to exit status 2 with a message. Everything semantic lives in `lanejit-interp` and
+//! Command-line front end: argument parsing (clap), loading programs (assembly source,
+//! container or stdin) with their flags ([`Setup`]), the `run`, `asm` and `disasm`
+//! subcommands, dispatch to `compare`, `fuzz` (`fuzz_cli`) and `bench` (`userbench` for user
+//! kernels), and the mapping of every failure to exit status 2 with a message (`diag`). Everything semantic lives in `lanejit-interp` and
 //! the tiered VM; this module only wires them to files and flags.
 //!
 //! Input is read with bounds, from regular files, pipes and devices alike: a program file is
@@ -10,11 +11,13 @@
 //! opened before the program runs; a write that fails after the run anyway is reported after
 //! the result, with exit status [`EXIT_OUTPUT_FAILED`].
 
-use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use lanejit::EXIT_OUTPUT_FAILED;
+use crate::diag;
+use crate::inspect::{self, DumpSpec, ShowSpec};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use lanejit::launch::{LaunchOptions, MAX_THREADS, launch};
 use lanejit::vm::{self, Engine, VmOptions};
-use lanejit_interp::asm::assemble;
+use lanejit::{EXIT_CHECK_FAILED, EXIT_OUTPUT_FAILED};
+use lanejit_interp::asm::{SourceMap, assemble, assemble_mapped};
 use lanejit_interp::container;
 use lanejit_interp::disasm::disassemble;
 use lanejit_interp::interp::{self, Decoded};
@@ -55,52 +58,21 @@ enum Cmd {
         /// Container (or source) to disassemble.
         file: PathBuf,
     },
+    /// Run a program on several engines, time each, and show the first instruction after
+    /// which they differ (exit 1), or that they all agree (exit 0).
+    Compare(crate::compare::CompareArgs),
     /// Differential fuzzing: run generated programs on several engines and compare results.
-    Fuzz(FuzzArgs),
+    Fuzz(crate::fuzz_cli::FuzzArgs),
     /// Benchmarks: every bench kernel on interp, jit, tiered and native, side by side.
     Bench(lanejit::bench::cli::BenchArgs),
 }
 
-#[derive(Args, Debug)]
-struct FuzzArgs {
-    /// Number of generated cases.
-    #[arg(long, default_value = "1000", value_parser = parse_u64)]
-    cases: u64,
-    /// Campaign seed (the same seed gives the same cases).
-    #[arg(long, default_value = "0", value_parser = parse_u64)]
-    seed: u64,
-    /// Engines to compare, the first being the reference.
-    #[arg(long, value_delimiter = ',', default_value = "interp,jit,tiered")]
-    engines: Vec<EngineArg>,
-    /// Where to write reproducers.
-    #[arg(long, default_value = "fuzz-out")]
-    out: PathBuf,
-    /// Re-run one reproducer (`.s` written by a campaign, or any program) on the engines
-    /// instead, under the flags of its `; fuzz-config:` line.
-    #[arg(long, value_name = "FILE")]
-    replay: Option<PathBuf>,
-    /// Worker threads (default: one per core).
-    #[arg(long, value_parser = parse_u64_usize)]
-    jobs: Option<usize>,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum EngineArg {
-    /// The reference interpreter alone.
-    Interp,
-    /// Compile every region on first entry.
-    Jit,
-    /// Interpret, and compile regions once they are hot.
-    Tiered,
-}
-
-#[derive(Args, Debug)]
-struct RunArgs {
-    /// Program: assembly source, or a container written by `lanejit asm`.
+/// The program and the machine it runs on: shared by `run` and `compare`.
+#[derive(Args, Debug, Clone)]
+pub struct ProgramArgs {
+    /// Program: assembly source, or a container written by `lanejit asm`; `-` reads standard
+    /// input.
     file: PathBuf,
-    /// Execution engine.
-    #[arg(long, value_enum, default_value = "tiered")]
-    engine: EngineArg,
     /// Lanes per group (power of two, 1..64); overrides the program's `.vl`.
     #[arg(long, value_parser = parse_u64)]
     vl: Option<u64>,
@@ -113,27 +85,50 @@ struct RunArgs {
     /// Memory limit in bytes (multiple of 4096, at most 2^40; default 4 GiB).
     #[arg(long, value_name = "BYTES", value_parser = parse_u64)]
     mem_limit: Option<u64>,
-    /// Dump memory after the run (repeatable).
-    #[arg(long = "dump-mem", value_name = "ADDR:LEN", value_parser = parse_range)]
-    dump_mem: Vec<(u64, u64)>,
-    /// Dump tile space after the run (repeatable).
-    #[arg(long = "dump-tile", value_name = "ADDR:LEN", value_parser = parse_range)]
-    dump_tile: Vec<(u64, u64)>,
-    /// Print the result as one JSON object.
-    #[arg(long)]
-    json: bool,
+    /// Override an `.equ` of the source (repeatable): `--set N=1024`, `--set A=f32(2.5)`.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    set: Vec<(String, String)>,
+    /// Dump memory after the run (repeatable). ADDR is a number, a `.data` label or a label
+    /// with an offset (`out+16`); LEN is in bytes; TYPE (u8 i8 u16 i16 u32 i32 u64 i64 f32
+    /// f64) shows typed values instead of a hexdump.
+    #[arg(long = "dump-mem", value_name = "ADDR:LEN[:TYPE]", value_parser = inspect::parse_dump_spec)]
+    dump_mem: Vec<DumpSpec>,
+    /// Dump tile space after the run (repeatable); ADDR may be a `.tiledata` label.
+    #[arg(long = "dump-tile", value_name = "ADDR:LEN[:TYPE]", value_parser = inspect::parse_dump_spec)]
+    dump_tile: Vec<DumpSpec>,
     /// Copy a file's bytes into mapped memory before the run (repeatable).
     #[arg(long = "load", value_name = "ADDR:FILE", value_parser = parse_load)]
     load: Vec<(u64, PathBuf)>,
+    /// Region entries before the tiered engine compiles a region.
+    #[arg(long, value_name = "N", default_value = "16", value_parser = parse_u32)]
+    pub jit_threshold: u32,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    #[command(flatten)]
+    prog: ProgramArgs,
+    /// Execution engine.
+    #[arg(long, value_enum, default_value = "tiered")]
+    engine: Engine,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Show a register's lanes typed after the run (repeatable): `v3:f32`, `s5:i64`.
+    #[arg(long = "show", value_name = "REG[:TYPE]", value_parser = inspect::parse_show_spec)]
+    show: Vec<ShowSpec>,
+    /// Check the source's `; expect` lines against the result: exit 0 when all hold,
+    /// 5 when one fails (each failure reported on stderr).
+    #[arg(long)]
+    check: bool,
     /// Write memory to a file after the run (repeatable).
     #[arg(long = "save", value_name = "ADDR:LEN:FILE", value_parser = parse_save)]
     save: Vec<(u64, u64, PathBuf)>,
-    /// Print one line per retired instruction to stderr (runs on the reference interpreter).
+    /// Print a commit log to stderr: per retired instruction its number, pc with label,
+    /// mask, disassembly and changed registers, each active lane's memory access, and a trap
+    /// line with the source line (runs on the reference interpreter).
     #[arg(long)]
     trace: bool,
-    /// Region entries before the tiered engine compiles a region.
-    #[arg(long, value_name = "N", default_value = "16", value_parser = parse_u32)]
-    jit_threshold: u32,
     /// Launch G groups over the shared memory, each with its own registers and tile
     /// (1..2^24); overrides the program's `.groups`.
     #[arg(long, value_name = "G", value_parser = parse_u32)]
@@ -150,6 +145,19 @@ struct RunArgs {
     /// each thread ran.
     #[arg(long, value_name = "FILE")]
     timeline: Option<PathBuf>,
+    /// Trace from the Nth retired instruction on (1-based); implies --trace.
+    #[arg(long, value_name = "N", value_parser = parse_u64)]
+    trace_from: Option<u64>,
+    /// Trace at most N instructions; implies --trace.
+    #[arg(long, value_name = "N", value_parser = parse_u64)]
+    trace_count: Option<u64>,
+    /// Trace only the instruction at ADDR (a pc, a code label, or label+offset); implies
+    /// --trace.
+    #[arg(long, value_name = "ADDR|LABEL")]
+    trace_pc: Option<String>,
+    /// Write the trace to FILE instead of stderr; implies --trace.
+    #[arg(long, value_name = "FILE")]
+    trace_file: Option<PathBuf>,
 }
 
 /// Every way a command can fail before or around a run: all exit with status 2.
@@ -161,6 +169,7 @@ pub enum CliError {
         /// The file.
         path: String,
         /// What happened.
+        #[source]
         err: std::io::Error,
     },
     /// An input file is larger than its limit.
@@ -176,26 +185,37 @@ pub enum CliError {
     /// A source file is not UTF-8 text.
     #[error("{0}: not a lanejit container and not UTF-8 assembly source")]
     NotText(String),
-    /// The assembler reported errors (already formatted).
+    /// The assembler reported errors.
     #[error("{0}")]
-    Asm(String),
+    Asm(#[from] lanejit_interp::asm::AsmErrors),
     /// The container is malformed.
     #[error("{path}: invalid container: {err}")]
     Container {
         /// The file.
         path: String,
         /// What is wrong.
-        err: String,
+        #[source]
+        err: container::ContainerError,
     },
     /// A flag value is out of its range.
     #[error("{0}")]
     BadFlag(String),
     /// The machine could not be set up (memory limit, reservation, data placement).
     #[error("{0}")]
-    Machine(String),
+    Machine(#[from] lanejit_interp::machine::MachineError),
+    /// A reproducer could not be replayed.
+    #[error("{path}: {err}")]
+    Replay {
+        /// The reproducer.
+        path: String,
+        /// Why.
+        #[source]
+        err: lanejit::fuzz::ReplayError,
+    },
 }
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
+/// A closure turning an I/O error on `path` into [`CliError::Io`].
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
     move |err| CliError::Io {
         path: path.display().to_string(),
         err,
@@ -203,7 +223,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
 }
 
 /// Parse a number: decimal or `0x` hex (`_` separators allowed).
-fn parse_u64(s: &str) -> Result<u64, String> {
+pub fn parse_u64(s: &str) -> Result<u64, String> {
     let t = s.trim().replace('_', "");
     let r = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         u64::from_str_radix(h, 16)
@@ -213,7 +233,8 @@ fn parse_u64(s: &str) -> Result<u64, String> {
     r.map_err(|_| format!("`{s}` is not a number (decimal or 0x hex)"))
 }
 
-fn parse_u64_usize(s: &str) -> Result<usize, String> {
+/// [`parse_u64`] into a `usize`.
+pub(crate) fn parse_u64_usize(s: &str) -> Result<usize, String> {
     let v = parse_u64(s)?;
     usize::try_from(v).map_err(|_| format!("`{s}` is too large"))
 }
@@ -223,11 +244,11 @@ fn parse_u32(s: &str) -> Result<u32, String> {
     u32::try_from(v).map_err(|_| format!("`{s}` is too large"))
 }
 
-fn parse_range(s: &str) -> Result<(u64, u64), String> {
-    let (a, l) = s
-        .split_once(':')
-        .ok_or_else(|| format!("`{s}`: expected ADDR:LEN"))?;
-    Ok((parse_u64(a)?, parse_u64(l)?))
+fn parse_set(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((n, v)) if !n.trim().is_empty() => Ok((n.trim().to_string(), v.to_string())),
+        _ => Err(format!("`{s}`: expected NAME=VALUE")),
+    }
 }
 
 fn parse_load(s: &str) -> Result<(u64, PathBuf), String> {
@@ -268,6 +289,9 @@ fn file_longer_than(f: &std::fs::File, limit: u64) -> bool {
 /// [`MAX_CONTAINER_BYTES`] when it starts with the container magic, else at most
 /// [`MAX_SOURCE_BYTES`]; a longer file is refused as soon as the limit is passed.
 pub fn read_program_file(path: &Path) -> Result<Vec<u8>, CliError> {
+    if path == Path::new("-") {
+        return read_stdin_program();
+    }
     let mut f = std::fs::File::open(path).map_err(io_err(path))?;
     let mut bytes = Vec::new();
     (&mut f)
@@ -301,8 +325,41 @@ pub fn read_program_file(path: &Path) -> Result<Vec<u8>, CliError> {
     Ok(bytes)
 }
 
+/// A program from standard input (`FILE` is `-`), with the limits of [`read_program_file`].
+fn read_stdin_program() -> Result<Vec<u8>, CliError> {
+    let path = Path::new(STDIN_NAME);
+    let mut stdin = std::io::stdin().lock();
+    let mut bytes = Vec::new();
+    let within = read_at_most(&mut stdin, &mut bytes, MAX_CONTAINER_BYTES).map_err(io_err(path))?;
+    let (limit, what) = if container::is_container(&bytes) {
+        (MAX_CONTAINER_BYTES, "the container")
+    } else {
+        (MAX_SOURCE_BYTES, "the assembly source")
+    };
+    if !within || bytes.len() as u64 > limit {
+        return Err(CliError::TooLarge {
+            path: STDIN_NAME.into(),
+            what,
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// How standard input is named in messages.
+const STDIN_NAME: &str = "<stdin>";
+
+/// The name of a program file in messages.
+fn display_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        STDIN_NAME.into()
+    } else {
+        path.display().to_string()
+    }
+}
+
 /// An assembly source file (read as [`read_program_file`] does) as text.
-fn read_source(path: &Path) -> Result<String, CliError> {
+pub(crate) fn read_source(path: &Path) -> Result<String, CliError> {
     let bytes = read_program_file(path)?;
     String::from_utf8(bytes).map_err(|_| CliError::NotText(path.display().to_string()))
 }
@@ -345,53 +402,91 @@ fn load_into(m: &mut Machine, program: &Program, addr: u64, path: &Path) -> Resu
 
 /// Load a program: a container when the file starts with the magic, else assembly source.
 pub fn load_program(path: &Path) -> Result<Program, CliError> {
+    load_program_with(path, &[]).map(|(p, _)| p)
+}
+
+/// Load a program as [`load_program`] does, with `.equ` overrides (`--set`, source only), and
+/// return its source text and line table too (`None` for a container).
+pub fn load_program_with(
+    path: &Path,
+    set: &[(String, String)],
+) -> Result<(Program, Option<(String, SourceMap)>), CliError> {
     let bytes = read_program_file(path)?;
-    let name = path.display().to_string();
+    let name = display_name(path);
     if container::is_container(&bytes) {
-        return container::read(&bytes).map_err(|e| CliError::Container {
-            path: name,
-            err: e.to_string(),
-        });
+        if !set.is_empty() {
+            return Err(CliError::BadFlag(format!(
+                "--set: {name} is a container; overriding an .equ needs assembly source"
+            )));
+        }
+        let p = container::read(&bytes).map_err(|err| CliError::Container { path: name, err })?;
+        return Ok((p, None));
     }
-    let src = std::str::from_utf8(&bytes).map_err(|_| CliError::NotText(name.clone()))?;
-    assemble(src, &name).map_err(|e| CliError::Asm(e.to_string()))
+    let src = String::from_utf8(bytes).map_err(|_| CliError::NotText(name.clone()))?;
+    let (p, map) = assemble_mapped(&src, &name, set)?;
+    Ok((p, Some((src, map))))
 }
 
 /// Entry point: returns the process exit status.
 pub fn main() -> i32 {
+    let clap_error = |e: clap::Error| {
+        if e.use_stderr() {
+            let _ = std::io::stderr().write_all(diag::render_clap(&e, diag::color()).as_bytes());
+            2
+        } else {
+            // --help, --version: not errors.
+            let _ = e.print();
+            0
+        }
+    };
     let matches = match Cli::command().try_get_matches() {
         Ok(m) => m,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return code;
-        }
+        Err(e) => return clap_error(e),
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return 2;
-        }
+        Err(e) => return clap_error(e),
     };
     let result = match cli.cmd {
         Cmd::Run(args) => {
+            let sub = matches.subcommand_matches("run");
+            let order = sub.map(dump_order).unwrap_or_default();
+            let engine_given = sub.and_then(|m| m.value_source("engine"))
+                == Some(clap::parser::ValueSource::CommandLine);
+            cmd_run(args, &order, engine_given)
+        }
+        Cmd::Compare(args) => {
             let order = matches
-                .subcommand_matches("run")
+                .subcommand_matches("compare")
                 .map(dump_order)
                 .unwrap_or_default();
-            cmd_run(args, &order)
+            crate::compare::cmd(&args, &order)
         }
         Cmd::Asm { file, out } => cmd_asm(&file, &out),
         Cmd::Disasm { file } => cmd_disasm(&file),
-        Cmd::Fuzz(args) => cmd_fuzz(&args),
+        Cmd::Fuzz(args) => crate::fuzz_cli::cmd(&args),
         Cmd::Bench(args) => cmd_bench(&args),
     };
     match result {
         Ok(code) => code,
+        Err(CliError::Asm(errors)) => {
+            let text = diag::render_asm(&errors, diag::color());
+            let _ = std::io::stderr().write_all(text.as_bytes());
+            2
+        }
         Err(e) => {
-            let msg = e.to_string();
-            let _ = writeln!(std::io::stderr(), "lanejit: {}", msg.trim_end());
+            let mut msg = e.to_string();
+            // The message of a variant with a source names the source already; add a
+            // deeper cause only when it says something more.
+            let mut src = std::error::Error::source(&e);
+            while let Some(s) = src {
+                let t = s.to_string();
+                if !msg.contains(&t) {
+                    msg = format!("{msg}: {t}");
+                }
+                src = s.source();
+            }
+            diag::error(msg.trim_end());
             2
         }
     }
@@ -410,42 +505,109 @@ fn dump_order(m: &clap::ArgMatches) -> Vec<(Space, usize)> {
     v.into_iter().map(|(_, s, k)| (s, k)).collect()
 }
 
-fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
-    if matches!(args.engine, EngineArg::Jit) && !vm::JIT_AVAILABLE {
-        return Err(CliError::BadFlag(
-            "--engine jit: the JIT tier is not built yet".into(),
-        ));
+impl ProgramArgs {
+    /// The program flags of one kernel of `bench FILE...`.
+    pub fn for_bench(file: &Path, set: &[(String, String)], vl: Option<u32>) -> ProgramArgs {
+        ProgramArgs {
+            file: file.to_path_buf(),
+            vl: vl.map(u64::from),
+            strict_align: false,
+            max_instructions: None,
+            mem_limit: None,
+            set: set.to_vec(),
+            dump_mem: Vec::new(),
+            dump_tile: Vec::new(),
+            load: Vec::new(),
+            jit_threshold: VmOptions::default().jit_threshold,
+        }
     }
-    let program = load_program(&args.file)?;
-    let vl = match args.vl {
-        Some(v) if !(v <= 64 && valid_vl(v as u32)) => {
+}
+
+/// A program loaded and checked against its flags, ready to build machines for.
+pub struct Setup {
+    /// The program.
+    pub program: Program,
+    /// Its source and line table (`None` for a container).
+    pub source: Option<(String, SourceMap)>,
+    /// The name of its file in messages.
+    pub name: String,
+    /// The machine configuration.
+    pub config: Config,
+    /// The dumps to capture, in flag order.
+    pub dumps: Vec<DumpRequest>,
+    loads: Vec<(u64, PathBuf)>,
+}
+
+impl Setup {
+    /// Load `args.file` and check every flag against it (nothing runs).
+    pub fn new(args: &ProgramArgs, order: &[(Space, usize)]) -> Result<Setup, CliError> {
+        let (program, source) = load_program_with(&args.file, &args.set)?;
+        let vl = match args.vl {
+            Some(v) if !(v <= 64 && valid_vl(v as u32)) => {
+                return Err(CliError::BadFlag(format!(
+                    "--vl {v}: VL must be a power of two from 1 to 64"
+                )));
+            }
+            Some(v) => Some(v as u32),
+            None => None,
+        };
+        let mut config = Config::for_program(&program, vl);
+        config.strict_align = args.strict_align;
+        config.max_instructions = args.max_instructions;
+        if let Some(limit) = args.mem_limit {
+            if limit % PAGE_SIZE != 0 || limit > MAX_MEM_LIMIT {
+                return Err(CliError::BadFlag(format!(
+                    "--mem-limit {limit:#x}: must be a multiple of 4096 and at most 2^40"
+                )));
+            }
+            config.mem_limit = limit;
+        }
+        if program.mapped_end() > config.mem_limit {
             return Err(CliError::BadFlag(format!(
-                "--vl {v}: VL must be a power of two from 1 to 64"
+                "the program maps memory up to {:#x}, beyond the memory limit {:#x}",
+                program.mapped_end(),
+                config.mem_limit
             )));
         }
-        Some(v) => Some(v as u32),
-        None => None,
-    };
-    let mut config = Config::for_program(&program, vl);
-    config.strict_align = args.strict_align;
-    config.max_instructions = args.max_instructions;
-    if let Some(limit) = args.mem_limit {
-        if limit % PAGE_SIZE != 0 || limit > MAX_MEM_LIMIT {
-            return Err(CliError::BadFlag(format!(
-                "--mem-limit {limit:#x}: must be a multiple of 4096 and at most 2^40"
-            )));
+        let mut dumps = Vec::new();
+        for &(space, k) in order {
+            let (flag, spec) = match space {
+                Space::Memory => ("--dump-mem", &args.dump_mem[k]),
+                Space::Tile => ("--dump-tile", &args.dump_tile[k]),
+            };
+            let bad = |e: String| CliError::BadFlag(format!("{flag} {}: {e}", spec.text));
+            let req = spec.request(&program, space).map_err(bad)?;
+            req.validate(&program).map_err(|e| bad(e.to_string()))?;
+            dumps.push(req);
         }
-        config.mem_limit = limit;
-    }
-    if program.mapped_end() > config.mem_limit {
-        return Err(CliError::BadFlag(format!(
-            "the program maps memory up to {:#x}, beyond the memory limit {:#x}",
-            program.mapped_end(),
-            config.mem_limit
-        )));
+        Ok(Setup {
+            name: display_name(&args.file),
+            program,
+            source,
+            config,
+            dumps,
+            loads: args.load.clone(),
+        })
     }
 
-    let groups = args.groups.or(program.groups).unwrap_or(1);
+    /// A machine in its reset state with the `--load` files in memory.
+    pub fn machine(&self) -> Result<Machine, CliError> {
+        self.machine_with(self.config)
+    }
+
+    /// As [`Setup::machine`], under another configuration (another instruction budget).
+    pub fn machine_with(&self, config: Config) -> Result<Machine, CliError> {
+        let mut m = Machine::new(&self.program, config)?;
+        for (addr, path) in &self.loads {
+            load_into(&mut m, &self.program, *addr, path)?;
+        }
+        Ok(m)
+    }
+}
+
+fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Result<i32, CliError> {
+    let setup = Setup::new(&args.prog, order)?;
+    let groups = args.groups.or(setup.program.groups).unwrap_or(1);
     if !(1..=MAX_GROUPS).contains(&groups) {
         return Err(CliError::BadFlag(format!(
             "--groups {groups}: the group count must be from 1 to 2^24"
@@ -460,42 +622,51 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
         Some(t) => t,
         None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
     };
-    if args.trace && groups > 1 {
+    let tracing = args.trace
+        || args.trace_from.is_some()
+        || args.trace_count.is_some()
+        || args.trace_pc.is_some()
+        || args.trace_file.is_some();
+    if tracing && groups > 1 {
         return Err(CliError::BadFlag(
             "--trace traces a single group; it cannot be used with more than one group".into(),
         ));
     }
-
-    let mut dumps = Vec::new();
-    for &(space, k) in order {
-        let (addr, len) = match space {
-            Space::Memory => args.dump_mem[k],
-            Space::Tile => args.dump_tile[k],
-        };
-        let req = DumpRequest { space, addr, len };
-        req.validate(&program).map_err(|e| {
-            let flag = if space == Space::Memory {
-                "--dump-mem"
-            } else {
-                "--dump-tile"
-            };
-            CliError::BadFlag(format!("{flag} {addr:#x}:{len}: {e}"))
-        })?;
-        dumps.push(req);
+    if args.check && groups > 1 {
+        return Err(CliError::BadFlag(
+            "--check checks the `; expect` lines of a single group's run; it cannot be used \
+             with more than one group"
+                .into(),
+        ));
     }
+    let expectations = if args.check {
+        let Some((src, _)) = &setup.source else {
+            return Err(CliError::BadFlag(format!(
+                "--check: {} is a container; `; expect` lines live in assembly source",
+                setup.name
+            )));
+        };
+        let ex = lanejit_interp::expect::parse(src, &setup.program)
+            .map_err(|e| CliError::BadFlag(format!("--check: {}: {e}", setup.name)))?;
+        if ex.is_empty() {
+            return Err(CliError::BadFlag(format!(
+                "--check: {} has no `; expect` lines",
+                setup.name
+            )));
+        }
+        ex
+    } else {
+        Vec::new()
+    };
     for (addr, len, path) in &args.save {
-        if !program.range_mapped(*addr, *len) {
+        if !setup.program.range_mapped(*addr, *len) {
             return Err(CliError::BadFlag(format!(
                 "--save {addr:#x}:{len}:{}: the range is not entirely mapped",
                 path.display()
             )));
         }
     }
-
-    let mut m = Machine::new(&program, config).map_err(|e| CliError::Machine(e.to_string()))?;
-    for (addr, path) in &args.load {
-        load_into(&mut m, &program, *addr, path)?;
-    }
+    let mut m = setup.machine()?;
     // Output files are opened (created, truncated) before the run, after every input is read
     // (a file may be both loaded and saved), so an unwritable path costs no run.
     let mut save_files = Vec::with_capacity(args.save.len());
@@ -506,32 +677,86 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
         Some(path) => Some((path, std::fs::File::create(path).map_err(io_err(path))?)),
         None => None,
     };
-    let decoded = Decoded::new(&program.code);
-    let (result, stats, timeline, m) = if args.trace {
-        let mut err = std::io::BufWriter::new(std::io::stderr().lock());
+    let decoded = Decoded::new(&setup.program.code);
+    let mut filter = inspect::TraceFilter {
+        from: args.trace_from.unwrap_or(0),
+        count: args.trace_count,
+        pc: match &args.trace_pc {
+            None => None,
+            Some(t) => Some(
+                setup
+                    .program
+                    .resolve_value(t, lanejit_interp::program::SymKind::Code)
+                    .map_err(|e| e.to_string())
+                    .and_then(|pc| {
+                        let words = setup.program.code.len() as u64;
+                        if pc % 8 == 0 && pc / 8 < words {
+                            Ok(pc)
+                        } else {
+                            Err(format!("{pc:#x} is not the pc of an instruction word"))
+                        }
+                    })
+                    .map_err(|e| CliError::BadFlag(format!("--trace-pc {t}: {e}")))?,
+            ),
+        },
+        printed: 0,
+    };
+    let mut trace_out: Box<dyn std::io::Write> = match &args.trace_file {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(io_err(path))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stderr())),
+    };
+    let places = inspect::Places::new(
+        &setup.program,
+        setup.source.as_ref().map(|(_, map)| map),
+        &decoded,
+    );
+    let engine = if tracing { Engine::Interp } else { args.engine };
+    if tracing && engine_given && args.engine != Engine::Interp {
+        diag::note(&format!(
+            "--trace runs on the reference interpreter, not on --engine {}",
+            args.engine.name()
+        ));
+    }
+    let start = std::time::Instant::now();
+    let (result, stats, timeline, m) = if tracing {
+        let mut seq = m.retired;
         let exit = interp::run_traced(&mut m, &decoded, &mut |ev| {
-            let _ = writeln!(err, "{ev}");
+            seq += 1;
+            if filter.take(seq, ev.pc) {
+                let _ = writeln!(trace_out, "{}", places.event(seq, ev));
+            }
         });
-        let _ = err.flush();
+        if let lanejit_interp::machine::Exit::Trapped(t) = &exit {
+            let _ = writeln!(trace_out, "{}", places.trap(t));
+        }
+        let _ = trace_out.flush();
         let stats = vm::EngineStats {
             interp_retired: m.retired,
             ..Default::default()
         };
-        (RunResult::capture(&m, exit, &dumps), stats, Vec::new(), m)
+        (
+            RunResult::capture(&m, exit, &setup.dumps),
+            stats,
+            Vec::new(),
+            m,
+        )
     } else {
         let opts = LaunchOptions {
-            engine: engine_of(args.engine),
+            engine,
             vm: VmOptions {
-                jit_threshold: args.jit_threshold,
+                jit_threshold: args.prog.jit_threshold,
             },
             groups,
             threads,
             check_races: args.check_races,
             timeline: args.timeline.is_some(),
         };
-        let (l, m) = launch(m, &decoded, &dumps, &opts);
+        let (l, m) = launch(m, &decoded, &setup.dumps, &opts);
         (l.result, l.stats, l.timeline, m)
     };
+    let secs = start.elapsed().as_secs_f64();
 
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -539,24 +764,44 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
         if let Some(o) = json.as_object_mut() {
             o.insert(
                 "engine_stats".into(),
-                serde_json::json!({
-                    "compiled_regions": stats.compiled_regions,
-                    "jit_retired": stats.jit_retired,
-                    "interp_retired": stats.interp_retired,
-                    "compile_us": stats.compile_us,
-                    "compile_errors": stats.compile_errors,
-                }),
+                serde_json::to_value(stats).unwrap_or_default(),
             );
             o.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+            if !args.show.is_empty() {
+                let shown = args
+                    .show
+                    .iter()
+                    .map(|sh| {
+                        let vals = sh.values(&result.scalars, &result.vectors);
+                        serde_json::json!({
+                            "reg": sh.name(),
+                            "type": sh.ty.name(),
+                            "values": vals.iter().map(|e| e.json()).collect::<Vec<_>>(),
+                        })
+                    })
+                    .collect();
+                o.insert("show".into(), serde_json::Value::Array(shown));
+            }
         }
         let _ = writeln!(out, "{json}");
     } else {
-        let _ = write!(out, "{}", result.summary());
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "engine: {} compiled regions, {} jit / {} interpreted instructions, {} us compiling",
-            stats.compiled_regions, stats.jit_retired, stats.interp_retired, stats.compile_us
+            "{}",
+            inspect::header(engine, m.vl(), result.instructions, secs, &stats)
         );
+        let _ = write!(out, "{}", result.summary());
+        if let Some(t) = &result.trap {
+            let _ = writeln!(out, "{}", places.trap(t));
+        }
+        for sh in &args.show {
+            let vals: Vec<String> = sh
+                .values(&result.scalars, &result.vectors)
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            let _ = writeln!(out, "{} as {}: [{}]", sh.name(), sh.ty, vals.join(", "));
+        }
     }
     let _ = out.flush();
     drop(out);
@@ -576,13 +821,30 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
     for ((addr, len, path), mut f) in args.save.iter().zip(save_files) {
         let bytes = m.mem.bytes(*addr, *len).unwrap_or_default();
         if let Err(e) = f.write_all(bytes).and_then(|()| f.flush()) {
-            let _ = writeln!(
-                std::io::stderr(),
-                "lanejit: --save {addr:#x}:{len}:{}: {e} (the run finished; its result is above)",
+            diag::error(&format!(
+                "--save {addr:#x}:{len}:{}: {e} (the run finished; its result is above)",
                 path.display()
-            );
+            ));
             status = EXIT_OUTPUT_FAILED;
         }
+    }
+    if args.check && status != EXIT_OUTPUT_FAILED {
+        let mut err = std::io::stderr().lock();
+        let mut failed = 0;
+        for e in &expectations {
+            if let Err(got) = e.check(&m, result.exit()) {
+                failed += 1;
+                let _ = writeln!(err, "{}:{}: expect {}: {got}", setup.name, e.line, e.text);
+            }
+        }
+        let n = expectations.len();
+        status = if failed == 0 {
+            let _ = writeln!(err, "check: all {n} expectations hold");
+            0
+        } else {
+            let _ = writeln!(err, "check: {failed} of {n} expectations failed");
+            EXIT_CHECK_FAILED
+        };
     }
     Ok(status)
 }
@@ -590,7 +852,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
 fn cmd_asm(file: &Path, out: &Path) -> Result<i32, CliError> {
     let src = read_source(file)?;
     let name = file.display().to_string();
-    let program = assemble(&src, &name).map_err(|e| CliError::Asm(e.to_string()))?;
+    let program = assemble(&src, &name)?;
     std::fs::write(out, container::write(&program)).map_err(io_err(out))?;
     Ok(0)
 }
@@ -601,190 +863,38 @@ fn cmd_disasm(file: &Path) -> Result<i32, CliError> {
     Ok(0)
 }
 
-fn engine_of(e: EngineArg) -> Engine {
-    match e {
-        EngineArg::Interp => Engine::Interp,
-        EngineArg::Jit => Engine::Jit,
-        EngineArg::Tiered => Engine::Tiered,
-    }
-}
-
-fn cmd_fuzz(args: &FuzzArgs) -> Result<i32, CliError> {
-    use lanejit::fuzz;
-    let engines: Vec<Engine> = args.engines.iter().map(|&e| engine_of(e)).collect();
-    if let Some(path) = &args.replay {
-        if engines.is_empty() {
-            return Err(CliError::BadFlag("--engines needs an engine".into()));
-        }
-        let src = read_source(path)?;
-        let name = path.display().to_string();
-        let mut out = std::io::stdout().lock();
-        return match fuzz::replay(&src, &name, &engines) {
-            Err(fuzz::ReplayError::Asm(e)) => Err(CliError::Asm(e.to_string())),
-            Err(e) => Err(CliError::Machine(format!("{name}: {e}"))),
-            Ok(fuzz::Replay::Agree(s)) => {
-                let _ = writeln!(
-                    out,
-                    "{name}: engines agree ({}, {} instructions)",
-                    s.result.status.name(),
-                    s.result.instructions
-                );
-                Ok(0)
-            }
-            Ok(fuzz::Replay::Diverge {
-                pair,
-                first_diff_after,
-                at,
-            }) => {
-                let ((ea, a), (eb, b)) = *pair;
-                let _ = writeln!(
-                    out,
-                    "{name}: {} and {} diverge; states first differ after {first_diff_after} \
-                     retired instructions{at}",
-                    fuzz::engine_name(ea),
-                    fuzz::engine_name(eb),
-                );
-                let _ = writeln!(out, "differs: {}", fuzz::diff_summary(&a, &b));
-                let _ = writeln!(out, "{}: {}", fuzz::engine_name(ea), a.result.to_json());
-                let _ = writeln!(out, "{}: {}", fuzz::engine_name(eb), b.result.to_json());
-                Ok(1)
-            }
-        };
-    }
-    if engines.len() < 2 {
-        return Err(CliError::BadFlag(
-            "--engines needs at least two engines".into(),
-        ));
-    }
-    // Reproducers go here: make sure it can be created before spending the campaign.
-    std::fs::create_dir_all(&args.out).map_err(io_err(&args.out))?;
-    if let Some(j) = args.jobs {
-        // Only fails if a global pool exists already, which nothing here builds.
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(j.max(1))
-            .build_global();
-    }
-    let bar = indicatif::ProgressBar::new(args.cases);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:40}] {pos}/{len} cases, {per_sec}, {msg}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar.set_message("0 divergences");
-    let start = std::time::Instant::now();
-    let found = std::sync::atomic::AtomicU64::new(0);
-    // Without a terminal the bar is hidden: print a plain progress line every 10 s instead.
-    let plain = bar.is_hidden();
-    let last_line = std::sync::Mutex::new(std::time::Instant::now());
-    let progress = |done: u64| {
-        bar.set_position(done);
-        if plain {
-            if let Ok(mut t) = last_line.lock() {
-                if t.elapsed().as_secs() >= 10 {
-                    *t = std::time::Instant::now();
-                    let secs = start.elapsed().as_secs_f64();
-                    eprintln!(
-                        "{done}/{} cases, {:.0} cases/s, {} divergences",
-                        args.cases,
-                        done as f64 / secs.max(1e-9),
-                        found.load(std::sync::atomic::Ordering::Relaxed)
-                    );
-                }
-            }
-        }
-    };
-    let write_err = std::sync::Mutex::new(None::<CliError>);
-    let on_found = |i: u64, d: &fuzz::Divergence| {
-        let n = found.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        bar.set_message(format!("{n} divergences"));
-        match write_reproducer(&args.out, args.seed, i, d) {
-            Ok(msg) => bar.println(msg),
-            Err(e) => {
-                if let Ok(mut w) = write_err.lock() {
-                    w.get_or_insert(e);
-                }
-            }
-        }
-    };
-    let divergences = fuzz::campaign(args.seed, args.cases, &engines, &progress, &on_found);
-    bar.finish_and_clear();
-    let secs = start.elapsed().as_secs_f64();
-    let mut out = std::io::stdout().lock();
-    for (i, d) in &divergences {
-        let _ = writeln!(
-            out,
-            "case {i}: {} vs {}, first differ after {} instructions: {}",
-            fuzz::engine_name(d.a.0),
-            fuzz::engine_name(d.b.0),
-            d.first_diff_after,
-            args.out.join(reproducer_name(args.seed, *i)).display()
-        );
-    }
-    let _ = writeln!(
-        out,
-        "{} cases, {} divergences, {:.1} s, {:.0} cases/s (seed {}, engines {})",
-        args.cases,
-        divergences.len(),
-        secs,
-        args.cases as f64 / secs.max(1e-9),
-        args.seed,
-        engines
-            .iter()
-            .map(|&e| fuzz::engine_name(e))
-            .collect::<Vec<_>>()
-            .join(",")
-    );
-    let _ = out.flush();
-    if let Some(e) = write_err.into_inner().ok().flatten() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "lanejit: {e} (the campaign finished; its summary is above)"
-        );
-        return Ok(EXIT_OUTPUT_FAILED);
-    }
-    Ok(if divergences.is_empty() { 0 } else { 1 })
-}
-
-fn reproducer_name(seed: u64, i: u64) -> String {
-    format!("div-{seed:x}-{i}.s")
-}
-
-/// Write the reproducer of case `i` (and, if the shrunk one does not replay to the same
-/// divergence, the unshrunk case beside it); return the line to print.
-fn write_reproducer(
-    dir: &Path,
-    seed: u64,
-    i: u64,
-    d: &lanejit::fuzz::Divergence,
-) -> Result<String, CliError> {
-    use lanejit::fuzz;
-    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    let file = dir.join(reproducer_name(seed, i));
-    std::fs::write(&file, fuzz::reproducer(d)).map_err(io_err(&file))?;
-    let mut msg = format!(
-        "case {i}: {} and {} diverge after {} instructions ({}); reproducer {}",
-        fuzz::engine_name(d.a.0),
-        fuzz::engine_name(d.b.0),
-        d.first_diff_after,
-        fuzz::diff_summary(&d.a.1, &d.b.1),
-        file.display()
-    );
-    if !fuzz::reproducer_replays(d) {
-        let orig = fuzz::check_case_unshrunk(&fuzz::case(seed, i), &[d.a.0, d.b.0]);
-        if let Some(o) = orig {
-            let f = dir.join(format!("div-{seed:x}-{i}-unshrunk.s"));
-            std::fs::write(&f, fuzz::reproducer(&o)).map_err(io_err(&f))?;
-            msg.push_str(&format!(
-                "\n  warning: the reproducer does not replay to the same divergence; \
-                 unshrunk case in {}",
-                f.display()
-            ));
-        }
-    }
-    Ok(msg)
-}
-
 fn cmd_bench(args: &lanejit::bench::cli::BenchArgs) -> Result<i32, CliError> {
-    lanejit::bench::cli::cmd(args).map_err(|e| CliError::BadFlag(e.to_string()))
+    if args.files.is_empty() {
+        return lanejit::bench::cli::cmd(args).map_err(|e| CliError::BadFlag(e.to_string()));
+    }
+    let set = args
+        .set
+        .iter()
+        .map(|s| parse_set(s).map_err(|e| CliError::BadFlag(format!("--set {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let engines = if args.engines.is_empty() {
+        vec![Engine::Interp, Engine::Jit, Engine::Tiered]
+    } else {
+        args.engines
+            .iter()
+            .map(|e| {
+                <Engine as clap::ValueEnum>::from_str(e.trim(), true).map_err(|_| {
+                    CliError::BadFlag(format!(
+                        "--engine {e}: user kernels run on interp, jit and tiered"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    crate::userbench::run(&crate::userbench::UserBench {
+        files: args.files.clone(),
+        set,
+        elements: args.elements,
+        engines,
+        reps: args.reps.unwrap_or(if args.quick { 3 } else { 10 }).max(1),
+        vl: args.vl,
+        save_baseline: args.save_baseline.clone(),
+        baseline: args.baseline.clone(),
+        json: args.json,
+    })
 }

@@ -12,3 +12,7 @@ pub mod vm;
 /// whose output files (`run --save`, `bench --plot`/`--readme`, `fuzz --out` reproducers)
 /// could not be written.
 pub const EXIT_OUTPUT_FAILED: i32 = 4;
+
+/// Exit status of `run --check` when one of the source's `; expect` lines does not hold (the
+/// result was printed and every failure reported on stderr).
+pub const EXIT_CHECK_FAILED: i32 = 5;

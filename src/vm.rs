@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// Whether the JIT tier is built (it is; kept for the CLI).
 pub const JIT_AVAILABLE: bool = true;
 
-/// Which engine runs a program.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Which engine runs a program (also the values of `--engine` and `--engines`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Engine {
     /// The reference interpreter only.
     Interp,
@@ -35,6 +35,17 @@ pub enum Engine {
     Jit,
     /// Interpret, and compile regions that become hot (the default).
     Tiered,
+}
+
+impl Engine {
+    /// The name on the command line (`interp`, `jit`, `tiered`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Engine::Interp => "interp",
+            Engine::Jit => "jit",
+            Engine::Tiered => "tiered",
+        }
+    }
 }
 
 /// VM tuning.
@@ -50,8 +61,9 @@ impl Default for VmOptions {
     }
 }
 
-/// What the engines did (not part of the comparison between engines).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What the engines did (not part of the comparison between engines); serialized as the
+/// `engine_stats` of `run --json`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineStats {
     /// Regions compiled.
     pub compiled_regions: u64,

@@ -4,7 +4,9 @@
 //! only about running it fast: the ISA table ([`isa`]), the program model ([`program`]), the
 //! assembler ([`asm`]), the binary container ([`container`]), the disassembler ([`disasm`]),
 //! guest memory and tile space ([`memory`]), the machine state and trap types ([`machine`]),
-//! the reference interpreter ([`interp`]), the race checker of multi-group launches ([`races`]) and the contract's JSON result ([`result`]).
+//! the reference interpreter ([`interp`]), the race checker of multi-group launches
+//! ([`races`]), the contract's JSON result ([`result`]), typed views of bytes ([`view`]) and
+//! the `; expect` lines of a kernel ([`expect`]).
 //! It does not depend on Cranelift; the JIT uses it as its oracle and fallback.
 //!
 //! # Using it as a library
@@ -43,6 +45,7 @@
 pub mod asm;
 pub mod container;
 pub mod disasm;
+pub mod expect;
 pub mod interp;
 pub mod isa;
 pub mod machine;
@@ -50,3 +53,4 @@ pub mod memory;
 pub mod program;
 pub mod races;
 pub mod result;
+pub mod view;

@@ -130,8 +130,9 @@ pub const fn all_lanes(vl: u32) -> u64 {
     if vl >= 64 { u64::MAX } else { (1u64 << vl) - 1 }
 }
 
-/// Trap kinds of contract section 5.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Trap kinds of contract section 5 (serialized as their JSON names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TrapKind {
     /// A byte unmapped or beyond the limit (or the range wraps).
     PageFault,

@@ -58,8 +58,9 @@ pub const PERM_R: u8 = 1;
 /// Permission bit: writable.
 pub const PERM_W: u8 = 2;
 
-/// Read or write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Read or write (serialized as `read`, `write`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Access {
     /// A load.
     Read,

@@ -63,8 +63,11 @@ pub struct TileRange {
     pub perm: TilePerm,
 }
 
-/// The address space a data segment or a symbol belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The address space a data segment or a symbol belongs to (serialized as `memory`, `tile`).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Space {
     /// Guest memory.
     Memory,
@@ -202,4 +205,99 @@ impl Program {
     pub fn symbol(&self, name: &str) -> Option<&Symbol> {
         self.symbols.iter().find(|s| s.name == name)
     }
+
+    /// The address an `ADDR` written on the command line or in an expectation names, in
+    /// `space`: a number (decimal or `0x`), a label of that space (`out`), or a label with an
+    /// offset (`out+16`, `out-4`, `out+0x10`).
+    pub fn resolve_addr(&self, text: &str, space: Space) -> Result<u64, AddrError> {
+        let kind = match space {
+            Space::Memory => SymKind::Data,
+            Space::Tile => SymKind::Tile,
+        };
+        self.resolve_value(text, kind)
+    }
+
+    /// As [`Program::resolve_addr`], for labels of `kind` (a code label names a pc).
+    pub fn resolve_value(&self, text: &str, want: SymKind) -> Result<u64, AddrError> {
+        let text = text.trim();
+        let split = text.find(['+', '-']).filter(|&i| i > 0);
+        let (head, off) = match split {
+            Some(i) => {
+                let (h, rest) = text.split_at(i);
+                let mag = parse_num(rest[1..].trim())
+                    .ok_or_else(|| AddrError::BadNumber(rest[1..].trim().to_string()))?;
+                (h.trim(), Some((rest.starts_with('-'), mag)))
+            }
+            None => (text, None),
+        };
+        let base = if head.starts_with(|c: char| c.is_ascii_digit()) {
+            parse_num(head).ok_or_else(|| AddrError::BadNumber(head.to_string()))?
+        } else {
+            match self.symbol(head) {
+                Some(s) if s.kind == want => s.value,
+                Some(s) => {
+                    return Err(AddrError::WrongSpace {
+                        name: head.to_string(),
+                        kind: s.kind,
+                    });
+                }
+                None => {
+                    let names = self.symbols.iter().filter(|s| s.kind == want);
+                    let hint = crate::asm::did_you_mean(head, names.map(|s| s.name.as_str()));
+                    return Err(AddrError::NoSymbol {
+                        name: head.to_string(),
+                        hint: hint
+                            .map(|h| format!(" (did you mean `{h}`?)"))
+                            .unwrap_or_default(),
+                    });
+                }
+            }
+        };
+        match off {
+            None => Some(base),
+            Some((true, m)) => base.checked_sub(m),
+            Some((false, m)) => base.checked_add(m),
+        }
+        .ok_or_else(|| AddrError::Overflow(text.to_string()))
+    }
+}
+
+/// A decimal or `0x` number with optional `_` separators.
+fn parse_num(s: &str) -> Option<u64> {
+    let t = s.replace('_', "");
+    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => t.parse().ok(),
+    }
+}
+
+/// An `ADDR` that names no address.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AddrError {
+    /// Neither a number nor a label.
+    #[error("`{0}` is not a number (decimal or 0x hex)")]
+    BadNumber(String),
+    /// A name the program does not define in this space.
+    #[error("the program has no label `{name}`{hint}")]
+    NoSymbol {
+        /// The name.
+        name: String,
+        /// ` (did you mean ...?)` or empty.
+        hint: String,
+    },
+    /// A label of the other space (or a code label).
+    #[error("`{name}` is a {} label, not an address of this kind", match .kind {
+        SymKind::Code => "code",
+        SymKind::Data => "memory (.data)",
+        SymKind::Tile => "tile (.tiledata)",
+    })]
+    WrongSpace {
+        /// The name.
+        name: String,
+        /// What it labels.
+        kind: SymKind,
+    },
+    /// The offset takes the address out of 64 bits.
+    #[error("`{0}` is outside the 64-bit address space")]
+    Overflow(String),
 }

@@ -11,6 +11,26 @@ use std::time::Duration;
 /// Flags of `lanejit bench`.
 #[derive(Args, Debug, Clone)]
 pub struct BenchArgs {
+    /// Your own kernels to time on every engine (assembly or containers); without them the
+    /// built-in suite runs.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// With FILEs: override an `.equ` of every kernel (repeatable), as `run --set` does.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// With FILEs: elements per run, for elements/s (else each kernel's
+    /// `; bench: elements=VALUE` line).
+    #[arg(long, value_name = "N")]
+    pub elements: Option<u64>,
+    /// With FILEs: save the medians as baseline NAME (in `.lanejit-baselines/`).
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// With FILEs: compare with the saved baseline NAME, as a change in percent.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// The suite: also print the project's own speed targets (met or missed).
+    #[arg(long)]
+    pub targets: bool,
     /// Fast smoke run: 16 KiB and 256 KiB only, 3 short repetitions.
     #[arg(long)]
     pub quick: bool,
@@ -28,7 +48,8 @@ pub struct BenchArgs {
     /// Source-data sizes (default 16K,256K,64M; suffixes K and M are KiB and MiB).
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     pub sizes: Vec<u64>,
-    /// Repetitions per measurement (default 7, or 3 with --quick); the median is reported.
+    /// Repetitions per measurement (default 7, or 3 with --quick; with FILEs 10, or 3); the
+    /// median is reported.
     #[arg(long)]
     pub reps: Option<usize>,
     /// Lanes per group [default: 32; with --compile-latency, each program's own].
@@ -38,7 +59,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
     /// Measure only these engines (interp, jit, tiered, native; comma-separated), e.g. to
-    /// profile one under callgrind. Every engine is still verified once.
+    /// profile one under callgrind. Every engine is still verified once. With FILEs: interp,
+    /// jit, tiered.
     #[arg(long = "engine", value_name = "E", value_delimiter = ',')]
     pub engines: Vec<String>,
     /// Fixed runs per repetition instead of calibrating to a duration (for instruction
@@ -295,7 +317,7 @@ pub fn cmd(args: &BenchArgs) -> Result<i32, BenchError> {
     if args.json {
         println!("{}", report.json());
     } else {
-        print!("{}", report.text());
+        print!("{}", report.text(args.targets));
     }
     // The report is out: a write that fails now is reported with its own exit status.
     let mut failed = Vec::new();

@@ -7,9 +7,11 @@
 
 use super::native::{self, LUT_ENTRIES, SAXPY_A};
 use super::{
-    AUX, AUX2, DST, IDX, Kernel, PAGE_OFFSETS, SPMV_K, SRC, SplitMix, permutation, spmv_row_len,
+    AUX, AUX2, BenchRng, DST, IDX, Kernel, PAGE_OFFSETS, SPMV_K, SRC, bench_rng, permutation,
+    spmv_row_len,
 };
 use lanejit_interp::machine::Machine;
+use rand::RngCore as _;
 use std::hint::black_box;
 
 /// A host buffer whose first element sits at a chosen offset within a 4 KiB page
@@ -110,16 +112,16 @@ fn mem_same<T: Elem>(m: &Machine, addr: u64, data: &[T]) -> bool {
     same(m.mem.bytes(addr, (T::SIZE * data.len()) as u64), data)
 }
 
-fn words(rng: &mut SplitMix, n: u64) -> Vec<u32> {
+fn words(rng: &mut BenchRng, n: u64) -> Vec<u32> {
     (0..n).map(|_| rng.next_u64() as u32).collect()
 }
 
-fn bytes(rng: &mut SplitMix, n: u64) -> Vec<i8> {
+fn bytes(rng: &mut BenchRng, n: u64) -> Vec<i8> {
     (0..n).map(|_| rng.next_u64() as i8).collect()
 }
 
 /// Finite f32 values in [-1000, 1000).
-fn floats(rng: &mut SplitMix, n: u64) -> Vec<f32> {
+fn floats(rng: &mut BenchRng, n: u64) -> Vec<f32> {
     (0..n)
         .map(|_| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2000.0 - 1000.0)
         .collect()
@@ -201,7 +203,7 @@ pub(super) enum Native {
 
 /// spmv_csr's CSR arrays for `n` rows: rowptr (n + 1 entries), col and val (the nonzeros,
 /// then [`SPMV_K`] padding entries of col 0 and val 0 that a lane past its row's end reads).
-fn csr(rng: &mut SplitMix, n: u64) -> (Vec<u32>, Vec<u32>, Vec<f32>) {
+fn csr(rng: &mut BenchRng, n: u64) -> (Vec<u32>, Vec<u32>, Vec<f32>) {
     let mut rowptr = Vec::with_capacity(n as usize + 1);
     rowptr.push(0u32);
     let mut nnz = 0u64;
@@ -226,7 +228,7 @@ impl Native {
             Kernel::AosSoaVaddr => Kernel::AosSoaLc0,
             k => k,
         };
-        let mut rng = SplitMix::new(0x6c61_6e65_6a69_7400 ^ twin as u64);
+        let mut rng = bench_rng(0x6c61_6e65_6a69_7400 ^ twin as u64);
         let [o_src, o_idx, o_dst, o_aux, o_aux2] = PAGE_OFFSETS;
         let src = |v: Vec<u32>| Placed::new(&v, o_src);
         let fsrc = |v: Vec<f32>| Placed::new(&v, o_src);

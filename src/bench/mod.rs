@@ -384,24 +384,12 @@ impl Which {
     }
 }
 
-/// A tiny deterministic generator (splitmix64) for bench data.
-#[derive(Clone, Debug)]
-pub struct SplitMix(u64);
+/// The deterministic generator of bench data (seeded, so every run builds the same data).
+pub type BenchRng = rand_chacha::ChaCha8Rng;
 
-impl SplitMix {
-    /// A generator from `seed`.
-    pub const fn new(seed: u64) -> SplitMix {
-        SplitMix(seed)
-    }
-    /// The next 64 random bits.
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
+/// A [`BenchRng`] from `seed`.
+pub fn bench_rng(seed: u64) -> BenchRng {
+    rand::SeedableRng::seed_from_u64(seed)
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -422,7 +410,7 @@ pub fn perm_multiplier(n: u64) -> u64 {
 
 /// Nonzeros in row `r` of spmv_csr's matrix: `SPMV_K / 2 ..= SPMV_K`, from a hash of `r`.
 pub fn spmv_row_len(r: u64) -> u64 {
-    SPMV_K / 2 + SplitMix::new(r).next_u64() % (SPMV_K / 2 + 1)
+    SPMV_K / 2 + rand::RngCore::next_u64(&mut bench_rng(r)) % (SPMV_K / 2 + 1)
 }
 
 /// `idx[i] = i * K mod n` ([`perm_multiplier`]): a permutation of `0..n`.

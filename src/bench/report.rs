@@ -312,8 +312,8 @@ impl Report {
         )
     }
 
-    /// The table as aligned text.
-    pub fn text(&self) -> String {
+    /// The table as aligned text; with `targets`, the project's speed targets after it.
+    pub fn text(&self, targets: bool) -> String {
         let cells = self.cells();
         let mut w = Self::HEAD.map(str::len);
         for c in &cells {
@@ -340,9 +340,9 @@ impl Report {
         }
         let _ = writeln!(out, "{}", self.footer());
         let _ = writeln!(out, "{} | {}", self.date, self.cpu);
-        let targets = self.targets_text();
-        if !targets.is_empty() {
-            let _ = write!(out, "Targets:\n{targets}");
+        let text = self.targets_text();
+        if targets && !text.is_empty() {
+            let _ = write!(out, "Targets:\n{text}");
         }
         out
     }
@@ -422,12 +422,24 @@ impl Report {
         let bar = 12.0;
         let gap = 18.0;
         let group = 4.0 * bar + gap;
-        let left = 70.0;
-        let top = 40.0;
+        // Room for the y-axis title and the tick labels.
+        let left = 84.0;
+        // The title on one line, the legend on the next.
+        let top = 56.0;
         let plot_h = 360.0;
-        let label_h = 110.0;
+        // Group labels are rotated by 60 degrees: size the space below the plot (and to the
+        // right of the last group) for the longest one, at about 6.5 px a character.
+        let longest = self
+            .rows
+            .iter()
+            .map(|r| format!("{} {}", r.kernel, size_name(r.size)).len())
+            .max()
+            .unwrap_or(0) as f64;
+        let label_w = longest * 6.5;
+        let label_h = label_w * 0.87 + 24.0;
+        let right = (label_w * 0.5 - group / 2.0).max(20.0);
         // At least wide enough for the title and legend.
-        let width = (left + group * self.rows.len().max(1) as f64 + 20.0).max(700.0);
+        let width = (left + group * self.rows.len().max(1) as f64 + right).max(700.0);
         let height = top + plot_h + label_h;
         let vals = self.rows.iter().flat_map(|r| r.melem.iter().flatten());
         let max = vals.clone().fold(1.0f64, |a, &b| a.max(b));
@@ -446,11 +458,16 @@ impl Report {
             self.vl,
             xml(&self.date)
         );
+        let _ = writeln!(
+            s,
+            r#"<text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">elements per second, millions (log scale)</text>"#,
+            top + plot_h / 2.0
+        );
         for (i, c) in COLUMNS.iter().enumerate() {
-            let x = left + 330.0 + 70.0 * i as f64;
+            let x = left + 70.0 * i as f64;
             let _ = writeln!(
                 s,
-                r#"<rect x="{x}" y="24" width="10" height="10" fill="{}"/><text x="{}" y="33">{c}</text>"#,
+                r#"<rect x="{x}" y="28" width="10" height="10" fill="{}"/><text x="{}" y="37">{c}</text>"#,
                 COLORS[i],
                 x + 14.0
             );
@@ -463,7 +480,7 @@ impl Report {
                 s,
                 "<line x1=\"{left}\" x2=\"{:.0}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/>\
                  <text x=\"{:.0}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-                width - 20.0,
+                width - right,
                 left - 6.0,
                 yy + 4.0,
                 num(Some(v))
@@ -528,25 +545,14 @@ fn xml(s: &str) -> String {
 
 /// The current UTC date and time, `YYYY-MM-DD HH:MM UTC`.
 pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let t = time::OffsetDateTime::now_utc();
     format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60
+        "{:04}-{:02}-{:02} {:02}:{:02} UTC",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute()
     )
 }
 
@@ -596,8 +602,10 @@ mod tests {
         assert_eq!(r.rows[0].jit_native(), Some(0.5));
         assert_eq!(r.rows[0].jit_interp(), Some(20.0));
         assert_eq!(r.compile_median_us(), 80.0);
-        let t = r.text();
+        let t = r.text(false);
         assert!(t.contains("copy32  16 KiB"), "{t}");
+        assert!(!t.contains("Targets:"), "{t}");
+        assert!(r.text(true).contains("Targets:\n"));
         assert!(t.contains("0.50x") && t.contains("20.00x"), "{t}");
         let j = r.json();
         assert_eq!(j["rows"][0]["jit_melem_s"], 2000.0);
@@ -642,7 +650,7 @@ mod tests {
         assert!(find("jit/native >= 0.5", "dot8 256 KiB").met);
         assert!(find("geomean jit/native >= 0.8", "2 kernels 256 KiB").met);
         assert_eq!(t.len(), 5, "{t:?}");
-        assert!(r.text().contains("256 KiB 2.00x (2 kernels)"));
+        assert!(r.text(false).contains("256 KiB 2.00x (2 kernels)"));
         assert_eq!(r.json()["geomean_jit_native"][1]["kernels"], 2);
     }
 
@@ -662,6 +670,16 @@ mod tests {
         let s = report().svg();
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
         assert_eq!(s.matches("<title>").count(), 4);
+        assert!(s.contains("rotate(-90)\" text-anchor=\"middle\">elements per second"));
+        // The rotated group labels fit below the plot: 56 + 360 + room for the longest.
+        let height: f64 = s
+            .split("height=\"")
+            .nth(1)
+            .and_then(|h| h.split('"').next())
+            .and_then(|h| h.parse().ok())
+            .unwrap();
+        let longest = "copy32 16 KiB".len() as f64 * 6.5;
+        assert!(height >= 56.0 + 360.0 + longest * 0.87, "{height}");
     }
 
     #[test]

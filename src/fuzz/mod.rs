@@ -52,7 +52,8 @@ use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Everything compared between engines after a run.
+/// Everything compared between engines after a run: the fuzzer's, `compare`'s and the
+/// engine tests' one notion of "the same result".
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
     /// The contract's result.
@@ -71,13 +72,6 @@ pub struct Snapshot {
 /// A page of zeros: what a [`Snapshot`] page without bytes holds.
 static ZERO_PAGE: [u8; PAGE_SIZE as usize] = [0; PAGE_SIZE as usize];
 
-/// The engines `lanejit fuzz` can compare.
-pub const ENGINES: [(&str, Engine); 3] = [
-    ("interp", Engine::Interp),
-    ("jit", Engine::Jit),
-    ("tiered", Engine::Tiered),
-];
-
 /// The tiered engine's threshold under fuzzing: low, so that short programs mix interpreted
 /// and compiled execution of the same region.
 pub const FUZZ_JIT_THRESHOLD: u32 = 2;
@@ -87,10 +81,7 @@ pub const FUZZ_THREADS: [usize; 2] = [2, 3];
 
 /// The name of an engine.
 pub fn engine_name(e: Engine) -> &'static str {
-    ENGINES
-        .iter()
-        .find(|(_, x)| *x == e)
-        .map_or("?", |(n, _)| n)
+    e.name()
 }
 
 /// Run `program` with `config` on `engine` and capture the snapshot. `None` when the machine
@@ -127,6 +118,7 @@ fn launch_snapshot(
         space: Space::Tile,
         addr: 0,
         len: m.tile.size(),
+        ty: None,
     };
     let opts = LaunchOptions {
         engine,
@@ -162,20 +154,51 @@ fn race_free_snapshot(program: &Program, config: Config) -> Option<Snapshot> {
 }
 
 fn single_snapshot(program: &Program, config: Config, engine: Engine) -> Option<Snapshot> {
-    let mut m = Machine::new(program, config).ok()?;
+    let m = Machine::new(program, config).ok()?;
     let d = Decoded::new(&program.code);
     let opts = VmOptions {
         jit_threshold: FUZZ_JIT_THRESHOLD,
     };
-    let (exit, stats) = vm::run(engine, &mut m, &d, &opts);
-    let result = RunResult::capture(&m, exit, &[]);
-    Some(Snapshot {
-        result,
-        trip: m.regs.trip,
-        memory: pages(&m.mem),
-        tile: m.tile.as_bytes().to_vec(),
-        compile_errors: stats.compile_errors,
-    })
+    Some(run_machine(m, &d, engine, &opts, &[]))
+}
+
+/// Run machine `m` (in its reset state, program `d`) on `engine` and capture the snapshot,
+/// with `dumps` in its result.
+pub fn run_machine(
+    mut m: Machine,
+    d: &Decoded,
+    engine: Engine,
+    opts: &VmOptions,
+    dumps: &[DumpRequest],
+) -> Snapshot {
+    let (exit, stats) = vm::run(engine, &mut m, d, opts);
+    let mut s = Snapshot::capture(&m, exit, dumps);
+    s.compile_errors = stats.compile_errors;
+    s
+}
+
+impl Snapshot {
+    /// How the run ended, as the machine said it.
+    pub fn exit(&self) -> lanejit_interp::machine::Exit {
+        self.result.exit()
+    }
+
+    /// The snapshot of machine `m` after a run that ended with `exit` (the result with
+    /// `dumps`, the latched trip, every mapped page, the tile; no compile errors: the caller
+    /// sets them from the engine's statistics).
+    pub fn capture(
+        m: &Machine,
+        exit: lanejit_interp::machine::Exit,
+        dumps: &[DumpRequest],
+    ) -> Snapshot {
+        Snapshot {
+            result: RunResult::capture(m, exit, dumps),
+            trip: m.regs.trip,
+            memory: pages(&m.mem),
+            tile: m.tile.as_bytes().to_vec(),
+            compile_errors: 0,
+        }
+    }
 }
 
 /// Two engines whose snapshots of the same run differ: (reference, other).
@@ -238,8 +261,19 @@ pub fn bisect_program(program: &Program, config: Config, a: Engine, b: Engine) -
             e,
         )
     };
+    bisect_runs(config.max_instructions, snap, a, b)
+}
+
+/// The bisection of [`bisect_program`] over any way to run: `snap(fuel, engine)` runs the
+/// program on `engine` with an instruction budget of `fuel` (none: `limit`).
+pub fn bisect_runs(
+    limit: Option<u64>,
+    snap: impl Fn(Option<u64>, Engine) -> Option<Snapshot>,
+    a: Engine,
+    b: Engine,
+) -> u64 {
     let differs = |fuel: u64| snap(Some(fuel), a) != snap(Some(fuel), b);
-    let hi = match config.max_instructions {
+    let hi = match limit {
         Some(f) => f,
         None => {
             let r = |e| snap(None, e).map_or(0, |s| s.result.instructions);
@@ -487,32 +521,59 @@ pub fn reproducer(d: &Divergence) -> String {
 /// What differs between two snapshots, briefly: `status`, `s3`, `v7[2]`, `memory 0x10000`,
 /// `tile 0x40`, ... (the first few of each).
 pub fn diff_summary(a: &Snapshot, b: &Snapshot) -> String {
+    let d = diff_items(a, b);
+    if d.is_empty() {
+        "nothing".into()
+    } else {
+        d.iter()
+            .map(|x| x.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// What differs between two snapshots, with both values: (what, value in `a`, value in
+/// `b`), in the order of [`diff_summary`] (the first eight vector lanes, the first differing
+/// byte of each page and of the tile).
+pub fn diff_items(a: &Snapshot, b: &Snapshot) -> Vec<(String, String, String)> {
     let (ra, rb) = (&a.result, &b.result);
-    let mut d: Vec<String> = Vec::new();
+    let mut d: Vec<(String, String, String)> = Vec::new();
+    let mut item = |what: String, x: String, y: String| d.push((what, x, y));
+    let hex = |v: u64| format!("{v:#x}");
     if ra.status != rb.status {
-        d.push("status".into());
+        item(
+            "status".into(),
+            ra.status.name().into(),
+            rb.status.name().into(),
+        );
     }
-    if ra.pc != rb.pc {
-        d.push("pc".into());
-    }
-    if ra.instructions != rb.instructions {
-        d.push("instructions".into());
+    for (what, x, y) in [
+        ("pc", ra.pc, rb.pc),
+        ("instructions", ra.instructions, rb.instructions),
+    ] {
+        if x != y {
+            item(what.into(), hex(x), hex(y));
+        }
     }
     if ra.trap != rb.trap {
-        d.push("trap".into());
+        item(
+            "trap".into(),
+            format!("{:?}", ra.trap),
+            format!("{:?}", rb.trap),
+        );
     }
-    if ra.mask != rb.mask {
-        d.push("mask".into());
-    }
-    if ra.lc0 != rb.lc0 {
-        d.push("lc0".into());
-    }
-    if a.trip != b.trip {
-        d.push("trip".into());
+    for (what, x, y) in [
+        ("mask", ra.mask, rb.mask),
+        ("lc0", ra.lc0, rb.lc0),
+        ("trip", a.trip, b.trip),
+    ] {
+        if x != y {
+            item(what.into(), hex(x), hex(y));
+        }
     }
     for (i, (x, y)) in ra.scalars.iter().zip(&rb.scalars).enumerate() {
         if x != y {
-            d.push(format!("s{i}"));
+            item(format!("s{i}"), hex(*x), hex(*y));
         }
     }
     let mut lanes = 0;
@@ -521,13 +582,17 @@ pub fn diff_summary(a: &Snapshot, b: &Snapshot) -> String {
             if p != q {
                 lanes += 1;
                 if lanes <= 8 {
-                    d.push(format!("v{r}[{l}]"));
+                    item(format!("v{r}[{l}]"), hex(*p), hex(*q));
                 }
             }
         }
     }
     if lanes > 8 {
-        d.push(format!("(+{} lanes)", lanes - 8));
+        item(
+            format!("(+{} lanes)", lanes - 8),
+            String::new(),
+            String::new(),
+        );
     }
     let first_byte = |x: &[u8], y: &[u8]| {
         // An empty page stands for a page of zeros.
@@ -535,22 +600,27 @@ pub fn diff_summary(a: &Snapshot, b: &Snapshot) -> String {
         let y = if y.is_empty() { &ZERO_PAGE[..] } else { y };
         x.iter().zip(y).position(|(p, q)| p != q)
     };
+    let byte = |x: &[u8], o: usize| format!("{:#04x}", x.get(o).copied().unwrap_or(0));
     if a.memory.len() != b.memory.len() {
-        d.push("memory map".into());
+        item(
+            "memory map".into(),
+            format!("{} pages", a.memory.len()),
+            format!("{} pages", b.memory.len()),
+        );
     }
     for ((pa, x), (_, y)) in a.memory.iter().zip(&b.memory) {
         if let Some(o) = first_byte(x, y) {
-            d.push(format!("memory {:#x}", pa + o as u64));
+            item(
+                format!("memory {:#x}", pa + o as u64),
+                byte(x, o),
+                byte(y, o),
+            );
         }
     }
     if let Some(o) = first_byte(&a.tile, &b.tile) {
-        d.push(format!("tile {o:#x}"));
+        item(format!("tile {o:#x}"), byte(&a.tile, o), byte(&b.tile, o));
     }
-    if d.is_empty() {
-        "nothing".into()
-    } else {
-        d.join(", ")
-    }
+    d
 }
 
 /// " (instruction #n at pc P: TEXT)" for the n-th instruction the reference interpreter

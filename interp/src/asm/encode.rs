@@ -55,7 +55,13 @@ fn coalesce<P: Copy + Eq>(v: Vec<(u64, u64, P)>) -> Vec<(u64, u64, P)> {
 }
 
 /// Pass 2.
-pub(crate) fn resolve(laid: Laid, lines: &[&str], errors: &mut Vec<AsmError>) -> Program {
+/// Returns the program and the source line of every code word.
+pub(crate) fn resolve(
+    mut laid: Laid,
+    lines: &[&str],
+    errors: &mut Vec<AsmError>,
+) -> (Program, Vec<u32>) {
+    let code_lines = std::mem::take(&mut laid.lines);
     let mem_map: Vec<MemRange> = settle(&laid.mems)
         .into_iter()
         .map(|(s, e, perm)| MemRange {
@@ -187,7 +193,7 @@ pub(crate) fn resolve(laid: Laid, lines: &[&str], errors: &mut Vec<AsmError>) ->
         .collect();
     symbols.sort_by(|a, b| (a.kind, a.value, &a.name).cmp(&(b.kind, b.value, &b.name)));
     program.symbols = symbols;
-    program
+    (program, code_lines)
 }
 
 /// Insert `bytes` at `addr`, overwriting what overlaps (the map stays non-overlapping).

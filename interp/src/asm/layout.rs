@@ -96,6 +96,8 @@ pub(crate) struct Laid {
     /// The code words: instructions whose operands were known during layout are encoded
     /// here at once; the others (in `insts`) and `raw` fill their words in resolution.
     pub code: Vec<u64>,
+    /// The 1-based source line of every code word (`.align` padding: the `.align`'s line).
+    pub lines: Vec<u32>,
     pub data: Vec<PendData>,
     /// `.mem` in source order: page-rounded `[start, end)`.
     pub mems: Vec<(u64, u64, MemPerm)>,
@@ -119,6 +121,11 @@ struct State<'e> {
     tile_fixed: bool,
     open_loop: Option<(usize, usize, usize)>,
     data_total: u64,
+    /// `.equ` overrides (`--set NAME=VALUE`) and whether each met its `.equ`.
+    overrides: &'e [(String, Expr)],
+    used: Vec<bool>,
+    /// The line being laid out.
+    line: usize,
 }
 
 fn expected(what: &str, found: &Operand) -> (usize, AsmErrorKind) {
@@ -171,8 +178,13 @@ fn canonical_forms(name: &str) -> String {
     forms.join(" or ")
 }
 
-/// Pass 1 over all lines.
-pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
+/// Pass 1 over all lines; an `.equ` named in `overrides` takes the override's value instead
+/// of its own. Returns what was laid out and, per override, whether its `.equ` was found.
+pub(crate) fn layout(
+    lines: &[&str],
+    errors: &mut Vec<AsmError>,
+    overrides: &[(String, Expr)],
+) -> (Laid, Vec<bool>) {
     let mut st = State {
         errors,
         laid: Laid {
@@ -180,6 +192,7 @@ pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
             insts: Vec::new(),
             raw: Vec::new(),
             code: Vec::new(),
+            lines: Vec::new(),
             data: Vec::new(),
             mems: Vec::new(),
             tprot: Vec::new(),
@@ -197,9 +210,13 @@ pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
         tile_fixed: false,
         open_loop: None,
         data_total: 0,
+        overrides,
+        used: vec![false; overrides.len()],
+        line: 0,
     };
     for (i, text) in lines.iter().enumerate() {
         let lineno = i + 1;
+        st.line = lineno;
         let chars: Vec<char> = text.chars().collect();
         let (line, err) = parse_line(&chars);
         for (name, col) in &line.labels {
@@ -230,7 +247,7 @@ pub(crate) fn layout(lines: &[&str], errors: &mut Vec<AsmError>) -> Laid {
         st.errors
             .push(AsmError::new(line, col, AsmErrorKind::UnmatchedLoop));
     }
-    st.laid
+    (st.laid, st.used)
 }
 
 impl State<'_> {
@@ -312,6 +329,8 @@ impl State<'_> {
         }
         self.laid.words += n;
         self.laid.code.resize(self.laid.words as usize, 0);
+        let line = u32::try_from(self.line).unwrap_or(u32::MAX);
+        self.laid.lines.resize(self.laid.words as usize, line);
         Ok(at)
     }
 
@@ -622,7 +641,17 @@ impl State<'_> {
                     return Err(expected("a value", &ops[1]));
                 };
                 if self.check_name(&name, line, ops[0].col) {
-                    self.laid.syms.define_equ(&name, e.clone(), line);
+                    let e = match self.overrides.iter().position(|(n, _)| *n == name) {
+                        Some(k) => {
+                            self.used[k] = true;
+                            Expr {
+                                col: ops[1].col,
+                                ..self.overrides[k].1.clone()
+                            }
+                        }
+                        None => e.clone(),
+                    };
+                    self.laid.syms.define_equ(&name, e, line);
                 }
             }
             ".inst" => {
@@ -698,22 +727,12 @@ fn parse_floats(stmt: &Stmt, single: bool) -> EResult<Vec<u8>> {
         let t = piece.trim();
         let pcol = col + lead;
         col += piece.chars().count() + 1;
-        let lower = t.to_ascii_lowercase();
-        let ok = !t.is_empty()
-            && (lower.trim_start_matches(['-', '+']) == "inf"
-                || lower.trim_start_matches(['-', '+']) == "nan"
-                || t.bytes()
-                    .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b)));
-        let bad = || (pcol, AsmErrorKind::BadFloat(t.to_string()));
-        if !ok {
-            return Err(bad());
-        }
+        let bits = super::lexer::parse_float_bits(t, single)
+            .ok_or((pcol, AsmErrorKind::BadFloat(t.to_string())))?;
         if single {
-            let v: f32 = t.parse().map_err(|_| bad())?;
-            out.extend_from_slice(&v.to_le_bytes());
+            out.extend_from_slice(&(bits as u32).to_le_bytes());
         } else {
-            let v: f64 = t.parse().map_err(|_| bad())?;
-            out.extend_from_slice(&v.to_le_bytes());
+            out.extend_from_slice(&bits.to_le_bytes());
         }
     }
     Ok(out)

@@ -81,6 +81,66 @@ pub(crate) fn parse_int(text: &str) -> Result<u128, AsmErrorKind> {
     Ok(value)
 }
 
+/// `f32` (true) or `f64` (false), any case: the name of a float literal `f32(x)`.
+fn float_kind(name: &[char]) -> Option<bool> {
+    let name: String = name.iter().collect::<String>().to_ascii_lowercase();
+    match name.as_str() {
+        "f32" => Some(true),
+        "f64" => Some(false),
+        _ => None,
+    }
+}
+
+/// The float literal whose `(` is at `chars[open]`: `f32(x)` or `f64(x)`, where `x` is a
+/// decimal number with optional sign, fraction and exponent, or `inf`, `-inf`, `nan`. Its
+/// value is the IEEE 754 bit pattern as an unsigned integer (`f32(2.5)` is `0x40200000`,
+/// `f64(-1)` is `0xbff0000000000000`). Returns the value
+/// and the index just past the `)`.
+pub(crate) fn float_literal(
+    chars: &[char],
+    open: usize,
+    single: bool,
+) -> Result<(u128, usize), AsmErrorKind> {
+    let close = chars[open..]
+        .iter()
+        .position(|&c| c == ')')
+        .map(|k| open + k);
+    let inner: String = match close {
+        Some(k) => chars[open + 1..k].iter().collect(),
+        None => chars[open + 1..].iter().collect(),
+    };
+    let text = inner.trim();
+    let shown = format!("{}({text})", if single { "f32" } else { "f64" });
+    let Some(close) = close else {
+        return Err(AsmErrorKind::BadFloat(shown));
+    };
+    let bits = parse_float_bits(text, single).ok_or(AsmErrorKind::BadFloat(shown))?;
+    Ok((bits as u128, close + 1))
+}
+
+/// The bit pattern of a decimal float (`2.5`, `-1e-3`, `inf`, `-inf`, `nan`), as f32 (zero-
+/// extended) when `single`, else as f64; `nan` is the quiet NaN with sign bit clear
+/// (`0x7fc00000`, `0x7ff8000000000000`). `None` when `text` is not such a number (Rust's
+/// `infinity`, hex and `_` are refused). `.float`/`.double` read their values with it too.
+pub(crate) fn parse_float_bits(text: &str, single: bool) -> Option<u64> {
+    let lower = text.to_ascii_lowercase();
+    let body = lower.trim_start_matches(['-', '+']);
+    let ok = !text.is_empty()
+        && (body == "inf"
+            || body == "nan"
+            || text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b)));
+    if !ok {
+        return None;
+    }
+    if single {
+        text.parse::<f32>().ok().map(|v| u64::from(v.to_bits()))
+    } else {
+        text.parse::<f64>().ok().map(f64::to_bits)
+    }
+}
+
 /// Tokenize `chars` (a line without comment). On error returns the column and kind.
 pub(crate) fn lex(chars: &[char]) -> Result<Vec<Token>, (usize, AsmErrorKind)> {
     let mut out = Vec::new();
@@ -110,6 +170,18 @@ pub(crate) fn lex(chars: &[char]) -> Result<Vec<Token>, (usize, AsmErrorKind)> {
             let start = i;
             while i < chars.len() && is_ident_char(chars[i]) {
                 i += 1;
+            }
+            if chars.get(i) == Some(&'(')
+                && let Some(single) = float_kind(&chars[start..i])
+            {
+                let (bits, end) = float_literal(chars, i, single).map_err(|k| (col, k))?;
+                i = end;
+                out.push(Token {
+                    tok: Tok::Num(bits),
+                    col,
+                    end: i + 1,
+                });
+                continue;
             }
             out.push(Token {
                 tok: Tok::Ident(chars[start..i].iter().collect()),
@@ -156,6 +228,36 @@ mod tests {
         ));
         assert!(matches!(parse_int("0x"), Err(AsmErrorKind::BadNumber(_))));
         assert!(matches!(parse_int("12a"), Err(AsmErrorKind::BadNumber(_))));
+    }
+
+    #[test]
+    fn float_literals() {
+        let toks = |s: &str| -> Vec<Tok> {
+            let chars: Vec<char> = s.chars().collect();
+            lex(&chars).unwrap().into_iter().map(|t| t.tok).collect()
+        };
+        assert_eq!(toks("f32(2.5)"), vec![Tok::Num(0x4020_0000)]);
+        assert_eq!(toks("F32( -2.5 )"), vec![Tok::Num(0xc020_0000)]);
+        assert_eq!(toks("f64(1)"), vec![Tok::Num(0x3ff0_0000_0000_0000)]);
+        assert_eq!(toks("f64(-inf)"), vec![Tok::Num(0xfff0_0000_0000_0000)]);
+        assert_eq!(toks("f32(nan)"), vec![Tok::Num(0x7fc0_0000)]);
+        assert_eq!(toks("f32(1e-45)"), vec![Tok::Num(1)]);
+        // A name `f32` without a parenthesis stays a name.
+        assert_eq!(toks("f32 + 1")[0], Tok::Ident("f32".into()));
+        for bad in [
+            "f32(",
+            "f32()",
+            "f32(x)",
+            "f32(--1)",
+            "f64(0x10)",
+            "f32(infinity)",
+        ] {
+            let chars: Vec<char> = bad.chars().collect();
+            assert!(
+                matches!(lex(&chars), Err((1, AsmErrorKind::BadFloat(_)))),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -65,18 +65,109 @@ pub const MAX_CODE_WORDS: u64 = 1 << 24;
 
 /// Assemble `src`; `file` is only used to name the source in error messages.
 pub fn assemble(src: &str, file: &str) -> Result<Program, AsmErrors> {
+    assemble_with(src, file, &[])
+}
+
+/// Assemble `src` with `.equ` overrides: each `(NAME, VALUE)` replaces the value of the
+/// source's `.equ NAME, ...` by VALUE (any value an `.equ` accepts: a number, a float literal,
+/// a sum of names). An override that does not parse, or whose name has no `.equ` in the
+/// source, is an error on line 0 (reported before the file's own errors).
+pub fn assemble_with(
+    src: &str,
+    file: &str,
+    set: &[(String, String)],
+) -> Result<Program, AsmErrors> {
+    assemble_mapped(src, file, set).map(|(p, _)| p)
+}
+
+/// Where each instruction of an assembled program came from: the source's name and, for
+/// every code word, its 1-based line. Kept beside the [`Program`], not in it: a container
+/// holds no line table, since `disasm` followed by `asm` must rebuild the container exactly.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct SourceMap {
+    /// The file name used in messages.
+    pub file: String,
+    /// Line of code word `i` (pc `8 * i`).
+    pub lines: Vec<u32>,
+    /// Every `.equ` with its value (after `--set` overrides), sorted by name.
+    pub equs: Vec<(String, i128)>,
+}
+
+impl SourceMap {
+    /// The line of the instruction at `pc`, if `pc` is a code word of the program.
+    pub fn line(&self, pc: u64) -> Option<u32> {
+        if pc % 8 != 0 {
+            return None;
+        }
+        usize::try_from(pc / 8)
+            .ok()
+            .and_then(|i| self.lines.get(i))
+            .copied()
+    }
+}
+
+/// As [`assemble_with`], also returning the program's [`SourceMap`].
+pub fn assemble_mapped(
+    src: &str,
+    file: &str,
+    set: &[(String, String)],
+) -> Result<(Program, SourceMap), AsmErrors> {
     let lines: Vec<&str> = src
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
     let mut errors = Vec::new();
-    let laid = layout::layout(&lines, &mut errors);
-    let program = encode::resolve(laid, &lines, &mut errors);
+    let mut overrides = Vec::with_capacity(set.len());
+    for (name, value) in set {
+        match parse_override(value) {
+            Ok(e) => overrides.push((name.clone(), e)),
+            Err((col, kind)) => {
+                let mut e = AsmError::new(0, col, kind);
+                e.text = format!("--set {name}={value}");
+                errors.push(e);
+            }
+        }
+    }
+    let (laid, used) = layout::layout(&lines, &mut errors, &overrides);
+    for ((name, _), used) in overrides.iter().zip(used) {
+        if !used {
+            let names: Vec<&str> = laid.syms.equs.keys().map(String::as_str).collect();
+            let mut e = AsmError::new(0, 1, AsmErrorKind::NoSuchEqu(name.clone()));
+            e.help = did_you_mean(name, names).map(|n| format!("did you mean `{n}`?"));
+            e.text = format!("--set {name}");
+            errors.push(e);
+        }
+    }
+    let names: Vec<String> = laid
+        .syms
+        .labels
+        .keys()
+        .chain(laid.syms.equs.keys())
+        .cloned()
+        .collect();
+    let mut equs: Vec<(String, i128)> = laid
+        .syms
+        .equs
+        .keys()
+        .filter_map(|n| laid.syms.check_equ(n, 0).ok().map(|v| (n.clone(), v)))
+        .collect();
+    equs.sort();
+    let (program, code_lines) = encode::resolve(laid, &lines, &mut errors);
     if errors.is_empty() {
-        Ok(program)
+        let map = SourceMap {
+            file: file.to_string(),
+            lines: code_lines,
+            equs,
+        };
+        Ok((program, map))
     } else {
         errors.sort_by_key(|e: &AsmError| (e.line, e.col));
         for e in &mut errors {
+            if e.help.is_none() {
+                e.help = suggestion(&e.kind, &names);
+            }
+        }
+        for e in errors.iter_mut().filter(|e| e.line > 0) {
             e.text = lines
                 .get(e.line.wrapping_sub(1))
                 .copied()
@@ -157,6 +248,9 @@ pub enum AsmErrorKind {
     /// A name that is neither a label nor an `.equ`.
     #[error("undefined symbol `{0}`")]
     UndefinedSymbol(String),
+    /// `--set NAME=VALUE` for a name the source defines with no `.equ`.
+    #[error("the program has no `.equ {0}` to override")]
+    NoSuchEqu(String),
     /// A label or `.equ` name spelled like a register.
     #[error("`{0}` is a register name and cannot name a label or .equ")]
     RegisterName(String),
@@ -406,7 +500,9 @@ pub enum AsmErrorKind {
     #[error(".fill size must be 1, 2, 4 or 8, found {0}")]
     BadFillSize(i128),
     /// A malformed `.float`/`.double` value.
-    #[error("`{0}` is not a floating-point number (decimal, inf, -inf or nan)")]
+    #[error(
+        "`{0}` is not a floating-point number (decimal, inf, -inf or nan; a float literal is written f32(2.5) or f64(-1e3))"
+    )]
     BadFloat(String),
     /// More data than [`MAX_DATA_BYTES`].
     #[error("the program emits more than {MAX_DATA_BYTES} bytes of data")]
@@ -428,8 +524,11 @@ pub struct AsmError {
     pub col: usize,
     /// What went wrong.
     pub kind: AsmErrorKind,
-    /// The source line (filled in by [`assemble`]).
+    /// The source line (filled in by [`assemble`]; for an error on line 0, the `--set`
+    /// override it is about).
     pub text: String,
+    /// A suggestion (`did you mean ...?`, the canonical form), shown as a `help:` line.
+    pub help: Option<String>,
 }
 
 impl AsmError {
@@ -439,8 +538,114 @@ impl AsmError {
             col,
             kind,
             text: String::new(),
+            help: None,
         }
     }
+}
+
+/// The candidate closest to `name` (case-insensitively, by Damerau-Levenshtein distance) if it
+/// is close enough to be a likely misspelling (at most a third of the longer name's length,
+/// and at least 1) and no other candidate is as close.
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let lower = name.to_ascii_lowercase();
+    // The closest candidate, and whether another one is as close (then none is suggested).
+    let mut best: Option<(usize, &str, bool)> = None;
+    for c in candidates {
+        let d = strsim::damerau_levenshtein(&lower, &c.to_ascii_lowercase());
+        let limit = (name.chars().count().max(c.chars().count()) / 3).max(1);
+        if d > limit {
+            continue;
+        }
+        best = match best {
+            Some((bd, bc, _)) if bd == d && !bc.eq_ignore_ascii_case(c) => Some((bd, bc, true)),
+            Some((bd, _, _)) if bd <= d => best,
+            _ => Some((d, c, false)),
+        };
+    }
+    best.filter(|b| !b.2).map(|b| b.1)
+}
+
+/// Every directive the assembler knows.
+pub const DIRECTIVES: [&str; 18] = [
+    ".vl",
+    ".mem",
+    ".data",
+    ".tiledata",
+    ".text",
+    ".byte",
+    ".half",
+    ".word",
+    ".dword",
+    ".float",
+    ".double",
+    ".fill",
+    ".space",
+    ".align",
+    ".equ",
+    ".inst",
+    ".tilesize",
+    ".tileprotect",
+];
+
+/// The `help:` line of an error about a name: the closest label or `.equ` (else register) for
+/// an undefined symbol, the closest mnemonic or directive for an unknown one.
+fn suggestion(kind: &AsmErrorKind, names: &[String]) -> Option<String> {
+    let regs = || {
+        (0..32)
+            .flat_map(|i| [format!("s{i}"), format!("v{i}")])
+            .chain(["lc0".to_string()])
+            .collect::<Vec<_>>()
+    };
+    if let AsmErrorKind::UndefinedSymbol(name) = kind
+        && let Some((kind, num)) = name.to_ascii_lowercase().split_at_checked(1)
+        && (kind == "s" || kind == "v")
+        && !num.is_empty()
+        && num.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Some(format!(
+            "registers are numbered 0 to 31: `{kind}0` .. `{kind}31` (without leading zeros)"
+        ));
+    }
+    let hit = match kind {
+        AsmErrorKind::UndefinedSymbol(name) => did_you_mean(name, names.iter().map(String::as_str))
+            .map(str::to_string)
+            .or_else(|| {
+                let regs = regs();
+                did_you_mean(name, regs.iter().map(String::as_str)).map(str::to_string)
+            }),
+        AsmErrorKind::UnknownMnemonic(name) => {
+            let upper = name.to_ascii_uppercase();
+            let (base, local) = match upper.strip_suffix(".LOCAL") {
+                Some(b) => (b, ".local"),
+                None => (upper.as_str(), ""),
+            };
+            did_you_mean(base, crate::isa::Opcode::ALL.iter().map(|o| o.mnemonic()))
+                .map(|m| format!("{m}{local}"))
+        }
+        AsmErrorKind::UnknownDirective(name) => {
+            did_you_mean(name, DIRECTIVES.iter().copied()).map(str::to_string)
+        }
+        _ => None,
+    }?;
+    Some(format!("did you mean `{hit}`?"))
+}
+
+/// Parse the VALUE of `--set NAME=VALUE` as the value of an `.equ`.
+fn parse_override(value: &str) -> Result<parser::Expr, (usize, AsmErrorKind)> {
+    let chars: Vec<char> = value.chars().collect();
+    if lexer::strip_comment(&chars).len() != chars.len() || value.trim().is_empty() {
+        return Err((
+            1,
+            AsmErrorKind::Expected {
+                expected: "a value".into(),
+                found: format!("`{value}`"),
+            },
+        ));
+    }
+    parser::parse_expr(&chars)
 }
 
 /// All errors of one source file.
@@ -456,6 +661,13 @@ impl fmt::Display for AsmErrors {
     /// Each error as `file:line:col: error: message`, the source line and a caret line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for e in &self.errors {
+            if e.line == 0 {
+                writeln!(f, "{}: error: {}: {}", self.file, e.text, e.kind)?;
+                if let Some(h) = &e.help {
+                    writeln!(f, "help: {h}")?;
+                }
+                continue;
+            }
             writeln!(f, "{}:{}:{}: error: {}", self.file, e.line, e.col, e.kind)?;
             writeln!(f, "{}", e.text)?;
             let pad: String = e
@@ -466,9 +678,85 @@ impl fmt::Display for AsmErrors {
                 .collect();
             let missing = e.col.saturating_sub(1).saturating_sub(pad.chars().count());
             writeln!(f, "{pad}{}^", " ".repeat(missing))?;
+            if let Some(h) = &e.help {
+                writeln!(f, "help: {h}")?;
+            }
         }
         Ok(())
     }
 }
 
 impl std::error::Error for AsmErrors {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRC: &str = ".equ N, 4\n.text\nS.LI s1, N\nHALT\n";
+
+    #[test]
+    fn set_overrides_an_equ() {
+        let p = assemble_with(SRC, "t.s", &[("N".into(), "0x10 + 2".into())]).unwrap();
+        assert_eq!(p, assemble(&SRC.replace("4", "18"), "t.s").unwrap());
+        let p = assemble_with(SRC, "t.s", &[("N".into(), "f32(2.5)".into())]).unwrap();
+        assert_eq!(p.code[1], 0x4020_0000);
+    }
+
+    #[test]
+    fn source_map_names_every_code_word() {
+        let (p, map) = assemble_mapped(SRC, "t.s", &[]).unwrap();
+        assert_eq!(p.code.len(), 3);
+        assert_eq!(map.lines, [3, 3, 4]);
+        assert_eq!(map.equs, [("N".to_string(), 4)]);
+        assert_eq!(
+            (map.line(16), map.line(24), map.line(4)),
+            (Some(4), None, None)
+        );
+    }
+
+    #[test]
+    fn set_errors_name_the_override() {
+        let e = assemble_with(SRC, "t.s", &[("M".into(), "1".into())]).unwrap_err();
+        assert_eq!(e.errors[0].kind, AsmErrorKind::NoSuchEqu("M".into()));
+        assert_eq!(e.errors[0].help.as_deref(), Some("did you mean `N`?"));
+        assert!(
+            e.to_string()
+                .starts_with("t.s: error: --set M: the program has no `.equ M`")
+        );
+        let e = assemble_with(SRC, "t.s", &[("N".into(), "1 +".into())]).unwrap_err();
+        assert_eq!(e.errors[0].line, 0);
+        let e = assemble_with(SRC, "t.s", &[("N".into(), "".into())]).unwrap_err();
+        assert_eq!(e.errors[0].line, 0);
+    }
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(did_you_mean("lop", ["loop", "top"]), None, "a tie");
+        assert_eq!(did_you_mean("lopp", ["loop", "top"]), Some("loop"));
+        assert_eq!(did_you_mean("xyz", ["loop"]), None);
+        let e = assemble(
+            "S.ADD s1, s1, s32\nV.ADD v1, v1, v01\nS.ADD s1, s1, sss1\n",
+            "t.s",
+        )
+        .unwrap_err();
+        let helps: Vec<_> = e.errors.iter().map(|e| e.help.as_deref()).collect();
+        assert_eq!(
+            helps,
+            [
+                Some("registers are numbered 0 to 31: `s0` .. `s31` (without leading zeros)"),
+                Some("registers are numbered 0 to 31: `v0` .. `v31` (without leading zeros)"),
+                None,
+            ]
+        );
+        let e = assemble("V.MOOV v1, s1\n.wrod 1\nJ tpo\ntop: HALT\n", "t.s").unwrap_err();
+        let helps: Vec<_> = e.errors.iter().map(|e| e.help.as_deref()).collect();
+        assert_eq!(
+            helps,
+            [
+                Some("did you mean `V.MOV`?"),
+                Some("did you mean `.word`?"),
+                Some("did you mean `top`?")
+            ]
+        );
+    }
+}

@@ -414,6 +414,22 @@ impl Cursor<'_> {
     }
 }
 
+/// Parse `chars` as one value (a sum of terms, as `.equ` takes), all of it.
+pub(crate) fn parse_expr(chars: &[char]) -> Result<Expr, (usize, AsmErrorKind)> {
+    let toks = lex(chars)?;
+    let mut c = Cursor {
+        toks: &toks,
+        chars,
+        pos: 0,
+        eol: chars.len() + 1,
+    };
+    let e = c.expr()?;
+    if c.peek().is_some() {
+        return c.err("the end of the value");
+    }
+    Ok(e)
+}
+
 /// Parse a line. Errors carry a 1-based column. The labels parsed before an error are kept.
 pub(crate) fn parse_line(raw: &[char]) -> (Line, Option<(usize, AsmErrorKind)>) {
     let chars = strip_comment(raw);

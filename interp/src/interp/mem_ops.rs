@@ -402,7 +402,7 @@ fn contig_ea0(r: &Regs, op: &Op) -> u64 {
 
 /// Every lane's EA (`vl` lanes), from sources read before anything is written.
 #[inline(always)]
-fn compute_eas(r: &Regs, op: &Op, vl: usize, eas: &mut [u64; 64]) {
+pub(crate) fn compute_eas(r: &Regs, op: &Op, vl: usize, eas: &mut [u64; 64]) {
     let k = konst(r, op);
     let sh = op.sh as u32;
     let out = &mut eas[..vl];

@@ -24,7 +24,7 @@ mod mem_ops;
 mod trace;
 
 pub use decoded::Decoded;
-pub use trace::{Change, TraceEvent};
+pub use trace::{Change, LaneAccess, MemTrace, TraceEvent};
 
 use crate::machine::{Exit, Machine, MemFault, Trap, TrapKind};
 use decoded::{F_CTL, Op};

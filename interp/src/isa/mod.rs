@@ -665,16 +665,19 @@ macro_rules! define_isa {
                 match self { $( Inst::$name(ops) => ops.local(), )* }
             }
 
+            /// The registers the instruction reads and writes.
             pub fn effects(&self) -> Effects {
                 let mut e = Effects::default();
                 match self { $( Inst::$name(ops) => ops.effects($sem, &mut e), )* }
                 e
             }
 
+            /// A load's or store's data register, address operands and space.
             pub fn mem_operands(&self) -> Option<MemOperands> {
                 match self { $( Inst::$name(ops) => ops.mem_operands(), )* }
             }
 
+            /// The operands, by format.
             pub fn operands(&self) -> Operands<'_> {
                 match self { $( Inst::$name(ops) => Operands::$fmt(ops), )* }
             }

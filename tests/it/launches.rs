@@ -4,7 +4,7 @@
 //! interpreter's reference-order run: the JSON object and every mapped page of memory. The jit
 //! compiles the same regions at every thread count (its code is shared by the threads).
 
-#[path = "../interp/tests/expect/mod.rs"]
+#[path = "../../interp/tests/expect/mod.rs"]
 mod expect;
 
 use expect::{Expect, num, parse_expectations, parse_flags};
@@ -75,6 +75,7 @@ fn dumps_of(expects: &[Expect]) -> Vec<DumpRequest> {
             _ => None,
         })
         .map(|(space, addr, len)| DumpRequest {
+            ty: None,
             space,
             addr,
             len: len as u64,

@@ -281,7 +281,8 @@ fn load_save_and_trace() {
         0xdead_beef_0bad_f00du64.to_le_bytes()
     );
     let trace = String::from_utf8_lossy(&out.stderr);
-    let lines: Vec<&str> = trace.lines().collect();
+    // One line per retired instruction; lane accesses follow on indented lines.
+    let lines: Vec<&str> = trace.lines().filter(|l| !l.starts_with("  ")).collect();
     assert_eq!(lines.len(), 5, "one line per retired instruction:\n{trace}");
     assert!(
         lines[0].contains("0x0") && lines[0].contains("S.LI"),
@@ -442,6 +443,459 @@ fn save_paths_are_opened_before_the_run() {
         std::fs::read(&both).unwrap(),
         0x0102_0304_0506_0708u64.to_le_bytes()
     );
+}
+
+/// Run lanejit with `stdin` as its standard input.
+fn lanejit_stdin(args: &[&str], stdin: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut pipe = child.stdin.take().expect("stdin");
+    // A command that fails on its flags exits without reading: a broken pipe is fine then.
+    let _ = pipe.write_all(stdin.as_bytes());
+    drop(pipe);
+    child.wait_with_output().expect("waits")
+}
+
+/// A kernel with float literals, an `.equ` size and `; expect` lines.
+const TYPED: &str = "
+; expect status halted
+; expect mem out:f32 2.5 2.5 2.5 2.5
+; expect s2 4
+        .equ N, 4
+        .mem 0x1000, 0x1000, rw
+        .data 0x1000
+in:     .word f32(-1.5), f32(2.5)
+        .dword f64(0.1)
+out:    .space 64
+        .text
+        S.LI s1, out
+        S.LI s2, N
+        S.LI s3, f32(2.5)
+        LOOP s2
+        V.MOV v1, s3
+        V.SW v1, [s1, lc0<<2]
+        ENDLOOP
+        HALT
+";
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn typed_and_symbolic_dumps() {
+    let src = write("typed.s", TYPED);
+    let f = src.to_str().unwrap();
+    let out = lanejit(&[
+        "run",
+        f,
+        "--json",
+        "--dump-mem",
+        "out:16:f32",
+        "--dump-mem",
+        "in+4:12",
+        "--dump-mem",
+        "in:8:i32",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j = json(&out);
+    let d = &j["dumps"];
+    assert_eq!(d[0]["addr"], "0x1010");
+    assert_eq!(d[0]["hex"], "00002040000020400000204000002040");
+    assert_eq!(d[0]["type"], "f32");
+    assert_eq!(d[0]["values"], serde_json::json!([2.5, 2.5, 2.5, 2.5]));
+    // Without a type the dump is exactly the contract's three keys.
+    let keys: Vec<&String> = d[1].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["space", "addr", "hex"]);
+    assert_eq!(d[1]["addr"], "0x1004");
+    assert_eq!(d[2]["values"], serde_json::json!([-1077936128, 1075838976]));
+    let out = lanejit(&["run", f, "--dump-mem", "in:16:f64", "--dump-mem", "out:4"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("dump memory 0x1000, 16 bytes as f64:\n00001000  "),
+        "{text}"
+    );
+    assert!(text.contains(" 0.1\n"), "{text}");
+    assert!(
+        text.contains("00001010  00 00 20 40 ") && text.contains("|.. @|\n00001014\n"),
+        "{text}"
+    );
+    assert!(
+        text.starts_with("engine tiered, VL 32: 8 instructions in "),
+        "{text}"
+    );
+    for bad in ["nowhere:4", "out:6:f32", "out:4:f16", "0x9000:4", "in-8:4"] {
+        assert_bad_input(&lanejit(&["run", f, "--dump-mem", bad]));
+    }
+    let out = lanejit(&["run", f, "--dump-mem", "ot:4"]);
+    assert!(
+        stderr(&out).contains("did you mean `out`?"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn show_prints_typed_lanes() {
+    let src = write("show.s", TYPED);
+    let f = src.to_str().unwrap();
+    let out = lanejit(&["run", f, "--vl", "4", "--show", "v1:f32", "--show", "s2"]);
+    let text = stdout(&out);
+    assert!(text.contains("v1 as f32: [2.5, 2.5, 2.5, 2.5]\n"), "{text}");
+    assert!(text.contains("s2 as u64: [4]\n"), "{text}");
+    let j = json(&lanejit(&[
+        "run", f, "--vl", "2", "--json", "--show", "v1:i16",
+    ]));
+    assert_eq!(j["show"][0]["values"], serde_json::json!([0, 0]));
+    assert_bad_input(&lanejit(&["run", f, "--show", "v32"]));
+}
+
+#[test]
+fn check_passes_fails_and_is_bad_input_without_expectations() {
+    let ok = write("check_ok.s", TYPED);
+    let out = lanejit(&["run", ok.to_str().unwrap(), "--check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("check: all 3 expectations hold"));
+    let bad = write(
+        "check_bad.s",
+        &TYPED.replace("2.5 2.5 2.5 2.5", "2.5 2.5 9 2.5"),
+    );
+    let out = lanejit(&["run", bad.to_str().unwrap(), "--check", "--json"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    json(&out);
+    let err = stderr(&out);
+    assert!(
+        err.contains("check_bad.s:3: expect mem out:f32 2.5 2.5 9 2.5: first difference at 0x1018 (element 2): got 2.5 2.5, expected 9.0 2.5"),
+        "{err}"
+    );
+    assert!(err.contains("check: 1 of 3 expectations failed"), "{err}");
+    // Every example kernel meets its expectations on every engine.
+    for k in ["saxpy.s", "gather.s", "fault_atomic.s", "transpose_tile.s"] {
+        for engine in ["interp", "jit", "tiered"] {
+            let out = lanejit(&["run", &kernel(k), "--check", "--engine", engine]);
+            assert_eq!(out.status.code(), Some(0), "{k} {engine}: {}", stderr(&out));
+        }
+    }
+    let none = write("check_none.s", "HALT\n");
+    assert_bad_input(&lanejit(&["run", none.to_str().unwrap(), "--check"]));
+    let malformed = write("check_malformed.s", "; expect s1 zero\nHALT\n");
+    assert_bad_input(&lanejit(&["run", malformed.to_str().unwrap(), "--check"]));
+}
+
+#[test]
+fn stdin_and_set() {
+    let out = lanejit_stdin(&["run", "-", "--json", "--set", "N=2"], TYPED);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["scalars"][2], "0x2");
+    assert_eq!(j["lc0"], "0x20");
+    let out = lanejit_stdin(&["run", "-", "--set", "N=f32(1)", "--json"], TYPED);
+    assert_eq!(json(&out)["scalars"][2], "0x3f800000");
+    let out = lanejit_stdin(&["run", "-", "--set", "M=2"], TYPED);
+    assert_bad_input(&out);
+    assert!(
+        stderr(&out).contains("error: the program has no `.equ M` to override\n = note: --set M\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("help: did you mean `N`?"));
+    assert_bad_input(&lanejit_stdin(&["run", "-", "--set", "N=1 +"], TYPED));
+    assert_bad_input(&lanejit_stdin(&["run", "-", "--set", "N"], TYPED));
+    let out = lanejit_stdin(&["run", "-"], "HALT\nbad\n");
+    assert_bad_input(&out);
+    assert!(
+        stderr(&out).contains("--> <stdin>:2:1\n"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn float_literals_round_trip_through_asm_and_disasm() {
+    let src = write("floats.s", TYPED);
+    let bin = tmp("floats.bin");
+    let out = lanejit(&["asm", src.to_str().unwrap(), "-o", bin.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let dis = lanejit(&["disasm", bin.to_str().unwrap()]);
+    let text = stdout(&dis);
+    assert!(text.contains("S.LI s3, 0x40200000"), "{text}");
+    let again = write("floats_again.s", &text);
+    let bin2 = tmp("floats_again.bin");
+    let out = lanejit(&["asm", again.to_str().unwrap(), "-o", bin2.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&bin).unwrap(), std::fs::read(&bin2).unwrap());
+    let bad = write("floats_bad.s", "S.LI s1, f32(2,5)\nHALT\n");
+    let out = lanejit(&["run", bad.to_str().unwrap()]);
+    assert_bad_input(&out);
+    assert!(
+        stderr(&out).contains("floats_bad.s:1:10\n"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn did_you_mean() {
+    let src = write(
+        "typo.s",
+        "        .equ SIZE, 4\n        S.LI s1, SIZ\n        V.MOOV v1, s1\n        .wrod 1\n        HALT\n",
+    );
+    let out = lanejit(&["run", src.to_str().unwrap()]);
+    assert_bad_input(&out);
+    let err = stderr(&out);
+    for want in [
+        "error: undefined symbol `SIZ`\n",
+        "typo.s:2:18\n",
+        "help: did you mean `SIZE`?",
+        "error: unknown instruction `V.MOOV`\n",
+        "typo.s:3:9\n",
+        "help: did you mean `V.MOV`?",
+        "help: did you mean `.word`?",
+    ] {
+        assert!(err.contains(want), "{want}\n{err}");
+    }
+    assert!(
+        err.ends_with(
+            "error: could not assemble `{}` due to 3 errors\n"
+                .replace("{}", src.to_str().unwrap())
+                .as_str()
+        ),
+        "{err}"
+    );
+    assert!(
+        !err.contains('\u{1b}'),
+        "no colour when stderr is not a terminal"
+    );
+    // Clap's errors come in the same style.
+    let out = lanejit(&["run", src.to_str().unwrap(), "--vll", "4"]);
+    assert_bad_input(&out);
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: unexpected argument '--vll' found\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("help: a similar argument exists: '--vl'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn trace_on_another_engine_says_it_runs_on_the_interpreter() {
+    let src = write("trace_note.s", SMALL);
+    let f = src.to_str().unwrap();
+    let out = lanejit(&["run", f, "--trace", "--engine", "jit"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("--trace runs on the reference interpreter, not on --engine jit"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).starts_with("engine interp,"),
+        "{}",
+        stdout(&out)
+    );
+    let out = lanejit(&["run", f, "--trace"]);
+    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
+}
+
+/// A kernel with labels, a gather load, a store and a trapping store.
+const TRACED: &str = "
+        .mem 0x1000, 0x1000, rw
+        .mem 0x2000, 0x1000, r
+        .data 0x1000
+xs:     .word 10, 20, 30, 40
+        .text
+        S.LI s1, xs
+        S.LI s2, 0x2000
+        V.LANEID v2
+top:    V.LW [s1 + (v2 << 2)], ->v3
+        V.SW.local v3, [s0 + (v2 << 2)]
+        NOP
+        V.SW v3, [s2 + (v2 << 2)]
+        HALT
+";
+
+#[test]
+fn trace_is_a_commit_log_with_accesses_labels_and_source_lines() {
+    let src = write("traced.s", TRACED);
+    let f = src.to_str().unwrap();
+    let out = lanejit(&["run", f, "--vl", "2", "--trace"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let trace = stderr(&out);
+    let want = [
+        "4 0x0028 <top> mask=0x3 V.LW [s1 + (v2 << 2)], ->v3 v3=[0xa 0x14]",
+        "  read  memory lane 0  ea 0x1000 -> 0xa",
+        "  read  memory lane 1  ea 0x1004 -> 0x14",
+        "5 0x0030 <top+0x8> mask=0x3 V.SW.local v3, [s0 + (v2 << 2)]",
+        "  write tile lane 0  ea 0x0 bytes 0a000000",
+        "  write tile lane 1  ea 0x4 bytes 14000000",
+        "trap permission_fault at 0x0040 <top+0x18>: V.SW v3, [s2 + (v2 << 2)] (",
+        "traced.s:13); lane 0 write memory ea 0x2000",
+    ];
+    for w in want {
+        assert!(trace.contains(w), "missing {w:?} in\n{trace}");
+    }
+    // The readable result names the trap's instruction and source line too.
+    assert!(
+        stdout(&out).contains("V.SW v3, [s2 + (v2 << 2)] (")
+            && stdout(&out).contains("traced.s:13)"),
+        "{}",
+        stdout(&out)
+    );
+    // Filters: from the 5th retired on, at most 2; only pc `top`; to a file.
+    let out = lanejit(&[
+        "run",
+        f,
+        "--vl",
+        "2",
+        "--trace-from",
+        "5",
+        "--trace-count",
+        "2",
+    ]);
+    let heads: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| !l.starts_with("  ") && !l.starts_with("trap"))
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(heads, ["5 0x0030", "6 0x0038"], "{}", stderr(&out));
+    let log = tmp("trace.log");
+    let out = lanejit(&[
+        "run",
+        f,
+        "--vl",
+        "2",
+        "--trace-pc",
+        "top",
+        "--trace-file",
+        log.to_str().unwrap(),
+    ]);
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let heads: Vec<&str> = text.lines().filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(heads.len(), 2, "{text}");
+    assert!(heads[0].contains("<top> "), "{text}");
+    assert!(heads[1].starts_with("trap permission_fault"), "{text}");
+    for bad in ["nowhere", "0x4", "0x1000"] {
+        assert_bad_input(&lanejit(&["run", f, "--trace-pc", bad]));
+    }
+}
+
+#[test]
+fn compare_agrees_or_names_the_first_differing_instruction() {
+    let src = write("cmp.s", TRACED);
+    let f = src.to_str().unwrap();
+    let out = lanejit(&["compare", f, "--vl", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for e in ["interp ", "jit ", "tiered "] {
+        assert!(
+            text.contains(e) && text.contains("trapped, 6 instructions"),
+            "{text}"
+        );
+    }
+    assert!(text.ends_with("all agree\n"), "{text}");
+    // The test-only fault hook: jit runs that retire 5 or more instructions end with s31
+    // flipped, so the engines first differ after instruction 5.
+    let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args(["compare", f, "--vl", "2", "--engines", "interp,jit"])
+        .env("LANEJIT_TEST_CORRUPT", "jit:5")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    for want in [
+        "interp and jit differ: their states first differ after 5 retired instructions\n",
+        "instruction #5 at 0x0030 <top+0x8>: V.SW.local v3, [s0 + (v2 << 2)] (",
+        "cmp.s:11)\n",
+        "state after 5 instructions:\n  s31            interp: 0x0                  jit: 0x1\n",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    assert_bad_input(&lanejit(&["compare", f, "--engines", "jit"]));
+    assert_bad_input(&lanejit(&["compare", f, "--engines", "jit,fast"]));
+    assert_bad_input(&lanejit(&["compare", "/nonexistent.s"]));
+}
+
+#[test]
+fn bench_times_user_kernels_with_spread_and_baselines() {
+    let dir = tmp("bench-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("tiny.s");
+    std::fs::write(&src, format!("; bench: elements=N\n{TYPED}")).unwrap();
+    let f = src.to_str().unwrap();
+    let bench = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_lanejit"))
+            .arg("bench")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("runs")
+    };
+    let out = bench(&[f, "--quick", "--set", "N=8", "--save-baseline", "first"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[0].contains("median") && lines[0].contains("95% CI of median"),
+        "{text}"
+    );
+    for (line, engine) in lines[1..].iter().zip(["interp", "jit", "tiered"]) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!((cols[0], cols[1]), (f, engine), "{line}");
+        assert!(line.contains(" .. "), "{line}");
+    }
+    // Progress went to stderr, one line per measurement (stderr is not a terminal here).
+    assert_eq!(
+        stderr(&out).matches("bench: ").count(),
+        4,
+        "{}",
+        stderr(&out)
+    );
+    let saved = std::fs::read_to_string(dir.join(".lanejit-baselines/first.json")).unwrap();
+    let j: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(j["measurements"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        j["measurements"][0]["elements"], 8,
+        "the .equ as --set made it"
+    );
+    assert_eq!(j["measurements"][0]["samples"].as_array().unwrap().len(), 3);
+    let out = bench(&[f, "--quick", "--engine", "jit", "--json", "--reps", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["measurements"][0]["engine"], "jit");
+    assert_eq!(j["measurements"][0]["samples"].as_array().unwrap().len(), 2);
+    let out = bench(&[f, "--quick", "--engine", "interp", "--baseline", "first"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.lines().next().unwrap().ends_with("vs baseline"),
+        "{text}"
+    );
+    assert!(text.lines().nth(1).unwrap().ends_with('%'), "{text}");
+    for bad in [
+        &[f, "--baseline", "missing"][..],
+        &[f, "--engine", "native"],
+        &[f, "--set", "X=1"],
+        &[f, "--save-baseline", "../up"],
+        &["/nonexistent.s"],
+    ] {
+        let out = bench(bad);
+        assert_bad_input(&out);
+    }
 }
 
 /// A launch of `G` groups: each writes its group id into its own dword and halts.

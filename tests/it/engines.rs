@@ -4,32 +4,18 @@
 //! every mapped memory page and the whole tile. Some tests also check that compiled code
 //! really ran (`jit_retired`).
 
+use lanejit::fuzz::Snapshot;
 use lanejit::vm::{self, Dispatcher, Engine, EngineStats, VmOptions};
 use lanejit_interp::asm::assemble;
 use lanejit_interp::interp::Decoded;
-use lanejit_interp::machine::{Config, Exit, Machine, Regs, TrapKind};
+use lanejit_interp::machine::{Config, Exit, Machine, TrapKind};
 use lanejit_interp::program::Program;
 
-/// Everything an engine leaves behind.
-#[derive(Debug, PartialEq, Eq)]
-struct Snap {
-    exit: Exit,
-    regs: Regs,
-    pc: u64,
-    retired: u64,
-    pages: Vec<(u64, Vec<u8>)>,
-    tile: Vec<u8>,
-}
+/// The state every engine must agree on: the fuzzer's snapshot.
+type Snap = Snapshot;
 
 fn snap(m: &Machine, exit: Exit) -> Snap {
-    Snap {
-        exit,
-        regs: (*m.regs).clone(),
-        pc: m.pc,
-        retired: m.retired,
-        pages: m.mem.mapped_pages().map(|(a, b)| (a, b.to_vec())).collect(),
-        tile: m.tile.as_bytes().to_vec(),
-    }
+    Snapshot::capture(m, exit, &[])
 }
 
 fn asm(src: &str) -> Program {
@@ -136,16 +122,16 @@ fn copy_src(n: u64, dst_bytes: u64) -> String {
 fn copy_kernel_runs_compiled_and_agrees() {
     let p = asm(&copy_src(4096, 0x4000));
     let (r, st) = check(&p, 32, false, None);
-    assert_eq!(r.exit, Exit::Halted);
+    assert_eq!(r.exit(), Exit::Halted);
     // 3 S.LI + LOOP + 128 iterations * 4 + REDSUM + HALT.
-    assert_eq!(r.retired, 3 + 1 + 128 * 4 + 2);
+    assert_eq!(r.result.instructions, 3 + 1 + 128 * 4 + 2);
     assert!(st.compiled_regions >= 1);
     assert!(
         st.jit_retired >= 128 * 4,
         "the hot loop must run compiled: {st:?}"
     );
     // Spot-check the data: dst[64] = src[64] = the .word list at 0x10100.
-    let page = &r.pages.iter().find(|(a, _)| *a == 0x40000).expect("dst").1;
+    let page = &r.memory.iter().find(|(a, _)| *a == 0x40000).expect("dst").1;
     assert_eq!(&page[256..260], &1u32.to_le_bytes());
     assert_eq!(&page[268..272], &(-4i32 as u32).to_le_bytes());
 }
@@ -163,10 +149,10 @@ fn loop_tail_runs_compiled() {
     // straight-line form of the body; only HALT is left to the interpreter.
     let p = asm(&copy_src(70, 0x4000));
     let (r, st) = check(&p, 32, false, None);
-    assert_eq!(r.exit, Exit::Halted);
-    assert_eq!(r.retired, 3 + 1 + 3 * 4 + 2);
+    assert_eq!(r.exit(), Exit::Halted);
+    assert_eq!(r.result.instructions, 3 + 1 + 3 * 4 + 2);
     assert_eq!(st.interp_retired, 1, "only HALT is interpreted: {st:?}");
-    assert_eq!(st.jit_retired, r.retired - 1, "{st:?}");
+    assert_eq!(st.jit_retired, r.result.instructions - 1, "{st:?}");
 }
 
 #[test]
@@ -225,8 +211,8 @@ fn plain_copy(src: (u64, u64), dst: (u64, u64), n: u64) -> String {
 
 /// The EA of the memory fault a run ended with.
 fn fault_ea(r: &Snap, vl: u32) -> u64 {
-    let Exit::Trapped(t) = &r.exit else {
-        panic!("vl {vl}: {:?}", r.exit)
+    let Exit::Trapped(t) = r.exit() else {
+        panic!("vl {vl}: {:?}", r.exit())
     };
     t.mem.expect("memory fault").ea
 }
@@ -278,7 +264,7 @@ fn hot_straight_line_regions_are_recompiled_inline_and_agree() {
     for vl in VLS {
         for strict in [false, true] {
             let (r, st) = check(&p, vl, strict, None);
-            assert_eq!(r.exit, Exit::Halted, "vl {vl}");
+            assert_eq!(r.exit(), Exit::Halted, "vl {vl}");
             assert_eq!(st.interp_retired, 1, "only HALT is interpreted: {st:?}");
         }
     }
@@ -346,7 +332,7 @@ fn hot_branch_loops_gather_and_scatter_in_line_when_the_mask_is_full() {
                 let (r, st) = check(&p, vl, strict, None);
                 assert!(st.jit_retired > 0, "compiled code ran");
                 assert_eq!(
-                    trap_kind(&r.exit),
+                    trap_kind(&r.exit()),
                     kind,
                     "stride {stride} at {mem_at}/{tile_at} vl {vl}"
                 );
@@ -386,7 +372,7 @@ fn compiled_regions_chain_to_their_successors() {
     let d = Decoded::new(&p.code);
     for vl in VLS {
         let (r, _) = check(&p, vl, false, None);
-        assert_eq!(r.exit, Exit::Halted);
+        assert_eq!(r.exit(), Exit::Halted);
         let mut m = Machine::new(&p, config(&p, vl, false, None)).expect("machine");
         let mut disp = Dispatcher::new(&d, &m, 0).expect("jit");
         assert_eq!(disp.run(&mut m, &d), Exit::Halted);
@@ -508,7 +494,7 @@ fn tiered_compiles_hot_loop_after_threshold() {
     let p = asm(&copy_src(4096, 0x4000));
     let cfg = config(&p, 8, false, None);
     let (s, st) = run_one(&p, cfg, Engine::Tiered, 16);
-    assert_eq!(s.exit, Exit::Halted);
+    assert_eq!(s.exit(), Exit::Halted);
     assert_eq!(st.compiled_regions, 1, "{st:?}");
     // The body runs interpreted until its count passes 16, then compiled.
     assert!(st.interp_retired >= 16 * 4, "{st:?}");
@@ -528,11 +514,11 @@ fn faults_in_compiled_loop_first_middle_tail() {
             let p = asm(&copy_src(n, 0x1000));
             let (r, _) = check(&p, vl, false, None);
             assert_eq!(
-                trap_kind(&r.exit),
+                trap_kind(&r.exit()),
                 Some(TrapKind::PageFault),
                 "n {n} vl {vl}"
             );
-            let Exit::Trapped(t) = r.exit else {
+            let Exit::Trapped(t) = r.exit() else {
                 unreachable!()
             };
             let mf = t.mem.expect("memory fault");
@@ -545,7 +531,7 @@ fn faults_in_compiled_loop_first_middle_tail() {
     let p = asm(&src);
     for vl in VLS {
         let (r, _) = check(&p, vl, false, None);
-        assert_eq!(trap_kind(&r.exit), Some(TrapKind::PermissionFault));
+        assert_eq!(trap_kind(&r.exit()), Some(TrapKind::PermissionFault));
     }
 }
 
@@ -553,18 +539,18 @@ fn faults_in_compiled_loop_first_middle_tail() {
 fn max_instructions_inside_compiled_loops_is_exact() {
     let p = asm(&copy_src(300, 0x4000));
     for vl in [1, 4, 32] {
-        let total = check(&p, vl, false, None).0.retired;
+        let total = check(&p, vl, false, None).0.result.instructions;
         for max in (0..total + 2)
             .step_by(7)
             .chain([total - 1, total, total + 1])
         {
             let (r, _) = check(&p, vl, false, Some(max));
             if max < total {
-                assert_eq!(r.exit, Exit::Limit, "max {max}");
-                assert_eq!(r.retired, max);
+                assert_eq!(r.exit(), Exit::Limit, "max {max}");
+                assert_eq!(r.result.instructions, max);
             } else {
-                assert_eq!(r.exit, Exit::Halted);
-                assert_eq!(r.retired, total);
+                assert_eq!(r.exit(), Exit::Halted);
+                assert_eq!(r.result.instructions, total);
             }
         }
     }
@@ -879,10 +865,10 @@ fn streaming_copies_and_masked_tails_agree() {
             if k == 0 && trip == 203 {
                 let p = asm(&src);
                 for vl in [4, 16] {
-                    let total = check(&p, vl, false, None).0.retired;
+                    let total = check(&p, vl, false, None).0.result.instructions;
                     for max in (0..total + 2).step_by(5).chain([total - 1, total]) {
                         let (r, _) = check(&p, vl, false, Some(max));
-                        assert_eq!(r.retired, max.min(total), "vl {vl} max {max}");
+                        assert_eq!(r.result.instructions, max.min(total), "vl {vl} max {max}");
                     }
                 }
             }
@@ -1111,7 +1097,7 @@ fn local_tile_accesses_and_tile_traps() {
             for strict in [false, true] {
                 let (r, _) = check(&p, vl, strict, None);
                 if kind.is_some() {
-                    assert_eq!(trap_kind(&r.exit), kind, "tile base {tb} vl {vl}");
+                    assert_eq!(trap_kind(&r.exit()), kind, "tile base {tb} vl {vl}");
                 }
             }
         }
@@ -1172,7 +1158,7 @@ fn contiguous_tile_groups_in_loops_check_bounds_and_granules() {
                     k => k,
                 };
                 assert_eq!(
-                    trap_kind(&r.exit),
+                    trap_kind(&r.exit()),
                     want,
                     "{a} trip {trip} vl {vl} strict {strict}"
                 );
@@ -1189,7 +1175,7 @@ fn contiguous_tile_groups_in_loops_check_bounds_and_granules() {
     for vl in VLS {
         let (r, _) = check(&p, vl, false, None);
         assert_eq!(
-            trap_kind(&r.exit),
+            trap_kind(&r.exit()),
             Some(TrapKind::TileOutOfBounds),
             "vl {vl}"
         );
@@ -1237,7 +1223,7 @@ fn wrapping_effective_addresses_fault_precisely() {
                 let (r, _) = check(&p, vl, false, None);
                 // `0x..fc + 4` and `0x..f8 + 8` wrap to 0, which is mapped: those run.
                 if !form.contains("s2]") && base != "0xfffffffffffffffc" {
-                    assert!(trap_kind(&r.exit).is_some(), "{form} base {base} vl {vl}");
+                    assert!(trap_kind(&r.exit()).is_some(), "{form} base {base} vl {vl}");
                 }
             }
         }
@@ -1262,9 +1248,9 @@ fn strict_align_traps_only_scaled_forms() {
     let p = asm(src);
     for vl in VLS {
         let (r, _) = check(&p, vl, true, None);
-        assert_eq!(trap_kind(&r.exit), Some(TrapKind::Misaligned));
+        assert_eq!(trap_kind(&r.exit()), Some(TrapKind::Misaligned));
         let (r, _) = check(&p, vl, false, None);
-        assert_eq!(r.exit, Exit::Halted);
+        assert_eq!(r.exit(), Exit::Halted);
     }
 }
 
@@ -1473,7 +1459,7 @@ fn seed_kernels_agree_on_all_engines() {
 }
 
 /// Throughput figures (not a timed test: it asserts only that the engines agree). Run with
-/// `cargo test --release --test engines -- --ignored --nocapture perf_copy_kernel`.
+/// `cargo test --release --test it -- --ignored --nocapture engines::perf_copy_kernel`.
 #[test]
 #[ignore]
 fn perf_copy_kernel() {
@@ -1630,15 +1616,15 @@ fn large_maps_fill_their_page_tables_lazily_on_every_engine() {
         let (r, stats) = check(&p, vl, false, None);
         assert!(stats.jit_retired > 0, "vl {vl}: compiled code ran");
         let out = r
-            .pages
+            .memory
             .iter()
             .find(|(a, _)| *a == 0x4ff0000)
             .expect("mapped");
         assert_eq!(&out.1[..4], &9u32.to_le_bytes(), "vl {vl}: the copy ran");
         assert!(
-            trap_kind(&r.exit).is_some() || vl == 1,
+            trap_kind(&r.exit()).is_some() || vl == 1,
             "vl {vl}: {:?}",
-            r.exit
+            r.exit()
         );
     }
     check(&p, 8, false, Some(3000));

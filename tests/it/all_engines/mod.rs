@@ -8,45 +8,16 @@
 // Both included files declare `mod support;`: each gets its own copy of the helpers, on purpose.
 #![allow(clippy::duplicate_mod)]
 
-#[path = "../interp/tests/semantics.rs"]
+#[path = "../../../interp/tests/semantics.rs"]
 mod semantics;
-#[path = "../interp/tests/traps.rs"]
+#[path = "../../../interp/tests/traps.rs"]
 mod traps;
 
+use lanejit::fuzz::{self, Snapshot};
 use lanejit::vm::{self, Engine, VmOptions};
 use lanejit_interp::interp::Decoded;
 use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_interp::program::Program;
-
-/// The full comparable state of a finished run.
-#[derive(Debug, PartialEq, Eq)]
-struct State {
-    exit: Exit,
-    pc: u64,
-    retired: u64,
-    s: [u64; 32],
-    v: Vec<Vec<u64>>,
-    mask: u64,
-    lc0base: u64,
-    trip: u64,
-    memory: Vec<(u64, Vec<u8>)>,
-    tile: Vec<u8>,
-}
-
-fn state(m: &Machine, exit: Exit) -> State {
-    State {
-        exit,
-        pc: m.pc,
-        retired: m.retired,
-        s: m.regs.s,
-        v: m.regs.v.iter().map(|l| l[..m.vl()].to_vec()).collect(),
-        mask: m.regs.mask,
-        lc0base: m.regs.lc0base,
-        trip: m.regs.trip,
-        memory: m.mem.mapped_pages().map(|(a, b)| (a, b.to_vec())).collect(),
-        tile: m.tile.as_bytes().to_vec(),
-    }
-}
 
 /// Run `prog` on `engine` after `prep`.
 fn run_on(
@@ -77,25 +48,27 @@ fn run_on(
 const OTHERS: [(Engine, u32); 3] = [(Engine::Jit, 0), (Engine::Tiered, 1), (Engine::Tiered, 3)];
 
 /// `Setup::run` of the included tests: every engine, compared with the interpreter.
-fn run_setup(prog: &Program, cfg: Config, prep: &dyn Fn(&mut Machine)) -> (Machine, Exit) {
+pub(crate) fn run_setup(
+    prog: &Program,
+    cfg: Config,
+    prep: &dyn Fn(&mut Machine),
+) -> (Machine, Exit) {
     let (m, exit, _) = run_on(Engine::Interp, 0, prog, cfg, prep);
-    let reference = state(&m, exit);
+    let reference = Snapshot::capture(&m, exit, &[]);
     for (engine, threshold) in OTHERS {
         let (m2, exit2, stats) = run_on(engine, threshold, prog, cfg, prep);
-        let got = state(&m2, exit2);
+        let got = Snapshot::capture(&m2, exit2, &[]);
         if got != reference {
             panic!(
                 "{engine:?} (threshold {threshold}) diverges from the interpreter\n\
-                 reference: exit {:?} pc {:#x} retired {}\n\
-                 {engine:?}: exit {:?} pc {:#x} retired {} ({stats:?})\n\
-                 first differing field: {}",
-                reference.exit,
-                reference.pc,
-                reference.retired,
-                got.exit,
-                got.pc,
-                got.retired,
-                first_difference(&reference, &got)
+                 reference: exit {exit:?} pc {:#x} retired {}\n\
+                 {engine:?}: exit {exit2:?} pc {:#x} retired {} ({stats:?})\n\
+                 differs: {}",
+                reference.result.pc,
+                reference.result.instructions,
+                got.result.pc,
+                got.result.instructions,
+                fuzz::diff_summary(&reference, &got)
             );
         }
         assert_eq!(
@@ -105,44 +78,6 @@ fn run_setup(prog: &Program, cfg: Config, prep: &dyn Fn(&mut Machine)) -> (Machi
         );
     }
     (m, exit)
-}
-
-fn first_difference(a: &State, b: &State) -> String {
-    if a.exit != b.exit {
-        return format!("exit {:?} vs {:?}", a.exit, b.exit);
-    }
-    if (a.pc, a.retired) != (b.pc, b.retired) {
-        return format!(
-            "pc/retired {:#x}/{} vs {:#x}/{}",
-            a.pc, a.retired, b.pc, b.retired
-        );
-    }
-    if let Some(i) = (0..32).find(|&i| a.s[i] != b.s[i]) {
-        return format!("s{i}: {:#x} vs {:#x}", a.s[i], b.s[i]);
-    }
-    if let Some(i) = (0..32).find(|&i| a.v[i] != b.v[i]) {
-        return format!("v{i}: {:x?} vs {:x?}", a.v[i], b.v[i]);
-    }
-    if (a.mask, a.lc0base, a.trip) != (b.mask, b.lc0base, b.trip) {
-        return format!(
-            "mask/lc0base/trip {:#x}/{:#x}/{:#x} vs {:#x}/{:#x}/{:#x}",
-            a.mask, a.lc0base, a.trip, b.mask, b.lc0base, b.trip
-        );
-    }
-    for ((pa, ba), (_, bb)) in a.memory.iter().zip(&b.memory) {
-        if let Some(off) = (0..ba.len()).find(|&k| ba[k] != bb[k]) {
-            return format!(
-                "memory at {:#x}: {:#x} vs {:#x}",
-                pa + off as u64,
-                ba[off],
-                bb[off]
-            );
-        }
-    }
-    if let Some(off) = (0..a.tile.len()).find(|&k| a.tile[k] != b.tile[k]) {
-        return format!("tile at {off:#x}: {:#x} vs {:#x}", a.tile[off], b.tile[off]);
-    }
-    "none".into()
 }
 
 /// Every example kernel, on every engine, at every VL and with strict alignment on and off.

@@ -3,7 +3,7 @@
 //! About a sixth of them are launches of 2 to 4 groups, compared in reference order and, when
 //! race-free, at 2 and 3 threads as well (see `lanejit::fuzz`).
 //! A divergence fails the test with its shrunk reproducer; save it in `seeds/fuzz/` (with a
-//! `; caught:` line) so `tests/fuzz_corpus.rs` keeps it as a regression test.
+//! `; caught:` line) so `tests/it/fuzz_corpus.rs` keeps it as a regression test.
 
 use lanejit::fuzz;
 use lanejit::vm::Engine;

@@ -1,0 +1,16 @@
+//! The root crate's integration tests, as one test binary (one link instead of seven):
+//! every engine on the interpreter's tests (`all_engines`), the bench kernels, the command
+//! line (`cli`), the engine harness (`engines`), the fuzz corpus and smoke campaign, launches of
+//! many groups (`launches`), and the resource bounds of the CLI (`resources`). Run one part with `cargo test --test it cli::`.
+
+mod all_engines;
+mod bench_kernels;
+mod cli;
+mod engines;
+mod fuzz_corpus;
+mod fuzz_smoke;
+mod launches;
+mod resources;
+
+// The interpreter's shared test support calls `crate::run_setup`: here, every engine's.
+use all_engines::run_setup;
