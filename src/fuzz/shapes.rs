@@ -3,7 +3,10 @@
 //! load/store form with strides equal to E, 0, other constants and negative ones; uniform
 //! vectors as bases; chains that break the shape (a partial `V.SETMASK`, a general vector
 //! operand, a scalar the loop body does not know to be constant); FMA chains mixed with
-//! FADD/FMUL on NaN/inf/subnormal/-0 data loaded contiguously; and gathers and scatters over a
+//! FADD/FMUL on NaN/inf/subnormal/-0 data loaded contiguously; integer streams (byte and
+//! halfword loads multiplied into an accumulator: the JIT's narrow multiplies); index streams
+//! (32-bit index words loaded, then gathers through them: the packed-index gathers, with
+//! small and negative indices poked where the loads read); and gathers and scatters over a
 //! table of several MiB whose span has unmapped holes and read-only pages.
 //!
 //! Each snippet is a few [`Item`]s that the body generator pushes as one step. The snippets
@@ -876,7 +879,65 @@ impl Shapes {
         let mut body = Vec::new();
         let mut loads = Vec::new();
         let mut accs = Vec::new();
-        if u.ratio(1, 3)? {
+        let stream = u.int_in_range(0..=6)?;
+        // Accesses (by position in `accs`) whose loads read index words.
+        let mut index_loads = 0..0;
+        if stream == 6 && !local {
+            // An index stream: 32-bit index words loaded (packed by the JIT when contiguous),
+            // then gathers through them from the second base: lane EAs straight from the
+            // packed words, small indices (negative ones too) poked where the loads read.
+            self.force = Some((2, false));
+            let mut idx = Vec::new();
+            let first = accs.len();
+            accs.extend(self.accesses(
+                u,
+                src,
+                local,
+                wide,
+                &[S_BASE],
+                &mut pre,
+                &mut body,
+                &mut idx,
+            )?);
+            index_loads = first..accs.len();
+            self.force = None;
+            for vi in idx {
+                let vd = VReg(pick(u, &V_DATA)?);
+                let op = pick(u, &[Opcode::VLw, Opcode::VLwu])?;
+                let addr = MemAddr::RegOff {
+                    base: Reg::S(S_BASE2.0),
+                    off: Reg::V(vi.0),
+                    shamt: u.int_in_range(0..=3)?,
+                };
+                if let Some(inst) = super::generate::mem_form(op, Reg::V(vd.0), addr, false) {
+                    body.push(Item::Inst(inst));
+                    loads.push(vd);
+                }
+            }
+        } else if stream == 0 {
+            // An integer stream: byte or halfword loads (packed by the JIT), their products
+            // (multiplied on narrow lanes when both are packed), an accumulator, and stores
+            // of the products at a wider width.
+            let log2e: u8 = u.int_in_range(0..=1)?;
+            self.force = Some((log2e, false));
+            accs.extend(
+                self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut loads)?,
+            );
+            if !loads.is_empty() {
+                let a = pick(u, &loads)?;
+                let b = pick(u, &loads)?;
+                let p = VReg(pick(u, &V_DATA)?);
+                body.push(valu(Inst::VMul, p, a, VSrc::V(b)));
+                let acc = VReg(pick(u, &V_DATA)?);
+                body.push(valu(Inst::VAdd, acc, acc, VSrc::V(p)));
+                let mut outs = vec![p];
+                self.force = Some((u.int_in_range(log2e + 1..=3)?, true));
+                accs.extend(
+                    self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut outs)?,
+                );
+            }
+            self.force = None;
+        } else if stream <= 2 {
             // A floating-point stream: contiguous f32 (packed by the JIT) or f64 loads, an
             // FMA chain on them, contiguous stores of its results.
             let log2e = if u.ratio(2, 3)? { 2 } else { 3 };
@@ -953,7 +1014,19 @@ impl Shapes {
         // Floating-point data where the loads read (at most 1 KiB from each load's lowest
         // EA): special values, or values near 1 (where a fused multiply-add rounds
         // differently from a multiply and an add), or both.
-        if region != Region::Tile && u.ratio(2, 3)? {
+        for a in &accs[index_loads.clone()] {
+            let Some(m) = a.model else { continue };
+            let b = base_val[usize::from(a.base == S_BASE2)];
+            let first = lanes.iter().map(|&l| m.rel(l)).min().unwrap_or(0);
+            let n = u.int_in_range(16..=256)?;
+            let mut bytes = Vec::with_capacity(n * 4);
+            for _ in 0..n {
+                let i: i32 = u.int_in_range(-8..=47)?;
+                bytes.extend_from_slice(&i.to_le_bytes());
+            }
+            self.pokes.push((b.wrapping_add(first as u64), bytes));
+        }
+        if region != Region::Tile && index_loads.is_empty() && u.ratio(2, 3)? {
             let near_one = u.int_in_range(0..=2)?;
             for a in accs.iter().filter(|a| !a.store).take(3) {
                 let Some(m) = a.model else { continue };

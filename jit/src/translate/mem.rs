@@ -845,7 +845,7 @@ impl Tx<'_, '_> {
             self.lanes_loop(acc, &eas, slow);
             return eas;
         }
-        let (lane_ea, lo, hi, or, nowrap) = match self.packed_index(addr, local) {
+        let (lane_ea, lo, hi, or, nowrap) = match self.packed_index(addr, local, data) {
             Some(pi) => self.packed_index_eas(pi, amask),
             None => {
                 let lane_ea: Vec<Value> = (0..vl)
@@ -1226,8 +1226,14 @@ impl Tx<'_, '_> {
     /// left packed), with a shift of at most 31: its base, index register, the indices'
     /// extension and the shift. Its lane EAs come from the packed lanes directly and its range
     /// from 4-lane SIMD minima and maxima ([`Self::packed_index_eas`]).
-    fn packed_index(&self, addr: Addr, local: bool) -> Option<(SReg, VReg, Ext, u32)> {
+    fn packed_index(&self, addr: Addr, local: bool, data: Reg) -> Option<(SReg, VReg, Ext, u32)> {
         if !self.full || self.vmem || local {
+            return None;
+        }
+        // A load into its own index register writes it on the fast path only: the slow
+        // path's exit must still see the packed index, which the translation of the fast
+        // path (emitted first) would have marked wide. Such a load materialises the index.
+        if matches!((addr, data), (Addr::RegOff { off: Reg::V(n), .. }, Reg::V(d)) if n == d) {
             return None;
         }
         let Addr::RegOff {
@@ -1252,8 +1258,8 @@ impl Tx<'_, '_> {
             return 0;
         };
         match operands(inst, ms) {
-            Some((_, addr, local)) => self
-                .packed_index(addr, local)
+            Some((data, addr, local)) => self
+                .packed_index(addr, local, data)
                 .map_or(0, |(_, n, _, _)| 1 << n.0),
             None => 0,
         }
