@@ -1014,24 +1014,27 @@ impl Shapes {
         // Floating-point data where the loads read (at most 1 KiB from each load's lowest
         // EA): special values, or values near 1 (where a fused multiply-add rounds
         // differently from a multiply and an add), or both.
-        for a in &accs[index_loads.clone()] {
-            let Some(m) = a.model else { continue };
+        // The lowest EA an access's lanes reach, when its lanes are modelled.
+        let lowest = |a: &Acc| -> Option<u64> {
+            let m = a.model?;
             let b = base_val[usize::from(a.base == S_BASE2)];
             let first = lanes.iter().map(|&l| m.rel(l)).min().unwrap_or(0);
+            Some(b.wrapping_add(first as u64))
+        };
+        for a in &accs[index_loads.clone()] {
+            let Some(at) = lowest(a) else { continue };
             let n = u.int_in_range(16..=256)?;
             let mut bytes = Vec::with_capacity(n * 4);
             for _ in 0..n {
                 let i: i32 = u.int_in_range(-8..=47)?;
                 bytes.extend_from_slice(&i.to_le_bytes());
             }
-            self.pokes.push((b.wrapping_add(first as u64), bytes));
+            self.pokes.push((at, bytes));
         }
         if region != Region::Tile && index_loads.is_empty() && u.ratio(2, 3)? {
             let near_one = u.int_in_range(0..=2)?;
             for a in accs.iter().filter(|a| !a.store).take(3) {
-                let Some(m) = a.model else { continue };
-                let b = base_val[usize::from(a.base == S_BASE2)];
-                let first = lanes.iter().map(|&l| m.rel(l)).min().unwrap_or(0);
+                let Some(at) = lowest(a) else { continue };
                 let n = u.int_in_range(8..=128)?;
                 let mut bytes = Vec::with_capacity(n * 8);
                 for _ in 0..n {
@@ -1043,7 +1046,7 @@ impl Shapes {
                     };
                     bytes.extend_from_slice(&w.to_le_bytes());
                 }
-                self.pokes.push((b.wrapping_add(first as u64), bytes));
+                self.pokes.push((at, bytes));
             }
         }
         items.push(li(S_BASE, base_val[0]));

@@ -35,16 +35,11 @@ impl Tx<'_, '_> {
         // access), then its span.
         let mut hosts = Vec::new();
         for hz in self.hoist.clone() {
-            let ms = hz.ms();
-            let bo = self.inv_value(&hz.inv);
-            let local = hz.inst.is_local();
-            let sb = self.space(local).0;
-            let h = self.b.ins().iadd(sb, bo);
+            let (ms, local) = (hz.ms(), hz.inst.is_local());
+            let (h, ea0) = self.hoisted_at(&hz, lc);
             let var = self.b.declare_var(I64);
             self.b.def_var(var, h);
             hosts.push(var);
-            let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
-            let ea0 = self.b.ins().iadd(bo, l);
             let need = super::mem::need(ms);
             let lg = self.vl.trailing_zeros() + ms.log2e as u32;
             let amask = self.align_mask(ms);
@@ -99,14 +94,9 @@ impl Tx<'_, '_> {
     pub(super) fn masked_tail_entry(&mut self, top: Block, fail: Block) {
         let lc = self.b.use_var(self.lc0);
         for (j, hz) in self.hoist.clone().into_iter().enumerate() {
-            let ms = hz.ms();
-            let bo = self.inv_value(&hz.inv);
-            let local = hz.inst.is_local();
-            let sb = self.space(local).0;
-            let h = self.b.ins().iadd(sb, bo);
+            let (ms, local) = (hz.ms(), hz.inst.is_local());
+            let (h, ea0) = self.hoisted_at(&hz, lc);
             self.b.def_var(self.hoist_host[j], h);
-            let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
-            let ea0 = self.b.ins().iadd(bo, l);
             let need = super::mem::need(ms);
             let amask = self.align_mask(ms);
             let next = self.b.create_block();
@@ -123,6 +113,17 @@ impl Tx<'_, '_> {
             self.b.seal_block(next);
         }
         self.b.ins().jump(top, &[]);
+    }
+
+    /// A hoisted access's host address of its EA at LC0BASE 0 (its space's base plus the
+    /// loop-invariant part), and lane 0's EA at LC0BASE `lc`.
+    fn hoisted_at(&mut self, hz: &super::analysis::Hoisted, lc: Value) -> (Value, Value) {
+        let ms = hz.ms();
+        let bo = self.inv_value(&hz.inv);
+        let sb = self.space(hz.inst.is_local()).0;
+        let h = self.b.ins().iadd(sb, bo);
+        let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
+        (h, self.b.ins().iadd(bo, l))
     }
 
     /// How many of `k` groups of `1 << lg` bytes from tile address `lo` lie in tile space
