@@ -182,6 +182,17 @@ fn pieces(addr: u64, len: u64) -> impl Iterator<Item = (u64, usize, usize)> {
     })
 }
 
+/// What one instruction's last access used (see [`Shadow::by_pc`]).
+#[derive(Clone, Copy, Default)]
+struct PcCache {
+    /// The page number of its last page, and that page's index in [`Shadow::pages`] plus 1
+    /// (0: none yet).
+    pn: u64,
+    page: usize,
+    /// Per access kind (read, write): the group that made the record and its id (0: none).
+    rec: [(u32, RecId); 2],
+}
+
 /// The shadow of guest memory (see the module docs).
 #[derive(Default)]
 pub struct Shadow {
@@ -191,9 +202,11 @@ pub struct Shadow {
     last: Option<(u64, usize)>,
     /// Every distinct (group, pc, access) recorded; [`RecId`] `i + 1` is `recs[i]`.
     recs: Vec<RaceOther>,
-    /// The last record made, for the next access of the same instruction.
-    last_rec: Option<(RaceOther, RecId)>,
     rec_ids: HashMap<(u32, u64, bool), RecId>,
+    /// Per instruction (pc / 8), what its last access used: most instructions stream
+    /// through one page at a time, every access of a group is one record, so these answer
+    /// without hashing.
+    by_pc: Vec<PcCache>,
     /// The running group.
     group: u32,
     /// The earlier access of the race found, if any.
@@ -201,8 +214,30 @@ pub struct Shadow {
 }
 
 impl Shadow {
-    /// The index of page `pn`'s shadow, created on first use.
-    fn page(&mut self, pn: u64) -> usize {
+    /// The cache of the instruction at `pc`.
+    fn slot(&mut self, pc: u64) -> &mut PcCache {
+        let k = (pc / 8) as usize;
+        if k >= self.by_pc.len() {
+            self.by_pc.resize(k + 1, PcCache::default());
+        }
+        &mut self.by_pc[k]
+    }
+
+    /// The index of page `pn`'s shadow for an access of the instruction at `pc`, created on
+    /// first use.
+    fn page(&mut self, pn: u64, pc: u64) -> usize {
+        let c = self.slot(pc);
+        if c.page != 0 && c.pn == pn {
+            return c.page - 1;
+        }
+        let i = self.page_slow(pn);
+        let c = self.slot(pc);
+        (c.pn, c.page) = (pn, i + 1);
+        i
+    }
+
+    /// [`Shadow::page`] without the instruction's cache.
+    fn page_slow(&mut self, pn: u64) -> usize {
         if let Some((p, i)) = self.last {
             if p == pn {
                 return i;
@@ -228,10 +263,10 @@ impl Shadow {
 
     /// The id of record `r`, interned.
     fn rec_id(&mut self, r: RaceOther) -> RecId {
-        if let Some((l, id)) = self.last_rec {
-            if l == r {
-                return id;
-            }
+        let kind = usize::from(r.access == Access::Write);
+        let (g, id) = self.slot(r.pc).rec[kind];
+        if id != 0 && g == r.group {
+            return id;
         }
         let recs = &mut self.recs;
         let key = (r.group, r.pc, r.access == Access::Write);
@@ -239,28 +274,42 @@ impl Shadow {
             recs.push(r);
             recs.len() as RecId
         });
-        self.last_rec = Some((r, id));
+        self.slot(r.pc).rec[kind] = (r.group, id);
         id
     }
 
-    /// The index of page `pn`'s shadow, if it has one.
-    fn find_page(&mut self, pn: u64) -> Option<usize> {
-        match self.last {
-            Some((p, i)) if p == pn => Some(i),
+    /// The index of page `pn`'s shadow for an access of the instruction at `pc`, if it has
+    /// one.
+    fn find_page(&mut self, pn: u64, pc: u64) -> Option<usize> {
+        let c = self.slot(pc);
+        if c.page != 0 && c.pn == pn {
+            return Some(c.page - 1);
+        }
+        let i = match self.last {
+            Some((p, i)) if p == pn => i,
             _ => {
                 let i = *self.index.get(&pn)?;
                 self.last = Some((pn, i));
-                Some(i)
+                i
             }
-        }
+        };
+        let c = self.slot(pc);
+        (c.pn, c.page) = (pn, i + 1);
+        Some(i)
     }
 
     /// The lowest byte of `[addr, addr + len)` whose access by the running group races, and
     /// the earlier access.
-    fn race_in(&mut self, addr: u64, len: u64, access: Access) -> Option<(u64, RaceOther)> {
+    fn race_in(
+        &mut self,
+        addr: u64,
+        len: u64,
+        access: Access,
+        pc: u64,
+    ) -> Option<(u64, RaceOther)> {
         let g = self.group;
         for (pn, lo, hi) in pieces(addr, len) {
-            let Some(i) = self.find_page(pn) else {
+            let Some(i) = self.find_page(pn, pc) else {
                 continue;
             };
             let p = &self.pages[i];
@@ -278,11 +327,16 @@ impl Shadow {
         None
     }
 
-    /// The first race of an instruction's `lanes` for the running group: (lane, byte). The
-    /// earlier access is kept for the trap's `other`.
-    pub(crate) fn first_race(&mut self, lanes: &Lanes<'_>, access: Access) -> Option<(usize, u64)> {
+    /// The first race of the `lanes` of the instruction at `pc` for the running group:
+    /// (lane, byte). The earlier access is kept for the trap's `other`.
+    pub(crate) fn first_race(
+        &mut self,
+        lanes: &Lanes<'_>,
+        access: Access,
+        pc: u64,
+    ) -> Option<(usize, u64)> {
         for (lane, addr, len) in lanes.ranges() {
-            if let Some((byte, other)) = self.race_in(addr, len, access) {
+            if let Some((byte, other)) = self.race_in(addr, len, access, pc) {
                 self.other = Some(other);
                 let lane = if lanes.contiguous {
                     ((byte - addr) / lanes.width) as usize
@@ -305,7 +359,7 @@ impl Shadow {
         });
         for (_, addr, len) in lanes.ranges() {
             for (pn, lo, hi) in pieces(addr, len) {
-                let i = self.page(pn);
+                let i = self.page(pn, pc);
                 let p = &mut self.pages[i];
                 p.access.fill(lo, hi, id);
                 p.min_accessor = p.min_accessor.min(g);
@@ -380,5 +434,42 @@ mod tests {
         assert_eq!(s.find(0, PAGE, |id| id == 2), Some((30, 2)));
         assert_eq!(s.find(0, 10, |_| true), None);
         assert_eq!(s.find(25, 26, |_| true), Some((25, 1)));
+    }
+
+    #[test]
+    fn instruction_caches_follow_pages_and_groups() {
+        let mut sh = Shadow::default();
+        let eas = [0x1000u64, 0x3000];
+        let lane = |i: usize| Lanes {
+            eas: &eas[i..i + 1],
+            vl: 1,
+            mask: 1,
+            width: 4,
+            contiguous: true,
+        };
+        // Group 0: the instruction at 8 writes page 1, the one at 16 writes page 3.
+        sh.record(&lane(0), Access::Write, 8);
+        sh.record(&lane(1), Access::Write, 16);
+        // Group 1: the instruction at 8 reads page 3 (its cache holds page 1) and races
+        // with group 0's write at 16; a write there is recorded as group 1's, not
+        // as the record group 0 made at 8.
+        sh.group = 1;
+        assert_eq!(sh.first_race(&lane(1), Access::Read, 8), Some((0, 0x3000)));
+        let other = sh.other.take().unwrap();
+        assert_eq!(
+            (other.group, other.pc, other.access),
+            (0, 16, Access::Write)
+        );
+        sh.record(&lane(1), Access::Write, 8);
+        let id = sh.rec_id(RaceOther {
+            group: 1,
+            pc: 8,
+            access: Access::Write,
+        });
+        assert_eq!(sh.rec(id).group, 1);
+        // Group 2 writing page 1 at 8 races with group 0's write there (the earliest).
+        sh.group = 2;
+        assert_eq!(sh.first_race(&lane(0), Access::Write, 8), Some((0, 0x1000)));
+        assert_eq!(sh.other.take().unwrap().group, 0);
     }
 }

@@ -868,7 +868,9 @@ fn race_checked<E: Elem>(
         width: E::E as u64,
         contiguous,
     };
-    let next = match shadow.first_race(&lanes, access) {
+    // A memory op is one word: its pc is its index times 8.
+    let pc = u64::from(op.next.wrapping_sub(1)) * 8;
+    let next = match shadow.first_race(&lanes, access, pc) {
         Some((lane, byte)) => {
             *out = fault(TrapKind::DataRace, lane, byte, Space::Memory, access);
             FAULT
@@ -876,8 +878,6 @@ fn race_checked<E: Elem>(
         None => {
             let next = run(m, op, out);
             if next != FAULT {
-                // A memory op is one word: its pc is its index times 8.
-                let pc = u64::from(op.next.wrapping_sub(1)) * 8;
                 shadow.record(&lanes, access, pc);
             }
             next
