@@ -132,10 +132,23 @@ impl<'a> Runner<'a> {
 /// out, `--load` applied). `dumps` are the `--dump-mem`/`--dump-tile` requests, validated.
 /// Returns the result and `m`, whose memory holds the launch's final memory.
 pub fn launch(
+    m: Machine,
+    d: &Decoded,
+    dumps: &[DumpRequest],
+    opts: &LaunchOptions,
+) -> (Launched, Machine) {
+    launch_reusing(m, d, dumps, opts, None)
+}
+
+/// [`launch`], with the compiled code of an earlier launch of the same program under the
+/// same configuration when `reuse` is given (for a JIT engine with more than one group; the
+/// bench's steady state). Its statistics are then those of every launch that used it.
+pub fn launch_reusing(
     mut m: Machine,
     d: &Decoded,
     dumps: &[DumpRequest],
     opts: &LaunchOptions,
+    reuse: Option<&SharedCode>,
 ) -> (Launched, Machine) {
     let g = opts.groups.max(1);
     if g == 1 {
@@ -187,10 +200,13 @@ pub fn launch(
     };
     let template = m.tile.clone();
     // One JIT for every worker (none for the interpreter, or without a code generator).
+    let own = match (opts.engine, reuse) {
+        (Engine::Interp, _) | (_, Some(_)) => None,
+        (engine, None) => shared_code(engine, d, &m, &opts.vm),
+    };
     let code = match opts.engine {
         Engine::Interp => None,
-        Engine::Jit => SharedCode::new(d, &m, 0).ok(),
-        Engine::Tiered => SharedCode::new(d, &m, opts.vm.jit_threshold).ok(),
+        _ => reuse.or(own.as_ref()),
     };
     let next = AtomicU64::new(0);
     let t0 = Instant::now();
@@ -204,7 +220,7 @@ pub fn launch(
         template: &template,
         writes_tile: d.writes_tile(),
         t0,
-        code: code.as_ref(),
+        code,
     };
     let mut outs = std::thread::scope(|s| {
         // A worker the host cannot start is simply missing: the others take its groups.
@@ -227,7 +243,7 @@ pub fn launch(
         outs
     });
     let mut tally = Tally::default();
-    let mut stats = code.as_ref().map(SharedCode::stats).unwrap_or_default();
+    let mut stats = code.map(SharedCode::stats).unwrap_or_default();
     let mut timeline = Vec::new();
     for o in outs.drain(..) {
         tally.merge(o.tally);
@@ -245,6 +261,16 @@ pub fn launch(
         threads,
     };
     (launched, m)
+}
+
+/// The compiled code a launch on `engine` shares between its workers (none for the
+/// interpreter, or when the code generator cannot start).
+pub fn shared_code(engine: Engine, d: &Decoded, m: &Machine, vm: &VmOptions) -> Option<SharedCode> {
+    match engine {
+        Engine::Interp => None,
+        Engine::Jit => SharedCode::new(d, m, 0).ok(),
+        Engine::Tiered => SharedCode::new(d, m, vm.jit_threshold).ok(),
+    }
 }
 
 /// What every worker shares.

@@ -6,8 +6,11 @@
 //! group g works on its own slice of `PER` elements, `[g*PER, (g+1)*PER)`, of the source and
 //! destination buffers. Each (engine, thread count) gets a fresh machine with the same data;
 //! its first launch is checked byte for byte against the native output, then `reps` launches
-//! are timed (each one a whole `lanejit run` launch: worker threads started, the launch's
-//! JIT created and its regions compiled, every group run).
+//! are timed twice: cold (each one a whole `lanejit run` launch: worker threads started, the
+//! launch's JIT created and its regions compiled, every group run) and warm (the launches
+//! share one JIT that a first launch compiled: the steady state, as the single-group suite's
+//! jit column, and what a speed-up per thread is about, since compiling is serial). `/native`
+//! compares the warm time.
 //!
 //! poly_g is compute-bound (16 fused multiply-adds per element loaded), where saxpy_g and
 //! copy_g are bound by memory bandwidth at large sizes. Besides the table:
@@ -18,8 +21,8 @@
 //!   its plain launch on one thread.
 
 use super::{BenchError, median};
-use crate::launch::{LaunchOptions, launch};
-use crate::vm::{Engine, VmOptions};
+use crate::launch::{LaunchOptions, launch_reusing, shared_code};
+use crate::vm::{Engine, SharedCode, VmOptions};
 use lanejit_interp::asm::assemble;
 use lanejit_interp::interp::Decoded;
 use lanejit_interp::machine::{Config, Machine};
@@ -231,6 +234,7 @@ fn timed_launch(
     engine: Engine,
     threads: usize,
     check_races: bool,
+    reuse: Option<&SharedCode>,
 ) -> (Machine, f64, u64) {
     let opts = LaunchOptions {
         engine,
@@ -241,7 +245,7 @@ fn timed_launch(
         timeline: false,
     };
     let t0 = Instant::now();
-    let (l, m) = launch(m, &w.decoded, &[], &opts);
+    let (l, m) = launch_reusing(m, &w.decoded, &[], &opts, reuse);
     (m, t0.elapsed().as_secs_f64(), l.stats.compile_us)
 }
 
@@ -286,60 +290,86 @@ pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Str
         let w = Workload::new(kernel, o.groups, per)?;
         let _ = writeln!(
             s,
-            "\n{} ({} groups x {} elements)\n{:<8} {:>7} {:>11} {:>9} {:>11} {:>9} {:>10}",
+            "\n{} ({} groups x {} elements)\n{:<8} {:>7} {:>10} {:>8} {:>10} {:>8} {:>10} {:>8} {:>10}",
             kernel.name(),
             o.groups,
             per,
             "engine",
             "threads",
-            "ms",
+            "cold ms",
+            "speed-up",
+            "warm ms",
             "speed-up",
             "native ms",
             "/native",
             "compile ms"
         );
-        let mut base: Vec<f64> = vec![0.0; ENGINES.len() + 1];
+        // Per engine: the --threads 1 (cold, warm) medians, the base of the speed-ups.
+        let mut base: Vec<(f64, f64)> = vec![(0.0, 0.0); ENGINES.len() + 1];
         for &t in &o.threads {
             let (want, _) = w.native(t);
             let native = median(&(0..o.reps).map(|_| w.native(t).1).collect::<Vec<_>>());
-            if base[ENGINES.len()] == 0.0 {
-                base[ENGINES.len()] = native;
+            if base[ENGINES.len()].0 == 0.0 {
+                base[ENGINES.len()] = (native, native);
             }
             for (k, &(name, engine)) in ENGINES.iter().enumerate() {
                 progress(&format!("{} {name} x{t}", kernel.name()));
                 let m = w.machine()?;
-                let (mut m, _, _) = timed_launch(&w, m, engine, t, false);
+                let (mut m, _, _) = timed_launch(&w, m, engine, t, false, None);
                 if w.guest_output(&m) != want {
                     return Err(w.bad(&format!("{name} at {t} threads: output differs")));
                 }
-                let mut times = Vec::new();
+                // Cold: every launch creates its JIT and compiles its regions.
+                let mut cold = Vec::new();
                 let mut compile = Vec::new();
                 for _ in 0..o.reps {
-                    let (m2, secs, cu) = timed_launch(&w, m, engine, t, false);
+                    let (m2, secs, cu) = timed_launch(&w, m, engine, t, false, None);
                     m = m2;
-                    times.push(secs);
+                    cold.push(secs);
                     compile.push(cu as f64 / 1e3);
                 }
-                let med = median(&times);
-                if base[k] == 0.0 {
-                    base[k] = med;
+                // Warm: the launches share one JIT, warmed up by a first launch (the
+                // interpreter has nothing to warm).
+                let code = shared_code(engine, &w.decoded, &m, &VmOptions::default());
+                let warm = match &code {
+                    None => cold.clone(),
+                    Some(code) => {
+                        let (m2, _, _) = timed_launch(&w, m, engine, t, false, Some(code));
+                        m = m2;
+                        let mut warm = Vec::new();
+                        for _ in 0..o.reps {
+                            let (m2, secs, _) = timed_launch(&w, m, engine, t, false, Some(code));
+                            m = m2;
+                            warm.push(secs);
+                        }
+                        warm
+                    }
+                };
+                drop(m);
+                let (c, wm) = (median(&cold), median(&warm));
+                if base[k].0 == 0.0 {
+                    base[k] = (c, wm);
                 }
                 let _ = writeln!(
                     s,
-                    "{name:<8} {t:>7} {:>11.2} {:>8.2}x {:>11.2} {:>8.1}x {:>10.1}",
-                    med * 1e3,
-                    base[k] / med,
+                    "{name:<8} {t:>7} {:>10.2} {:>7.2}x {:>10.2} {:>7.2}x {:>10.2} {:>7.2}x {:>10.1}",
+                    c * 1e3,
+                    base[k].0 / c,
+                    wm * 1e3,
+                    base[k].1 / wm,
                     native * 1e3,
-                    med / native,
+                    wm / native,
                     median(&compile)
                 );
             }
             let _ = writeln!(
                 s,
-                "{:<8} {t:>7} {:>11.2} {:>8.2}x",
+                "{:<8} {t:>7} {:>10.2} {:>7.2}x {:>10.2} {:>7.2}x",
                 "native",
                 native * 1e3,
-                base[ENGINES.len()] / native
+                base[ENGINES.len()].0 / native,
+                native * 1e3,
+                base[ENGINES.len()].1 / native
             );
         }
     }
@@ -355,7 +385,7 @@ pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Str
         for &(name, engine) in &ENGINES {
             progress(&format!("tiny_g {name} x{t}"));
             let m = w.machine()?;
-            let (m, secs, _) = timed_launch(&w, m, engine, t, false);
+            let (m, secs, _) = timed_launch(&w, m, engine, t, false, None);
             if w.guest_output(&m) != want {
                 return Err(w.bad(&format!("{name} at {t} threads: output differs")));
             }
@@ -380,8 +410,8 @@ pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Str
     let mut checked = Vec::new();
     let mut m = w.machine()?;
     for _ in 0..o.reps {
-        let (m2, p, _) = timed_launch(&w, m, Engine::Interp, 1, false);
-        let (m3, c, _) = timed_launch(&w, m2, Engine::Interp, 1, true);
+        let (m2, p, _) = timed_launch(&w, m, Engine::Interp, 1, false, None);
+        let (m3, c, _) = timed_launch(&w, m2, Engine::Interp, 1, true, None);
         m = m3;
         plain.push(p);
         checked.push(c);
