@@ -38,7 +38,7 @@
 //! * [`lj_copy`]: the bulk `memcpy` of a copy loop's proved iterations (a call is the fast
 //!   path there).
 
-use lanejit_interp::isa::{FpOp, FpWidth};
+use lanejit_interp::isa::{FpOp, FpWidth, Sem};
 use lanejit_interp::machine::Regs;
 use lanejit_interp::memory::{MemView, PERM_R, PERM_W, TileView};
 use lanejit_interp::program::{PAGE_SIZE, TILE_GRANULE};
@@ -494,12 +494,18 @@ pub mod vop {
         code | ((vd as u32 & 31) << 16) | ((va as u32 & 31) << 24)
     }
 
-    /// Lane `i` of the instruction with opcode byte `code & 0xff` on `a`, `b` and the old
-    /// destination `d`: vector ALU and FP operations, `V.MOV` (`b`), `V.LANEID` (`i`) and
-    /// `V.LC0` (`b + i`, with LC0BASE as `b`); any other opcode leaves `d`.
+    /// The semantics of the opcode byte `code & 0xff`, decoded once per call.
     #[inline(always)]
-    pub(super) fn lane(code: u32, i: usize, a: u64, b: u64, d: u64) -> u64 {
-        match Opcode::from_byte(code as u8).map(Opcode::sem) {
+    pub(super) fn sem(code: u32) -> Option<Sem> {
+        Opcode::from_byte(code as u8).map(Opcode::sem)
+    }
+
+    /// Lane `i` of an instruction of semantics `sem` on `a`, `b` and the old destination
+    /// `d`: vector ALU and FP operations, `V.MOV` (`b`), `V.LANEID` (`i`) and `V.LC0`
+    /// (`b + i`, with LC0BASE as `b`); anything else leaves `d`.
+    #[inline(always)]
+    pub(super) fn lane(sem: Option<Sem>, i: usize, a: u64, b: u64, d: u64) -> u64 {
+        match sem {
             Some(Sem::VAlu(op)) => op.apply(a, b),
             Some(Sem::Fp(op, w)) => op.apply(w, a, b, d),
             Some(Sem::VMov) => b,
@@ -524,14 +530,34 @@ pub unsafe extern "C" fn lj_vop(regs: *mut Regs, word: u32, b: u64, mask: u64) {
     let r = unsafe { &mut *regs };
     let (code, vd, va) = (word & 0xffff, (word >> 16) & 31, (word >> 24) & 31);
     let scalar = code & vop::SCALAR_B != 0;
-    let mut m = mask;
-    while m != 0 {
-        let i = m.trailing_zeros() as usize;
-        m &= m - 1;
-        let a = r.v[va as usize & 31][i];
-        let bv = if scalar { b } else { r.v[b as usize & 31][i] };
-        let d = &mut r.v[vd as usize & 31][i];
-        *d = vop::lane(code, i, a, bv, *d);
+    // Decoded once, then one loop per kind of operation (the per-lane match on `sem` is
+    // resolved by the loop's specialisation below for the common kinds).
+    let sem = vop::sem(code);
+    let (vd, va, vb) = (vd as usize & 31, va as usize & 31, b as usize & 31);
+    #[inline(always)]
+    fn lanes(
+        r: &mut Regs,
+        (vd, va, vb): (usize, usize, usize),
+        b: Option<u64>,
+        mask: u64,
+        f: impl Fn(usize, u64, u64, u64) -> u64,
+    ) {
+        let mut m = mask;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let a = r.v[va][i];
+            let bv = b.unwrap_or(r.v[vb][i]);
+            let d = r.v[vd][i];
+            r.v[vd][i] = f(i, a, bv, d);
+        }
+    }
+    let regs3 = (vd, va, vb);
+    let b = scalar.then_some(b);
+    match sem {
+        Some(Sem::VAlu(op)) => lanes(r, regs3, b, mask, |_, a, b, _| op.apply(a, b)),
+        Some(Sem::Fp(op, w)) => lanes(r, regs3, b, mask, |_, a, b, d| op.apply(w, a, b, d)),
+        other => lanes(r, regs3, b, mask, |i, a, b, d| vop::lane(other, i, a, b, d)),
     }
 }
 
