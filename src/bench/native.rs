@@ -93,13 +93,13 @@ pub fn memcpy(src: &[u32], dst: &mut [u32]) {
 }
 
 multiversion! {
-    /// poly_g (a launch kernel): `y[i] = 0.5 * (x[i] + 1)^16` as 16 fused steps
+    /// poly_g (a launch kernel): `y[i] = 0.5 * (x[i] + 1)^24` as 24 fused steps
     /// `acc = x*acc + acc` from `acc = 0.5`, on f32 bit patterns.
-    pub fn poly16(x: &[u32], y: &mut [u32]) {
+    pub fn poly24(x: &[u32], y: &mut [u32]) {
         for (y, &x) in y.iter_mut().zip(x) {
             let x = f32::from_bits(x);
             let mut acc = 0.5f32;
-            for _ in 0..16 {
+            for _ in 0..24 {
                 acc = x.mul_add(acc, acc);
             }
             *y = acc.to_bits();

@@ -1,5 +1,5 @@
-; poly_g.s -- a compute-bound launch kernel: group g evaluates y = 0.5 * (x + 1)^16 on its
-; own slice of PER f32 elements, [g*PER, (g+1)*PER), as 16 fused steps acc = x*acc + acc
+; poly_g.s -- a compute-bound launch kernel: group g evaluates y = 0.5 * (x + 1)^24 on its
+; own slice of PER f32 elements, [g*PER, (g+1)*PER), as 24 fused steps acc = x*acc + acc
 ; (V.FMA.S), reading x from SRC and writing y to DST: race-free. The harness rewrites PER.
 
         .equ    PER, 1024               ; elements per group (rewritten by the harness)
@@ -21,6 +21,14 @@
         LOOP    s3
         V.LW    [s1, lc0<<2, 0], ->v1   ; x
         V.MOV   v2, s4                  ; acc = 0.5
+        V.FMA.S v2, v1, v2
+        V.FMA.S v2, v1, v2
+        V.FMA.S v2, v1, v2
+        V.FMA.S v2, v1, v2
+        V.FMA.S v2, v1, v2
+        V.FMA.S v2, v1, v2
+        V.FMA.S v2, v1, v2
+        V.FMA.S v2, v1, v2
         V.FMA.S v2, v1, v2
         V.FMA.S v2, v1, v2
         V.FMA.S v2, v1, v2
