@@ -228,6 +228,82 @@ impl Tx<'_, '_> {
         })
     }
 
+    /// `V.ADD vd, vd, vx` on an accumulator (`analysis::accumulators`) with `vx` packed in
+    /// lanes of 1 or 2 bytes (before its operands are materialised): `vd`, `vx`, the lanes
+    /// of the narrow sums (twice as wide as `vx`'s) and the most iterations that may add
+    /// into them before they could overflow.
+    pub(crate) fn acc_plan(&self, inst: &Inst) -> Option<(VReg, VReg, u8, u64)> {
+        let (Operands::VAlu(o), Sem::VAlu(AluOp::Add)) = (inst.operands(), inst.opcode().sem())
+        else {
+            return None;
+        };
+        let VSrc::V(x) = o.vb else {
+            return None;
+        };
+        if o.vd != o.va || !self.full || self.vmem || self.pv[o.vd.0 as usize].is_none() {
+            return None;
+        }
+        let Form::Packed { log2e: lx, ext } = self.form[x.0 as usize] else {
+            return None;
+        };
+        if lx > 1 || ext == Ext::None || (self.vl as usize) << lx < 16 {
+            return None;
+        }
+        // The most a lane of vx adds, and the most a narrow lane holds.
+        let most: u64 = match (lx, ext) {
+            (0, Ext::Zero) => 255,
+            (0, _) => 128,
+            (_, Ext::Zero) => 65_535,
+            _ => 32_768,
+        };
+        let room: u64 = if lx == 0 { 32_767 } else { 2_147_483_647 };
+        Some((o.vd, x, lx + 1, room / most))
+    }
+
+    /// The operands an accumulator's add keeps as they are (see [`Self::acc_add`]); outside
+    /// the streaming copy, records the accumulator's lanes for it (`Tx::acc_seen`: the first
+    /// full copy is translated before the streaming copy).
+    pub(crate) fn acc_operands(&mut self, inst: &Inst) -> u32 {
+        let Some((vd, x, log2e, k)) = self.acc_plan(inst) else {
+            return 0;
+        };
+        if self.stream.is_none() {
+            if self.acc_seen[vd.0 as usize].0 == 0 {
+                self.acc_seen[vd.0 as usize] = (log2e, k);
+            }
+            return 0;
+        }
+        if self.form[vd.0 as usize] == (Form::Acc { log2e }) {
+            (1 << vd.0) | (1 << x.0)
+        } else {
+            0
+        }
+    }
+
+    /// An accumulator's add in the streaming copy, when [`Self::acc_operands`] kept its
+    /// operands: the packed lanes of `vx`, widened, go into `vd`'s narrow sums
+    /// (`Form::Acc`). Returns whether it was emitted.
+    fn acc_add(&mut self, inst: &Inst) -> bool {
+        let Some((vd, x, log2e, _)) = self.acc_plan(inst) else {
+            return false;
+        };
+        if self.stream.is_none() || self.form[vd.0 as usize] != (Form::Acc { log2e }) {
+            return false;
+        }
+        let ty = if log2e == 1 { I16X8 } else { I32X4 };
+        let add = self.packed_widened(x, log2e);
+        let sums = self.packed_vals(vd, log2e);
+        let vars = self.pv[vd.0 as usize].clone().expect("accumulator vars");
+        for (j, (s, a)) in sums.into_iter().zip(add).enumerate() {
+            let s = self.bitcast(ty, s);
+            let a = self.bitcast(ty, a);
+            let r = self.b.ins().iadd(s, a);
+            let r = self.bitcast(I8X16, r);
+            self.b.def_var(vars[j], r);
+        }
+        true
+    }
+
     /// The lanes of packed register `r` widened to `1 << t` bytes each (by its extension).
     fn packed_widened(&mut self, r: VReg, t: u8) -> Vec<Value> {
         let Form::Packed { log2e, ext } = self.form[r.0 as usize] else {
@@ -300,7 +376,7 @@ impl Tx<'_, '_> {
         for r in &regs {
             match self.form[r.0 as usize] {
                 Form::Packed { log2e: 2, .. } => any = true,
-                Form::Packed { .. } => return 0,
+                Form::Packed { .. } | Form::Acc { .. } => return 0,
                 Form::Wide => {}
             }
         }
@@ -412,6 +488,10 @@ impl Tx<'_, '_> {
         let Some(w) = self.nan[r.0 as usize].take() else {
             return;
         };
+        if let Form::Acc { .. } = self.form[r.0 as usize] {
+            // Not reached (an accumulator holds integer sums); correct wherever it is.
+            self.materialize(r);
+        }
         match self.form[r.0 as usize] {
             Form::Packed { log2e: 2, .. } => {
                 let kc = self.b.ins().iconst(I32, CANONICAL_NAN_F32 as i64);
@@ -427,7 +507,9 @@ impl Tx<'_, '_> {
                     self.b.def_var(vars[j], sel);
                 }
             }
-            Form::Packed { .. } => unreachable!("only f32 results are packed raw"),
+            Form::Packed { .. } | Form::Acc { .. } => {
+                unreachable!("only f32 results are packed raw")
+            }
             Form::Wide => {
                 let fty = match w {
                     FpWidth::S => F32X4,
@@ -595,6 +677,9 @@ impl Tx<'_, '_> {
             (Operands::VAlu(o), Sem::VAlu(op)) => {
                 if let Some(n) = self.narrow_mul_operands(inst) {
                     self.narrow_mul(o.vd, o.va, n);
+                    return true;
+                }
+                if op == AluOp::Add && self.acc_add(inst) {
                     return true;
                 }
                 if self.helpers && self.vl > 2 {

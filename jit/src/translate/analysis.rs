@@ -42,6 +42,40 @@ pub(super) fn fast_loop_ok(r: &Region) -> bool {
             .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_)))
 }
 
+/// Accumulators of a loop body: vector registers whose only access in the body is one
+/// `V.ADD vd, vd, vx` (vx another register). In the streaming copy such a register may keep
+/// its sums in narrow lanes (`Form::Acc`, see `Tx::acc_add`).
+pub(super) fn accumulators(r: &Region) -> u32 {
+    let Some(h) = r.loop_head else {
+        return 0;
+    };
+    let mut adds = 0u32;
+    let mut touched = 0u32;
+    let mut twice = 0u32;
+    for (_, i) in &r.insts[h..] {
+        let (u, w) = super::reg_effects(i);
+        let regs = u.v | w.v;
+        if let (Operands::VAlu(o), Sem::VAlu(lanejit_interp::isa::AluOp::Add)) =
+            (i.operands(), i.opcode().sem())
+        {
+            if let lanejit_interp::isa::VSrc::V(x) = o.vb {
+                if o.vd == o.va && x != o.vd {
+                    let d = 1u32 << o.vd.0;
+                    twice |= touched & d;
+                    touched |= d;
+                    adds |= d;
+                    twice |= touched & (1 << x.0);
+                    touched |= 1 << x.0;
+                    continue;
+                }
+            }
+        }
+        twice |= touched & regs;
+        touched |= regs;
+    }
+    adds & !twice
+}
+
 /// Whether a loop with hoisted accesses `hoisted` (from [`hoistable`]) gets the streaming
 /// copy of its body (see `Tx::stream`): an `ENDLOOP` loop, not a copy loop, whose every store
 /// to guest memory is one of the hoisted contiguous accesses. Then the loop-entry span check

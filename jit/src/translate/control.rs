@@ -6,11 +6,11 @@
 //! decided at translation time: a constant LOOP trip needs no zero test, a branch on two
 //! constants takes one edge.
 
-use super::Tx;
+use super::{Form, Tx};
 use crate::abi::Status;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{Block, InstBuilder, Value};
-use lanejit_interp::isa::{Cond, Inst, SOrImm, Sem};
+use lanejit_interp::isa::{Cond, Inst, SOrImm, Sem, VReg};
 
 impl Tx<'_, '_> {
     /// The mask with lanes `0..n` set (all lanes when `n >= VL`).
@@ -151,8 +151,24 @@ impl Tx<'_, '_> {
     /// copy again when the one after it is as well, and otherwise in the first full copy.
     fn stream_edge(&mut self, st: super::StreamLoop, lc: Value) {
         // Registers carried around the back edge must be wide and canonical; the others are
-        // dead, and so is the code materialising them.
+        // dead, and so is the code materialising them. Accumulators keep their narrow sums
+        // (`Form::Acc`) around it, flushed every `acc_k` iterations and when the copy is left.
+        let accs: Vec<VReg> = if self.acc_n.is_some() {
+            (0..32u8)
+                .filter(|&n| self.acc_seen[n as usize].0 != 0)
+                .map(VReg)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let forms = self.form;
+        for &a in &accs {
+            self.form[a.0 as usize] = Form::Wide;
+        }
         self.materialize_all();
+        for &a in &accs {
+            self.form[a.0 as usize] = forms[a.0 as usize];
+        }
         let r = self.b.use_var(self.retired);
         let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
         self.b.def_var(self.retired, r);
@@ -166,7 +182,57 @@ impl Tx<'_, '_> {
                 .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, 2 * self.vl as i64);
         let fits = self.budget_fits(0, 2 * st.body_len);
         let go = self.b.ins().band(two, fits);
-        self.b.ins().brif(go, st.top, &[], st.full, &[]);
+        let Some(n) = self.acc_n.filter(|_| !accs.is_empty()) else {
+            self.b.ins().brif(go, st.body, &[], st.full, &[]);
+            return;
+        };
+        let (cont, leave, flush) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.set_cold_block(flush);
+        self.b.ins().brif(go, cont, &[], leave, &[]);
+        // Leaving for the first full copy: every accumulator wide.
+        self.b.switch_to_block(leave);
+        self.b.seal_block(leave);
+        let saved = self.form;
+        for &a in &accs {
+            self.materialize(a);
+        }
+        self.b.ins().jump(st.full, &[]);
+        self.form = saved;
+        // Going round: narrow sums kept (an accumulator made wide by its add starts new
+        // ones), flushed once `acc_k` iterations have added into them.
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        for &a in &accs {
+            if self.form[a.0 as usize] == Form::Wide {
+                self.acc_zero(a);
+            }
+        }
+        let k = accs
+            .iter()
+            .map(|a| self.acc_seen[a.0 as usize].1)
+            .min()
+            .unwrap_or(1);
+        let i = self.b.use_var(n);
+        let i = self.b.ins().iadd_imm_s(i, 1);
+        self.b.def_var(n, i);
+        let over = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, i, k as i64);
+        self.b.ins().brif(over, flush, &[], st.body, &[]);
+        self.b.switch_to_block(flush);
+        self.b.seal_block(flush);
+        for &a in &accs {
+            self.materialize(a);
+            self.acc_zero(a);
+        }
+        let zero = self.iconst(0);
+        self.b.def_var(n, zero);
+        self.b.ins().jump(st.body, &[]);
     }
 
     /// The end of the masked tail copy (see `Tx::masked_tail`): every vector register the

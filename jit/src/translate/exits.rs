@@ -185,6 +185,7 @@ impl Tx<'_, '_> {
                 let base = (Regs::OFFSET_V + 64 * 8 * n as usize) as i32;
                 let packed = match self.form[n as usize] {
                     Form::Packed { .. } => Some(self.widen_packed(VReg(n))),
+                    Form::Acc { .. } => Some(self.acc_values(VReg(n))),
                     Form::Wide => None,
                 };
                 for c in 0..self.nch {

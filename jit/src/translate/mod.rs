@@ -67,14 +67,14 @@ pub mod plan;
 mod shape;
 
 use analysis::{
-    RegSet, copy_loop, fast_loop_ok, has_vector_work, hoistable, in_place, masked_tail_ok,
-    packable, reg_effects, stream_ok, written_first,
+    RegSet, accumulators, copy_loop, fast_loop_ok, has_vector_work, hoistable, in_place,
+    masked_tail_ok, packable, reg_effects, stream_ok, written_first,
 };
 
 use crate::abi::{self, Status};
 use crate::region::{Region, RunEnd};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I8X16, I64, I64X2};
+use cranelift_codegen::ir::types::{I8X16, I16X8, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, InstBuilder, InstructionData, MemFlagsData, SigRef, Signature,
     StackSlot, StackSlotData, StackSlotKind, Value, ValueDef,
@@ -97,6 +97,13 @@ pub(crate) enum Form {
         log2e: u8,
         ext: lanejit_interp::isa::Ext,
     },
+    /// An accumulator in the streaming copy (`analysis::accumulators`, `Tx::acc_add`): its
+    /// value is its `i64x2` chunk variables plus the sums in its packed variables, signed
+    /// lanes of `1 << log2e` bytes (1: i16, 2: i32) that `V.ADD`s of narrow operands
+    /// gathered since the last flush. At most `Tx::acc_k` iterations add into them between
+    /// flushes, so they never overflow, and adding them to the 64-bit lanes gives the sum
+    /// the interpreter computes (wrapping addition is associative).
+    Acc { log2e: u8 },
 }
 
 /// The inner loop of full iterations (see `translate`).
@@ -111,8 +118,11 @@ pub(crate) struct FastLoop {
 /// The streaming copy of a loop body (see `Tx::stream`).
 #[derive(Clone, Copy)]
 pub(crate) struct StreamLoop {
-    /// Its first block.
+    /// Its first block (where it is entered from elsewhere).
     pub(crate) top: Block,
+    /// The block its own back edge goes to: `top`, or after `top` zeroed the accumulators'
+    /// narrow sums.
+    pub(crate) body: Block,
     /// The first full copy, which runs the last proven iteration.
     pub(crate) full: Block,
     /// Instructions per iteration.
@@ -221,6 +231,11 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) form: [Form; 32],
     /// Packed variables of registers that a contiguous load may leave packed.
     pub(crate) pv: Vec<Option<Vec<Variable>>>,
+    /// Per vector register: the lanes (`Form::Acc`) and the most iterations between flushes
+    /// of its narrow accumulation, as the first full copy found it (0: none).
+    pub(crate) acc_seen: [(u8, u64); 32],
+    /// Iterations of the streaming copy since its accumulators were last flushed.
+    pub(crate) acc_n: Option<Variable>,
     /// The fast inner loop, while translating a full body copy of an `ENDLOOP` loop.
     pub(crate) fast: Option<FastLoop>,
     /// Forms carried into the second full copy (set when the first copy ends).
@@ -436,10 +451,12 @@ impl<'a, 'f> Tx<'a, 'f> {
             let f = MemFlagsData::trusted().with_readonly().with_can_move();
             return self.b.ins().load(I64X2, f, self.regs, Self::voff(r, c));
         }
-        if let Form::Packed { .. } = self.form[r.0 as usize] {
+        match self.form[r.0 as usize] {
             // Not normally reached (instructions materialise their packed operands first);
             // widening locally is correct wherever it happens.
-            return self.widen_packed(r)[c];
+            Form::Packed { .. } => return self.widen_packed(r)[c],
+            Form::Acc { .. } => return self.acc_values(r)[c],
+            Form::Wide => {}
         }
         let var = self.v[r.0 as usize].as_ref().expect("register declared")[c];
         self.b.use_var(var)
@@ -492,11 +509,63 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Turn a packed register wide in the current block.
     pub(crate) fn materialize(&mut self, r: VReg) {
-        if let Form::Packed { .. } = self.form[r.0 as usize] {
-            let vals = self.widen_packed(r);
-            self.form[r.0 as usize] = Form::Wide;
-            self.vset_raw(r, &vals);
+        match self.form[r.0 as usize] {
+            Form::Packed { .. } => {
+                let vals = self.widen_packed(r);
+                self.form[r.0 as usize] = Form::Wide;
+                self.vset_raw(r, &vals);
+            }
+            Form::Acc { .. } => {
+                let vals = self.acc_values(r);
+                self.vset_raw(r, &vals);
+            }
+            Form::Wide => {}
         }
+    }
+
+    /// The 64-bit chunks of accumulator `r` (`Form::Acc`): its chunk variables plus its
+    /// narrow sums, sign-extended.
+    pub(crate) fn acc_values(&mut self, r: VReg) -> Vec<Value> {
+        let Form::Acc { log2e } = self.form[r.0 as usize] else {
+            unreachable!("acc_values on a register that is not an accumulator")
+        };
+        let sums = self.packed_vals(r, log2e);
+        let mut wide = Vec::with_capacity(self.nch);
+        for p in sums {
+            let mut level = vec![match log2e {
+                1 => self.bitcast(I16X8, p),
+                _ => self.bitcast(I32X4, p),
+            }];
+            for _ in log2e..3 {
+                level = level
+                    .into_iter()
+                    .flat_map(|v| [self.b.ins().swiden_low(v), self.b.ins().swiden_high(v)])
+                    .collect();
+            }
+            wide.extend(level);
+        }
+        let var = self.v[r.0 as usize].clone().expect("register declared");
+        var.iter()
+            .zip(wide)
+            .map(|(&v, s)| {
+                let base = self.b.use_var(v);
+                self.b.ins().iadd(base, s)
+            })
+            .collect()
+    }
+
+    /// Zero the narrow sums of accumulator `r`, whose chunk variables hold its value (its
+    /// form becomes `Form::Acc` with the lanes the first full copy found).
+    pub(crate) fn acc_zero(&mut self, r: VReg) {
+        let log2e = self.acc_seen[r.0 as usize].0;
+        let zero = zero_vector(self.b, I8X16);
+        let vars = self.pv[r.0 as usize]
+            .clone()
+            .expect("accumulator vars declared");
+        for v in vars {
+            self.b.def_var(v, zero);
+        }
+        self.form[r.0 as usize] = Form::Acc { log2e };
     }
 
     /// Canonicalise and materialise every register (an exit or a loop edge: the state
@@ -672,7 +741,8 @@ impl<'a, 'f> Tx<'a, 'f> {
         let keep = self.packed_ok_operand(inst).map_or(0, |r| 1u32 << r.0)
             | self.packed_f32_operands(inst)
             | self.narrow_mul_operands(inst).map_or(0, |n| n.keep)
-            | self.packed_index_operand(inst);
+            | self.packed_index_operand(inst)
+            | self.acc_operands(inst);
         // Overwritten whole under a full mask: its old value is seen only if the instruction
         // exits before writing (a fault), and exits canonicalise what they write back, so it
         // stays as it is until the write.
@@ -882,7 +952,11 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
             *slot = Some(vars);
         }
     }
-    let pack = if vmem { 0 } else { packable(r) };
+    let pack = if vmem {
+        0
+    } else {
+        packable(r) | accumulators(r)
+    };
     let mut pv = vec![None; 32];
     for (n, slot) in pv.iter_mut().enumerate() {
         if pack & (1 << n) != 0 {
@@ -975,6 +1049,8 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         ro_v,
         ro_f32: vec![None; 32],
         stream: None,
+        acc_seen: [(0, 0); 32],
+        acc_n: None,
         readonly: false,
         ordered: 0,
         masked_tail: false,
@@ -1043,12 +1119,15 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         let is_full = tx.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64);
         let endloop = fast_loop_ok(r);
         tx.ordered = in_place(&tx.hoist);
-        let stream =
-            (endloop && tx.copy_loop.is_none() && stream_ok(r, &tx.hoist)).then(|| StreamLoop {
-                top: tx.b.create_block(),
+        let stream = (endloop && tx.copy_loop.is_none() && stream_ok(r, &tx.hoist)).then(|| {
+            let top = tx.b.create_block();
+            StreamLoop {
+                top,
+                body: top,
                 full: fullb,
                 body_len,
-            });
+            }
+        });
         // The second full copy, which carries packed registers from one full iteration to the
         // next, is not needed where the streaming copy runs all but the last of them.
         let fast_top = (endloop && stream.is_none()).then(|| tx.b.create_block());
@@ -1144,9 +1223,27 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
                 tx.run(r, h, back);
             }
         }
-        if let (Some(st), false) = (stream, tx.hoist.is_empty()) {
+        if let (Some(mut st), false) = (stream, tx.hoist.is_empty()) {
             tx.b.switch_to_block(st.top);
             tx.form = [Form::Wide; 32];
+            tx.nan = [None; 32];
+            let accs: Vec<VReg> = (0..32u8)
+                .filter(|&n| tx.acc_seen[n as usize].0 != 0)
+                .map(VReg)
+                .collect();
+            if !accs.is_empty() {
+                // Entered with every narrow sum zero; the back edge carries them.
+                let n = tx.b.declare_var(I64);
+                let zero = tx.iconst(0);
+                tx.b.def_var(n, zero);
+                tx.acc_n = Some(n);
+                for &a in &accs {
+                    tx.acc_zero(a);
+                }
+                st.body = tx.b.create_block();
+                tx.b.ins().jump(st.body, &[]);
+                tx.b.switch_to_block(st.body);
+            }
             tx.full = true;
             tx.prechecked = true;
             tx.fast = None;
