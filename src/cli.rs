@@ -45,13 +45,17 @@ struct Cli {
 enum Cmd {
     /// Run a program (assembly source or binary container) and print its result.
     Run(RunArgs),
-    /// Assemble a source file into a binary container.
+    /// Assemble a source file into a binary container (with its line table: traps and
+    /// traces of the container name the source's `file:line`).
     Asm {
         /// Assembly source.
         file: PathBuf,
         /// Output container.
         #[arg(short = 'o', long = "output")]
         out: PathBuf,
+        /// Leave the line table out (a version 1 or 2 container, as before line tables).
+        #[arg(long)]
+        no_lines: bool,
     },
     /// Print a binary container (or a source file, after assembling it) as canonical assembly.
     Disasm {
@@ -406,7 +410,7 @@ pub fn load_program(path: &Path) -> Result<Program, CliError> {
 }
 
 /// Load a program as [`load_program`] does, with `.equ` overrides (`--set`, source only), and
-/// return its source text and line table too (`None` for a container).
+/// return its source text and `.equ` values too (`None` for a container).
 pub fn load_program_with(
     path: &Path,
     set: &[(String, String)],
@@ -462,7 +466,11 @@ pub fn main() -> i32 {
                 .unwrap_or_default();
             crate::compare::cmd(&args, &order)
         }
-        Cmd::Asm { file, out } => cmd_asm(&file, &out),
+        Cmd::Asm {
+            file,
+            out,
+            no_lines,
+        } => cmd_asm(&file, &out, no_lines),
         Cmd::Disasm { file } => cmd_disasm(&file),
         Cmd::Fuzz(args) => crate::fuzz_cli::cmd(&args),
         Cmd::Bench(args) => cmd_bench(&args),
@@ -527,7 +535,7 @@ impl ProgramArgs {
 pub struct Setup {
     /// The program.
     pub program: Program,
-    /// Its source and line table (`None` for a container).
+    /// Its source and `.equ` values (`None` for a container).
     pub source: Option<(String, SourceMap)>,
     /// The name of its file in messages.
     pub name: String,
@@ -707,11 +715,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stderr())),
     };
-    let places = inspect::Places::new(
-        &setup.program,
-        setup.source.as_ref().map(|(_, map)| map),
-        &decoded,
-    );
+    let places = inspect::Places::new(&setup.program, &decoded);
     let engine = if tracing { Engine::Interp } else { args.engine };
     if tracing && engine_given && args.engine != Engine::Interp {
         diag::note(&format!(
@@ -849,10 +853,12 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     Ok(status)
 }
 
-fn cmd_asm(file: &Path, out: &Path) -> Result<i32, CliError> {
+fn cmd_asm(file: &Path, out: &Path, no_lines: bool) -> Result<i32, CliError> {
     let src = read_source(file)?;
-    let name = file.display().to_string();
-    let program = assemble(&src, &name)?;
+    let mut program = assemble(&src, &display_name(file))?;
+    if no_lines {
+        program.lines = Default::default();
+    }
     std::fs::write(out, container::write(&program)).map_err(io_err(out))?;
     Ok(0)
 }

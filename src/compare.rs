@@ -106,11 +106,7 @@ pub fn cmd(args: &CompareArgs, order: &[(Space, usize)]) -> Result<i32, CliError
     };
     let (a, b) = (*ref_engine, *other);
     let n = fuzz::bisect_runs(setup.config.max_instructions, |f, e| run(Some(f), e), a, b);
-    let places = Places::new(
-        &setup.program,
-        setup.source.as_ref().map(|(_, m)| m),
-        &decoded,
-    );
+    let places = Places::new(&setup.program, &decoded);
     let _ = writeln!(
         out,
         "{} and {} differ: their states first differ after {n} retired instructions",

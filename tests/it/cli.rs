@@ -793,6 +793,60 @@ fn trace_is_a_commit_log_with_accesses_labels_and_source_lines() {
     }
 }
 
+/// A container keeps the source's line table: its traps and traces name the source's
+/// `file:line`, its listing carries `.file`/`.loc`, and `--no-lines` leaves the table out.
+#[test]
+fn containers_name_the_source_lines_of_their_traps() {
+    let src = write("traced-bin.s", TRACED);
+    let bin = tmp("traced.bin");
+    let b = bin.to_str().unwrap();
+    let out = lanejit(&["asm", src.to_str().unwrap(), "-o", b]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = lanejit(&["run", b, "--vl", "2", "--trace"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    for text in [stdout(&out), stderr(&out)] {
+        assert!(
+            text.contains(
+                "trap permission_fault at 0x0040 <top+0x18>: V.SW v3, [s2 + (v2 << 2)] ("
+            ) && text.contains("traced-bin.s:13); lane 0 write memory ea 0x2000"),
+            "{text}"
+        );
+    }
+    let listing = stdout(&lanejit(&["disasm", b]));
+    assert!(
+        listing.contains("traced-bin.s\"\n    .loc 7\n    S.LI s1, 0x1000\n")
+            && listing.contains("    .loc 13\n    V.SW v3"),
+        "{listing}"
+    );
+    let bare = tmp("traced-bare.bin");
+    let out = lanejit(&[
+        "asm",
+        src.to_str().unwrap(),
+        "-o",
+        bare.to_str().unwrap(),
+        "--no-lines",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bytes = std::fs::read(&bare).unwrap();
+    assert_eq!(bytes[8], 1, "version 1 without a line table");
+    let out = lanejit(&["run", bare.to_str().unwrap(), "--vl", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("V.SW v3, [s2 + (v2 << 2)]; lane 0"),
+        "no source line: {}",
+        stdout(&out)
+    );
+    // A damaged line table is bad input, not a panic.
+    let mut bytes = std::fs::read(&bin).unwrap();
+    let n = bytes.len();
+    bytes[n - 1] = 0x80;
+    let bad = tmp("traced-bad.bin");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = lanejit(&["run", bad.to_str().unwrap()]);
+    assert_bad_input(&out);
+    assert!(stderr(&out).contains("line table"), "{}", stderr(&out));
+}
+
 #[test]
 fn compare_agrees_or_names_the_first_differing_instruction() {
     let src = write("cmp.s", TRACED);
