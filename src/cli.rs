@@ -640,13 +640,6 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
             "--trace traces a single group; it cannot be used with more than one group".into(),
         ));
     }
-    if args.check && groups > 1 {
-        return Err(CliError::BadFlag(
-            "--check checks the `; expect` lines of a single group's run; it cannot be used \
-             with more than one group"
-                .into(),
-        ));
-    }
     let expectations = if args.check {
         let Some((src, _)) = &setup.source else {
             return Err(CliError::BadFlag(format!(
@@ -666,6 +659,10 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     } else {
         Vec::new()
     };
+    // The run captures the ranges the expectations read after the flags' own dumps, and
+    // hands them to the check instead of printing them.
+    let mut run_dumps = setup.dumps.clone();
+    run_dumps.extend(lanejit_interp::expect::dumps(&expectations));
     for (addr, len, path) in &args.save {
         if !setup.program.range_mapped(*addr, *len) {
             return Err(CliError::BadFlag(format!(
@@ -724,7 +721,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         ));
     }
     let start = std::time::Instant::now();
-    let (result, stats, timeline, m) = if tracing {
+    let (mut result, stats, timeline, m) = if tracing {
         let mut seq = m.retired;
         let exit = interp::run_traced(&mut m, &decoded, &mut |ev| {
             seq += 1;
@@ -741,7 +738,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
             ..Default::default()
         };
         (
-            RunResult::capture(&m, exit, &setup.dumps),
+            RunResult::capture(&m, exit, &run_dumps),
             stats,
             Vec::new(),
             m,
@@ -757,10 +754,11 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
             check_races: args.check_races,
             timeline: args.timeline.is_some(),
         };
-        let (l, m) = launch(m, &decoded, &setup.dumps, &opts);
+        let (l, m) = launch(m, &decoded, &run_dumps, &opts);
         (l.result, l.stats, l.timeline, m)
     };
     let secs = start.elapsed().as_secs_f64();
+    let check_dumps = result.dumps.split_off(setup.dumps.len());
 
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -836,7 +834,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         let mut err = std::io::stderr().lock();
         let mut failed = 0;
         for e in &expectations {
-            if let Err(got) = e.check(&m, result.exit()) {
+            if let Err(got) = e.check(&result, &check_dumps) {
                 failed += 1;
                 let _ = writeln!(err, "{}:{}: expect {}: {got}", setup.name, e.line, e.text);
             }

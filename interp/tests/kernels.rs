@@ -7,6 +7,7 @@ use lanejit_interp::asm::assemble;
 use lanejit_interp::expect;
 use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Machine};
+use lanejit_interp::result::RunResult;
 use std::path::{Path, PathBuf};
 
 fn kernels() -> Vec<PathBuf> {
@@ -36,8 +37,9 @@ fn example_kernels_meet_their_expectations() {
         assert!(expects.len() >= 2, "{name}: needs expectations");
         let mut m = Machine::new(&program, Config::for_program(&program, None)).unwrap();
         let exit = interp::run(&mut m, &Decoded::new(&program.code));
+        let r = RunResult::capture(&m, exit, &expect::dumps(&expects));
         for e in &expects {
-            if let Err(got) = e.check(&m, exit) {
+            if let Err(got) = e.check(&r, &r.dumps) {
                 panic!("{name}:{}: expect {}: {got}", e.line, e.text);
             }
         }

@@ -1022,6 +1022,77 @@ fn launch_exit_codes_follow_the_launch_status() {
     assert_eq!(json(&out)["trap"]["kind"], "data_race");
 }
 
+/// `run --check` evaluates a launch's expectations (the reported group, the counts, a race's
+/// earlier access, memory after the launch and the reported group's tile), at any thread
+/// count, under the flags each kernel's `; flags` lines name.
+#[test]
+fn check_evaluates_launch_expectations() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/kernels/groups");
+    let mut kernels = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let src = std::fs::read_to_string(&path).unwrap();
+        let p = path.to_str().unwrap();
+        let flags = lanejit_interp::expect::flags(&src);
+        for threads in ["1", "2"] {
+            let mut args = vec!["run", p, "--check", "--threads", threads, "--json"];
+            args.extend(flags.iter().map(String::as_str));
+            let out = lanejit(&args);
+            assert_eq!(out.status.code(), Some(0), "{p}: {}", stderr(&out));
+            // The ranges the check reads are not the run's dumps.
+            assert_eq!(json(&out)["dumps"], serde_json::json!([]), "{p}");
+        }
+        kernels += 1;
+    }
+    assert!(kernels >= 8);
+    let race = std::fs::read_to_string(kernel("groups/race_read.s")).unwrap();
+    let bad = write(
+        "race_bad.s",
+        &race
+            .replace("; expect group 2", "; expect group 1")
+            .replace("access write\n", "access read\n")
+            .replace(
+                "; expect mem 0x10010 07000000",
+                "; expect mem 0x10010 08000000",
+            ),
+    );
+    let out = lanejit(&["run", bad.to_str().unwrap(), "--check", "--check-races"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    for want in [
+        "expect group 1: got group 2",
+        "expect other group 1 pc 0x30 access read: got other group 1 pc 0x30 access write",
+        "expect mem 0x10010 08000000: first difference at 0x10010 (element 0): got 07",
+        "check: 3 of 7 expectations failed",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in\n{err}");
+    }
+    // A single group is a launch of one.
+    let one = write(
+        "one_group.s",
+        "HALT\n; expect group 0\n; expect groups 1 0 0\n",
+    );
+    let out = lanejit(&["run", one.to_str().unwrap(), "--check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = lanejit(&["run", one.to_str().unwrap(), "--check", "--groups", "2"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("got groups 2 0 0"),
+        "{}",
+        stderr(&out)
+    );
+    // Tracing a launch is still refused, with or without --check.
+    let out = lanejit(&[
+        "run",
+        one.to_str().unwrap(),
+        "--check",
+        "--trace",
+        "--groups",
+        "2",
+    ]);
+    assert_bad_input(&out);
+}
+
 #[test]
 fn bad_launch_flags_are_bad_input() {
     let src = write("groups-bad.s", GROUPS);
