@@ -62,8 +62,8 @@ enum Cmd {
         /// Container (or source) to disassemble.
         file: PathBuf,
     },
-    /// Run a program on several engines, time each, and show the first instruction after
-    /// which they differ (exit 1), or that they all agree (exit 0).
+    /// Run a program (or a launch of many groups) on several engines, time each, and show
+    /// where they first differ (exit 1), or that they all agree (exit 0).
     Compare(crate::compare::CompareArgs),
     /// Differential fuzzing: run generated programs on several engines and compare results.
     Fuzz(crate::fuzz_cli::FuzzArgs),
@@ -108,6 +108,42 @@ pub struct ProgramArgs {
     pub jit_threshold: u32,
 }
 
+/// How many groups to launch and on how many threads: shared by `run` and `compare`.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct LaunchArgs {
+    /// Launch G groups over the shared memory, each with its own registers and tile
+    /// (1..2^24); overrides the program's `.groups`.
+    #[arg(long, value_name = "G", value_parser = parse_u32)]
+    groups: Option<u32>,
+    /// Worker threads for the groups (default: the host's available parallelism; 1 runs
+    /// them in reference order).
+    #[arg(long, value_name = "N", value_parser = parse_u64_usize)]
+    threads: Option<usize>,
+}
+
+impl LaunchArgs {
+    /// The group count (the flag, else the program's `.groups`, else 1) and the thread count
+    /// (the flag, else the host's parallelism), each checked against its range.
+    pub fn resolve(&self, program: &Program) -> Result<(u32, usize), CliError> {
+        let groups = self.groups.or(program.groups).unwrap_or(1);
+        if !(1..=MAX_GROUPS).contains(&groups) {
+            return Err(CliError::BadFlag(format!(
+                "--groups {groups}: the group count must be from 1 to 2^24"
+            )));
+        }
+        let threads = match self.threads {
+            Some(t) if !(1..=MAX_THREADS).contains(&t) => {
+                return Err(CliError::BadFlag(format!(
+                    "--threads {t}: from 1 to {MAX_THREADS} threads"
+                )));
+            }
+            Some(t) => t,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
+        };
+        Ok((groups, threads))
+    }
+}
+
 #[derive(Args, Debug)]
 struct RunArgs {
     #[command(flatten)]
@@ -133,14 +169,8 @@ struct RunArgs {
     /// line with the source line (runs on the reference interpreter).
     #[arg(long)]
     trace: bool,
-    /// Launch G groups over the shared memory, each with its own registers and tile
-    /// (1..2^24); overrides the program's `.groups`.
-    #[arg(long, value_name = "G", value_parser = parse_u32)]
-    groups: Option<u32>,
-    /// Worker threads for the groups (default: the host's available parallelism; 1 runs
-    /// them in reference order).
-    #[arg(long, value_name = "N", value_parser = parse_u64_usize)]
-    threads: Option<usize>,
+    #[command(flatten)]
+    launch: LaunchArgs,
     /// Run the groups in reference order on the interpreter and trap `data_race` at the
     /// first access that races with an earlier group's.
     #[arg(long)]
@@ -615,21 +645,7 @@ impl Setup {
 
 fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Result<i32, CliError> {
     let setup = Setup::new(&args.prog, order)?;
-    let groups = args.groups.or(setup.program.groups).unwrap_or(1);
-    if !(1..=MAX_GROUPS).contains(&groups) {
-        return Err(CliError::BadFlag(format!(
-            "--groups {groups}: the group count must be from 1 to 2^24"
-        )));
-    }
-    let threads = match args.threads {
-        Some(t) if !(1..=MAX_THREADS).contains(&t) => {
-            return Err(CliError::BadFlag(format!(
-                "--threads {t}: from 1 to {MAX_THREADS} threads"
-            )));
-        }
-        Some(t) => t,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
-    };
+    let (groups, threads) = args.launch.resolve(&setup.program)?;
     let tracing = args.trace
         || args.trace_from.is_some()
         || args.trace_count.is_some()

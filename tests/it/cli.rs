@@ -883,6 +883,81 @@ fn compare_agrees_or_names_the_first_differing_instruction() {
     assert_bad_input(&lanejit(&["compare", "/nonexistent.s"]));
 }
 
+/// Four groups; group g loops g times before writing its id, so it retires 7 + 3g
+/// instructions (46 in all).
+const LOOPING_GROUPS: &str = "
+        .groups 4
+        .mem 0x1000, 0x1000, rw
+        .text
+        S.GID s1
+top:    BEQ s1, 0, done
+        S.SUB s1, s1, 1
+        J top
+done:   S.GID s2
+        S.SHL s3, s2, 3
+        S.ADD s3, s3, 0x1000
+        V.SDI s2, [s3]
+        HALT
+";
+
+#[test]
+fn compare_launches_and_locates_the_first_differing_group() {
+    let src = write("cmp-groups.s", LOOPING_GROUPS);
+    let f = src.to_str().unwrap();
+    for threads in ["1", "3"] {
+        let out = lanejit(&["compare", f, "--threads", threads, "--vl", "4"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        let want = format!("halted, 46 instructions, 4 groups on {threads} threads");
+        assert_eq!(text.matches(&want).count(), 3, "{text}");
+        assert!(text.ends_with("all agree\n"), "{text}");
+    }
+    let corrupt = |spec: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+            .args(["compare", f, "--engines", "interp,jit"])
+            .args(args)
+            .env("LANEJIT_TEST_CORRUPT", spec)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        stdout(&out)
+    };
+    // The hook flips s31 of jit groups that retire 12 or more: groups 2 and 3. The launch
+    // results differ (s31 of the reported group: the hook also corrupts a launch whose groups
+    // retire 12 in all), and in reference order group 2 is the first to differ, after its
+    // 12th instruction.
+    let text = corrupt("jit:12", &["--threads", "2"]);
+    for want in [
+        "interp and jit differ on the launch of 4 groups:\n  s31            interp: 0x0                  jit: 0x1\n",
+        "in reference order they first differ in group 2: its states first differ after 12 of \
+         its retired instructions\n",
+        "instruction #12 of group 2 at 0x0038 <done+0x18>: V.SDI s2, [s3 + (0 << 3)] (",
+        "cmp-groups.s:12)\n",
+        "state of group 2 after 12 instructions:\n  s31            interp: 0x0                  jit: 0x1\n",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    // Under an instruction limit per group the same: groups 2 and 3 reach 12 before 14.
+    let text = corrupt("jit:12", &["--threads", "1", "--max-instructions", "14"]);
+    assert!(text.contains("limit, 44 instructions"), "{text}");
+    assert!(text.contains("first differ in group 2"), "{text}");
+    // 40 is more than any group retires, but not than the launch: no group differs alone.
+    let text = corrupt("jit:40", &[]);
+    assert!(
+        text.contains("run one group at a time in reference order, every group agrees"),
+        "{text}"
+    );
+    for bad in [
+        &["--groups", "0"][..],
+        &["--threads", "0"],
+        &["--groups", "x"],
+    ] {
+        let mut args = vec!["compare", f];
+        args.extend_from_slice(bad);
+        assert_bad_input(&lanejit(&args));
+    }
+}
+
 #[test]
 fn bench_times_user_kernels_with_spread_and_baselines() {
     let dir = tmp("bench-dir");
