@@ -178,6 +178,17 @@ fn diff(out: &mut impl std::io::Write, a: Engine, b: Engine, x: &Snapshot, y: &S
     }
 }
 
+/// `instruction #N{of} at PC <label>: TEXT (file:line)`: the instruction at `pc`, which
+/// retired (or would retire) as number `n`.
+fn instruction(places: &Places<'_>, n: u64, of: &str, pc: u64) -> String {
+    format!(
+        "instruction #{n}{of} at {}: {}{}",
+        places.pc(pc),
+        places.inst(pc),
+        places.source(pc)
+    )
+}
+
 /// The report for one group: the bisection to the first differing instruction.
 fn single(cx: &Ctx<'_>, out: &mut impl std::io::Write, a: Engine, b: Engine) {
     let setup = cx.setup;
@@ -207,13 +218,7 @@ fn single(cx: &Ctx<'_>, out: &mut impl std::io::Write, a: Engine, b: Engine) {
         })
     {
         let _ = interp::run(&mut m, cx.decoded);
-        let _ = writeln!(
-            out,
-            "instruction #{n} at {}: {}{}",
-            places.pc(m.pc),
-            places.inst(m.pc),
-            places.source(m.pc)
-        );
+        let _ = writeln!(out, "{}", instruction(&places, n, "", m.pc));
     }
     if let (Some(sa), Some(sb)) = (run(Some(n), a), run(Some(n), b)) {
         let _ = writeln!(out, "state after {n} instructions:");
@@ -288,13 +293,8 @@ fn in_order(cx: &Ctx<'_>, out: &mut impl std::io::Write, a: Engine, b: Engine) {
     if n > 0
         && let Some((m, _)) = group_k(Some(n - 1), Engine::Interp)
     {
-        let _ = writeln!(
-            out,
-            "instruction #{n} of group {k} at {}: {}{}",
-            places.pc(m.pc),
-            places.inst(m.pc),
-            places.source(m.pc)
-        );
+        let of = format!(" of group {k}");
+        let _ = writeln!(out, "{}", instruction(&places, n, &of, m.pc));
     }
     match (snap(Some(n), a), snap(Some(n), b)) {
         (Some(x), Some(y)) if x != y => {

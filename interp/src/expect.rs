@@ -502,64 +502,54 @@ mod tests {
         );
     }
 
-    /// The claims about a launch, on a result shaped like a launch's: the reported group, the
-    /// counts, and a data race's earlier access.
+    /// The claims about a launch, on a race-checked launch of two groups: group 0 writes a
+    /// dword that group 1 then reads.
     #[test]
     fn launch_claims() {
         let src = "
             .mem 0x1000, 0x1000, rw
             .text
-            S.LI s1, 0x1000
-            V.SDI s1, [s1]
+            S.GID s1
+            BNE s1, 0, reader
+            S.LI s2, 0x1000
+            V.SDI s1, [s2]
+            HALT
+    reader: S.LI s2, 0x1000
+            V.LDI [s2], ->v1
             HALT
         ; expect status trapped
-        ; expect group 3
-        ; expect groups 2 1 0
-        ; expect trap data_race pc 0x10 lane 0 ea 0x1000 space memory access write
-        ; expect other group 1 pc 0x10 access read
+        ; expect instructions 8
+        ; expect group 1
+        ; expect groups 1 1 0
+        ; expect trap data_race pc 0x40 lane 0 ea 0x1000 space memory access read
+        ; expect other group 0 pc 0x20 access write
+        ; expect s1 1
+        ; expect mem 0x1000 0000000000000000
         ";
         let p = assemble(src, "t.s").unwrap();
         let ex = parse(src, &p).unwrap();
         let mut m = Machine::new(&p, Config::for_program(&p, Some(1))).unwrap();
-        interp::run(&mut m, &Decoded::new(&p.code));
-        m.pc = 0x10;
-        let t = Trap {
-            kind: crate::machine::TrapKind::DataRace,
-            pc: 0x10,
-            mem: Some(crate::machine::MemFault {
-                lane: 0,
-                ea: 0x1000,
-                space: Space::Memory,
-                access: Access::Write,
-            }),
-        };
-        let mut r = RunResult::capture(&m, crate::machine::Exit::Trapped(t), &[]);
-        r.group = 3;
-        r.groups = Some(GroupCounts {
-            halted: 2,
-            trapped: 1,
-            limit: 0,
-        });
-        r.race = Some(RaceOther {
-            group: 1,
-            pc: 0x10,
-            access: Access::Read,
-        });
+        let r = crate::races::check_races(&mut m, &Decoded::new(&p.code), 2, &dumps(&ex));
         for e in &ex {
-            assert_eq!(e.check(&r, &[]), Ok(()), "{}", e.text);
+            assert_eq!(e.check(&r, &r.dumps), Ok(()), "{}", e.text);
         }
-        r.race.as_mut().unwrap().access = Access::Write;
+        let mut wrong = r.clone();
+        wrong.race.as_mut().unwrap().access = Access::Read;
         assert_eq!(
-            ex[4].check(&r, &[]),
-            Err("got other group 1 pc 0x10 access write".into())
+            ex[5].check(&wrong, &[]),
+            Err("got other group 0 pc 0x20 access read".into())
         );
-        r.race = None;
-        assert!(ex[4].check(&r, &[]).is_err());
-        r.groups = None;
+        wrong.race = None;
+        assert!(ex[5].check(&wrong, &[]).is_err());
+        wrong.groups = None;
         assert_eq!(
-            ex[2].check(&r, &[]),
+            ex[3].check(&wrong, &[]),
             Err("got groups 0 1 0 (halted trapped limit)".into()),
             "one group counts its own outcome"
+        );
+        assert_eq!(
+            ex[7].check(&r, &[]),
+            Err("the run captured no dump of memory 0x1000+8".into())
         );
     }
 

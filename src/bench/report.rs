@@ -112,9 +112,10 @@ impl From<RowJson> for Row {
     }
 }
 
-/// A whole run of the suite.
+/// A whole run of the suite. Written through [`ReportJson`] (with what follows from it);
+/// read directly, ignoring those derived keys.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(into = "ReportJson", from = "ReportJson")]
+#[serde(into = "ReportJson")]
 pub struct Report {
     /// UTC date and time of the run.
     pub date: String,
@@ -132,8 +133,8 @@ pub struct Report {
     pub compile_times_us: Vec<u64>,
 }
 
-/// A report as JSON: its fields, and what follows from them (written, not read).
-#[derive(Serialize, Deserialize)]
+/// A report as written: its fields, and what follows from them.
+#[derive(Serialize)]
 struct ReportJson {
     date: String,
     cpu: String,
@@ -141,12 +142,9 @@ struct ReportJson {
     vl: u32,
     reps: usize,
     rows: Vec<Row>,
-    #[serde(skip_deserializing)]
     compile_us_median: f64,
-    #[serde(skip_deserializing)]
     geomean_jit_native: Vec<Geomean>,
     compile_times_us: Vec<u64>,
-    #[serde(skip_deserializing)]
     targets: Vec<Target>,
 }
 
@@ -176,20 +174,6 @@ impl From<Report> for ReportJson {
             compile_us_median: r.compile_median_us(),
             geomean_jit_native,
             targets: r.targets(),
-            date: r.date,
-            cpu: r.cpu,
-            command: r.command,
-            vl: r.vl,
-            reps: r.reps,
-            rows: r.rows,
-            compile_times_us: r.compile_times_us,
-        }
-    }
-}
-
-impl From<ReportJson> for Report {
-    fn from(r: ReportJson) -> Report {
-        Report {
             date: r.date,
             cpu: r.cpu,
             command: r.command,
