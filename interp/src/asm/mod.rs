@@ -37,6 +37,10 @@
 //!   In `.text`, `.align N` (N at most 2^20) pads with `NOP`s up to a pc that is a multiple of
 //!   N; `.space` there is an error.
 //! - `.vl`, `.groups` and `.tilesize` may each appear at most once.
+//! - Every code word gets the file and line it came from, in the program's line table
+//!   ([`crate::lines`]); `.file "NAME"` and `.loc LINE` override the file and the line of the
+//!   code words that follow (so the disassembler's listing re-assembles to the original
+//!   lines). `.file`'s name is read from the raw line, comment characters included.
 //! - Immediates in memory operands are a number or an `.equ`/label name, optionally negated;
 //!   `S.LI`, `.equ`, data lists, ALU and branch immediates take sums such as `buf + 8 - 2`.
 //! - At most [`MAX_DATA_BYTES`] bytes of data may be emitted in total, and at most
