@@ -45,21 +45,25 @@ struct Cli {
 enum Cmd {
     /// Run a program (assembly source or binary container) and print its result.
     Run(RunArgs),
-    /// Assemble a source file into a binary container.
+    /// Assemble a source file into a binary container (with its line table: traps and
+    /// traces of the container name the source's `file:line`).
     Asm {
         /// Assembly source.
         file: PathBuf,
         /// Output container.
         #[arg(short = 'o', long = "output")]
         out: PathBuf,
+        /// Leave the line table out (a version 1 or 2 container, as before line tables).
+        #[arg(long)]
+        no_lines: bool,
     },
     /// Print a binary container (or a source file, after assembling it) as canonical assembly.
     Disasm {
         /// Container (or source) to disassemble.
         file: PathBuf,
     },
-    /// Run a program on several engines, time each, and show the first instruction after
-    /// which they differ (exit 1), or that they all agree (exit 0).
+    /// Run a program (or a launch of many groups) on several engines, time each, and show
+    /// where they first differ (exit 1), or that they all agree (exit 0).
     Compare(crate::compare::CompareArgs),
     /// Differential fuzzing: run generated programs on several engines and compare results.
     Fuzz(crate::fuzz_cli::FuzzArgs),
@@ -104,6 +108,42 @@ pub struct ProgramArgs {
     pub jit_threshold: u32,
 }
 
+/// How many groups to launch and on how many threads: shared by `run` and `compare`.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct LaunchArgs {
+    /// Launch G groups over the shared memory, each with its own registers and tile
+    /// (1..2^24); overrides the program's `.groups`.
+    #[arg(long, value_name = "G", value_parser = parse_u32)]
+    groups: Option<u32>,
+    /// Worker threads for the groups (default: the host's available parallelism; 1 runs
+    /// them in reference order).
+    #[arg(long, value_name = "N", value_parser = parse_u64_usize)]
+    threads: Option<usize>,
+}
+
+impl LaunchArgs {
+    /// The group count (the flag, else the program's `.groups`, else 1) and the thread count
+    /// (the flag, else the host's parallelism), each checked against its range.
+    pub fn resolve(&self, program: &Program) -> Result<(u32, usize), CliError> {
+        let groups = self.groups.or(program.groups).unwrap_or(1);
+        if !(1..=MAX_GROUPS).contains(&groups) {
+            return Err(CliError::BadFlag(format!(
+                "--groups {groups}: the group count must be from 1 to 2^24"
+            )));
+        }
+        let threads = match self.threads {
+            Some(t) if !(1..=MAX_THREADS).contains(&t) => {
+                return Err(CliError::BadFlag(format!(
+                    "--threads {t}: from 1 to {MAX_THREADS} threads"
+                )));
+            }
+            Some(t) => t,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
+        };
+        Ok((groups, threads))
+    }
+}
+
 #[derive(Args, Debug)]
 struct RunArgs {
     #[command(flatten)]
@@ -129,14 +169,8 @@ struct RunArgs {
     /// line with the source line (runs on the reference interpreter).
     #[arg(long)]
     trace: bool,
-    /// Launch G groups over the shared memory, each with its own registers and tile
-    /// (1..2^24); overrides the program's `.groups`.
-    #[arg(long, value_name = "G", value_parser = parse_u32)]
-    groups: Option<u32>,
-    /// Worker threads for the groups (default: the host's available parallelism; 1 runs
-    /// them in reference order).
-    #[arg(long, value_name = "N", value_parser = parse_u64_usize)]
-    threads: Option<usize>,
+    #[command(flatten)]
+    launch: LaunchArgs,
     /// Run the groups in reference order on the interpreter and trap `data_race` at the
     /// first access that races with an earlier group's.
     #[arg(long)]
@@ -406,7 +440,7 @@ pub fn load_program(path: &Path) -> Result<Program, CliError> {
 }
 
 /// Load a program as [`load_program`] does, with `.equ` overrides (`--set`, source only), and
-/// return its source text and line table too (`None` for a container).
+/// return its source text and `.equ` values too (`None` for a container).
 pub fn load_program_with(
     path: &Path,
     set: &[(String, String)],
@@ -462,7 +496,11 @@ pub fn main() -> i32 {
                 .unwrap_or_default();
             crate::compare::cmd(&args, &order)
         }
-        Cmd::Asm { file, out } => cmd_asm(&file, &out),
+        Cmd::Asm {
+            file,
+            out,
+            no_lines,
+        } => cmd_asm(&file, &out, no_lines),
         Cmd::Disasm { file } => cmd_disasm(&file),
         Cmd::Fuzz(args) => crate::fuzz_cli::cmd(&args),
         Cmd::Bench(args) => cmd_bench(&args),
@@ -527,7 +565,7 @@ impl ProgramArgs {
 pub struct Setup {
     /// The program.
     pub program: Program,
-    /// Its source and line table (`None` for a container).
+    /// Its source and `.equ` values (`None` for a container).
     pub source: Option<(String, SourceMap)>,
     /// The name of its file in messages.
     pub name: String,
@@ -607,21 +645,7 @@ impl Setup {
 
 fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Result<i32, CliError> {
     let setup = Setup::new(&args.prog, order)?;
-    let groups = args.groups.or(setup.program.groups).unwrap_or(1);
-    if !(1..=MAX_GROUPS).contains(&groups) {
-        return Err(CliError::BadFlag(format!(
-            "--groups {groups}: the group count must be from 1 to 2^24"
-        )));
-    }
-    let threads = match args.threads {
-        Some(t) if !(1..=MAX_THREADS).contains(&t) => {
-            return Err(CliError::BadFlag(format!(
-                "--threads {t}: from 1 to {MAX_THREADS} threads"
-            )));
-        }
-        Some(t) => t,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
-    };
+    let (groups, threads) = args.launch.resolve(&setup.program)?;
     let tracing = args.trace
         || args.trace_from.is_some()
         || args.trace_count.is_some()
@@ -630,13 +654,6 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     if tracing && groups > 1 {
         return Err(CliError::BadFlag(
             "--trace traces a single group; it cannot be used with more than one group".into(),
-        ));
-    }
-    if args.check && groups > 1 {
-        return Err(CliError::BadFlag(
-            "--check checks the `; expect` lines of a single group's run; it cannot be used \
-             with more than one group"
-                .into(),
         ));
     }
     let expectations = if args.check {
@@ -658,6 +675,10 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     } else {
         Vec::new()
     };
+    // The run captures the ranges the expectations read after the flags' own dumps, and
+    // hands them to the check instead of printing them.
+    let mut run_dumps = setup.dumps.clone();
+    run_dumps.extend(lanejit_interp::expect::dumps(&expectations));
     for (addr, len, path) in &args.save {
         if !setup.program.range_mapped(*addr, *len) {
             return Err(CliError::BadFlag(format!(
@@ -707,11 +728,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stderr())),
     };
-    let places = inspect::Places::new(
-        &setup.program,
-        setup.source.as_ref().map(|(_, map)| map),
-        &decoded,
-    );
+    let places = inspect::Places::new(&setup.program, &decoded);
     let engine = if tracing { Engine::Interp } else { args.engine };
     if tracing && engine_given && args.engine != Engine::Interp {
         diag::note(&format!(
@@ -720,7 +737,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         ));
     }
     let start = std::time::Instant::now();
-    let (result, stats, timeline, m) = if tracing {
+    let (mut result, stats, timeline, m) = if tracing {
         let mut seq = m.retired;
         let exit = interp::run_traced(&mut m, &decoded, &mut |ev| {
             seq += 1;
@@ -737,7 +754,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
             ..Default::default()
         };
         (
-            RunResult::capture(&m, exit, &setup.dumps),
+            RunResult::capture(&m, exit, &run_dumps),
             stats,
             Vec::new(),
             m,
@@ -753,10 +770,11 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
             check_races: args.check_races,
             timeline: args.timeline.is_some(),
         };
-        let (l, m) = launch(m, &decoded, &setup.dumps, &opts);
+        let (l, m) = launch(m, &decoded, &run_dumps, &opts);
         (l.result, l.stats, l.timeline, m)
     };
     let secs = start.elapsed().as_secs_f64();
+    let check_dumps = result.dumps.split_off(setup.dumps.len());
 
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -832,7 +850,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         let mut err = std::io::stderr().lock();
         let mut failed = 0;
         for e in &expectations {
-            if let Err(got) = e.check(&m, result.exit()) {
+            if let Err(got) = e.check(&result, &check_dumps) {
                 failed += 1;
                 let _ = writeln!(err, "{}:{}: expect {}: {got}", setup.name, e.line, e.text);
             }
@@ -849,10 +867,12 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     Ok(status)
 }
 
-fn cmd_asm(file: &Path, out: &Path) -> Result<i32, CliError> {
+fn cmd_asm(file: &Path, out: &Path, no_lines: bool) -> Result<i32, CliError> {
     let src = read_source(file)?;
-    let name = file.display().to_string();
-    let program = assemble(&src, &name)?;
+    let mut program = assemble(&src, &display_name(file))?;
+    if no_lines {
+        program.lines = Default::default();
+    }
     std::fs::write(out, container::write(&program)).map_err(io_err(out))?;
     Ok(0)
 }

@@ -4,8 +4,8 @@
 //! `--trace` (pcs with labels and source lines, lane accesses, the trap line, filters).
 
 use lanejit::vm::{Engine, EngineStats};
-use lanejit_interp::asm::SourceMap;
 use lanejit_interp::interp::{Decoded, TraceEvent};
+use lanejit_interp::lines::LineTable;
 use lanejit_interp::machine::Trap;
 use lanejit_interp::program::{Program, Space, SymKind};
 use lanejit_interp::result::DumpRequest;
@@ -177,16 +177,17 @@ pub fn rate(x: f64) -> String {
 }
 
 /// Names for pcs: the code label at or before a pc with the offset from it, the instruction
-/// there, and its source line (when the program came from source).
+/// there, and its source line (from the program's line table: assembled from source, or read
+/// from a container that has one).
 pub struct Places<'a> {
     code_labels: Vec<(u64, &'a str)>,
-    map: Option<&'a SourceMap>,
+    lines: &'a LineTable,
     decoded: &'a Decoded,
 }
 
 impl<'a> Places<'a> {
-    /// Places of `program` (decoded as `decoded`), with its line table if there is one.
-    pub fn new(program: &'a Program, map: Option<&'a SourceMap>, decoded: &'a Decoded) -> Self {
+    /// Places of `program` (decoded as `decoded`).
+    pub fn new(program: &'a Program, decoded: &'a Decoded) -> Self {
         let mut code_labels: Vec<(u64, &str)> = program
             .symbols
             .iter()
@@ -196,7 +197,7 @@ impl<'a> Places<'a> {
         code_labels.sort();
         Places {
             code_labels,
-            map,
+            lines: &program.lines,
             decoded,
         }
     }
@@ -233,8 +234,8 @@ impl<'a> Places<'a> {
 
     /// ` (file.s:12)` when the pc's source line is known, else empty.
     pub fn source(&self, pc: u64) -> String {
-        match self.map.and_then(|m| Some((m, m.line(pc)?))) {
-            Some((m, line)) => format!(" ({}:{line})", m.file),
+        match self.lines.at(pc) {
+            Some((file, line)) => format!(" ({file}:{line})"),
             None => String::new(),
         }
     }

@@ -273,6 +273,69 @@ pub fn shared_code(engine: Engine, d: &Decoded, m: &Machine, vm: &VmOptions) -> 
     }
 }
 
+/// The groups of a launch run one at a time in reference order on one engine, exactly as
+/// [`launch`] runs them on one thread (one shared code for every group, tier-up counting
+/// across groups), with a look at the machine after each group: `lanejit compare` steps two
+/// engines side by side this way to find the first group in which they differ.
+pub struct InOrder<'d> {
+    m: Machine,
+    d: &'d Decoded,
+    code: Option<SharedCode>,
+    template: lanejit_interp::memory::Tile,
+    groups: u32,
+    next: u32,
+}
+
+impl<'d> InOrder<'d> {
+    /// Groups `0..groups` of `d` on `engine`, from `m` (group 0's machine: memory and tile
+    /// laid out, `--load` applied).
+    pub fn new(m: Machine, d: &'d Decoded, engine: Engine, vm: &VmOptions, groups: u32) -> Self {
+        InOrder {
+            code: shared_code(engine, d, &m, vm),
+            template: m.tile.clone(),
+            m,
+            d,
+            groups,
+            next: 0,
+        }
+    }
+
+    /// Run the next group to its end, under an instruction limit of `budget` instead of the
+    /// configured one when both are given (compiled code is specialised for runs with and
+    /// without a limit, so a machine configured without one ignores `budget`); its id and
+    /// how it ended, `None` once every group has run.
+    pub fn step(&mut self, budget: Option<u64>) -> Option<(u32, Exit)> {
+        let gid = self.next;
+        if gid >= self.groups {
+            return None;
+        }
+        self.next += 1;
+        self.m.start_group(gid, self.groups, &self.template, true);
+        let configured = self.m.config.max_instructions;
+        if budget.is_some() && configured.is_some() {
+            self.m.config.max_instructions = budget;
+        }
+        let exit = Runner::new(self.code.as_ref()).run(&mut self.m, self.d);
+        self.m.config.max_instructions = configured;
+        Some((gid, exit))
+    }
+
+    /// The machine: after a step, the group's registers and tile and memory after it.
+    pub fn machine(&self) -> &Machine {
+        &self.m
+    }
+
+    /// The machine, to change (a test's fault hook).
+    pub fn machine_mut(&mut self) -> &mut Machine {
+        &mut self.m
+    }
+
+    /// The machine, the stepping done.
+    pub fn into_machine(self) -> Machine {
+        self.m
+    }
+}
+
 /// What every worker shares.
 struct Work<'a> {
     d: &'a Decoded,

@@ -5,9 +5,9 @@
 //! | offset | size | field |
 //! |--------|------|-------|
 //! | 0 | 8 | magic `LANEJIT\0` ([`MAGIC`]) |
-//! | 8 | 4 | version, `u32`: 1, or 2 ([`VERSION`]) when the program has `.groups` |
+//! | 8 | 4 | version, `u32`: 1, 2 or 3 ([`VERSION`]) |
 //! | 12 | 4 | VL, `u32` (0 = no `.vl`; else a power of two 1..=64) |
-//! | | 4 | version 2 only: G, `u32` (`.groups`, 1..=2^24) |
+//! | | 4 | versions 2 and 3: G, `u32` (`.groups`, 1..=2^24; version 3: 0 = no `.groups`) |
 //! | | 8 | tile size, `u64` (multiple of 64, 64..=16 MiB) |
 //! | | 8 | N = number of code words, `u64` |
 //! | | 8·N | code words, `u64` each (pc of word i is 8·i) |
@@ -19,15 +19,34 @@
 //! | | D × (17 + len) | each: space `u8` (0 = memory, 1 = tile), address `u64`, length `u64`, bytes |
 //! | | 8 | S = number of symbols, `u64` |
 //! | | S × (13 + len) | each: kind `u8` (0 = code, 1 = data, 2 = tile), value `u64`, name length `u32`, name (UTF-8) |
+//! | | 8 | version 3 only: F = number of source files, `u64` |
+//! | | F × (4 + len) | each: name length `u32`, name (UTF-8) |
+//! | | 8 | R = number of line runs, `u64` |
+//! | | R × (3..=15) | each: words `uleb`, file `uleb`, line delta `sleb` (zigzag) |
 //!
-//! Nothing may follow the last symbol. [`read`] checks every field and every invariant of
-//! [`Program`] (sorted, aligned, coalesced runs; memory runs below 2^40; tile runs inside the
-//! tile and never `rw`; data sorted, non-empty, non-overlapping, non-adjacent, inside mapped
-//! pages or the tile; symbols sorted by (kind, value, name) with unique names that the
-//! assembler accepts as labels; code symbols at a multiple of 8 no greater than 8·N), so a
-//! container that reads is one the assembler could have written. Counts and lengths are checked against the remaining input before anything is
-//! allocated, so a bogus length cannot make the reader allocate more than the input's size.
+//! Version 3 carries the program's line table ([`crate::lines`]): run k covers the `words`
+//! code words after run k - 1's, all from file `file` (an index into the F names) at the line of
+//! run k - 1 (0 before the first run) plus `line delta`. The unsigned numbers are LEB128
+//! (7 bits a byte, low first, high bit set on every byte but the last, no needless trailing
+//! zero groups, at most 33 bits of value); the delta is zigzag-coded (`2d` for `d >= 0`,
+//! `-2d - 1` below), so a typical run (one instruction, the next file line or so) takes three
+//! bytes. [`write`] writes version 3 for a program with a line table and the older versions
+//! otherwise (1 without `.groups`, 2 with), whose bytes stay as they were; [`read`] reads all
+//! three, an older one as a program without a line table.
+//!
+//! Nothing may follow the last symbol (version 3: the last run). [`read`] checks every field
+//! and every invariant of [`Program`] (sorted, aligned, coalesced runs; memory runs below 2^40;
+//! tile runs inside the tile and never `rw`; data sorted, non-empty, non-overlapping,
+//! non-adjacent, inside mapped pages or the tile; symbols sorted by (kind, value, name) with
+//! unique names that the assembler accepts as labels; code symbols at a multiple of 8 no
+//! greater than 8·N; a line table that is canonical for the code,
+//! [`crate::lines::LineTable::validate`], with words summing to N and varints in their
+//! shortest form), so a container that reads is one the assembler could have written and
+//! writes back to the same bytes. Counts and lengths are checked against the remaining input
+//! before anything is allocated, so a bogus length cannot make the reader allocate more than
+//! the input's size.
 
+use crate::lines::{LineRun, LineTable, LineTableError};
 use crate::program::{
     DataSeg, MAX_GROUPS, MAX_MEM_LIMIT, MAX_TILE_SIZE, MAX_VL, MemPerm, MemRange, PAGE_SIZE,
     Program, Space, SymKind, Symbol, TILE_GRANULE, TilePerm, TileRange,
@@ -37,9 +56,10 @@ use std::collections::HashSet;
 /// The first 8 bytes of every container.
 pub const MAGIC: [u8; 8] = *b"LANEJIT\0";
 /// The newest format version this module writes and reads: version 2 adds the group count
-/// after VL, and is written only for programs with `.groups` (the others keep version 1's
-/// bytes, which this module reads too).
-pub const VERSION: u32 = 2;
+/// after VL, version 3 the line table (and G = 0 for "no `.groups`"). Version 3 is written
+/// for programs with a line table, version 2 for the others with `.groups`, version 1 for the
+/// rest; all three are read.
+pub const VERSION: u32 = 3;
 
 /// Why bytes are not a valid container.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -48,7 +68,7 @@ pub enum ContainerError {
     #[error("not a lanejit container (bad magic)")]
     BadMagic,
     /// A version this reader does not know.
-    #[error("unsupported container version {0} (expected 1 or {VERSION})")]
+    #[error("unsupported container version {0} (expected 1 to {VERSION})")]
     Version(u32),
     /// The input ends inside a field.
     #[error("container is truncated in {0}")]
@@ -89,6 +109,19 @@ pub enum ContainerError {
     /// A symbol with a bad kind, name or order.
     #[error("symbol {0} is invalid: {1}")]
     BadSymbol(usize, &'static str),
+    /// A line-table number that is not a shortest LEB128 of at most 32 bits.
+    #[error("line table entry {0} is not a valid number")]
+    BadVarint(usize),
+    /// A source file name that is not UTF-8.
+    #[error("line table file {0} is not UTF-8")]
+    BadFileName(usize),
+    /// A version 3 container without line runs (a program without a line table is written as
+    /// version 1 or 2).
+    #[error("a version 3 container has an empty line table")]
+    EmptyLines,
+    /// A line table that is not canonical for the code.
+    #[error("invalid line table: {0}")]
+    BadLines(#[from] LineTableError),
 }
 
 /// Whether `bytes` starts with the container magic.
@@ -100,11 +133,15 @@ pub fn is_container(bytes: &[u8]) -> bool {
 pub fn write(p: &Program) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&MAGIC);
-    let version: u32 = if p.groups.is_some() { 2 } else { 1 };
+    let version: u32 = match (p.lines.is_empty(), p.groups) {
+        (false, _) => 3,
+        (true, Some(_)) => 2,
+        (true, None) => 1,
+    };
     out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&p.vl.unwrap_or(0).to_le_bytes());
-    if let Some(g) = p.groups {
-        out.extend_from_slice(&g.to_le_bytes());
+    if version >= 2 {
+        out.extend_from_slice(&p.groups.unwrap_or(0).to_le_bytes());
     }
     out.extend_from_slice(&p.tile_size.to_le_bytes());
     out.extend_from_slice(&(p.code.len() as u64).to_le_bytes());
@@ -151,7 +188,38 @@ pub fn write(p: &Program) -> Vec<u8> {
         out.extend_from_slice(&(s.name.len() as u32).to_le_bytes());
         out.extend_from_slice(s.name.as_bytes());
     }
+    if version == 3 {
+        write_lines(&mut out, &p.lines);
+    }
     out
+}
+
+/// The line table of a version 3 container.
+fn write_lines(out: &mut Vec<u8>, t: &LineTable) {
+    out.extend_from_slice(&(t.files.len() as u64).to_le_bytes());
+    for f in &t.files {
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(f.as_bytes());
+    }
+    out.extend_from_slice(&(t.runs.len() as u64).to_le_bytes());
+    let mut line = 0i64;
+    for (k, r) in t.runs.iter().enumerate() {
+        let end = t.runs.get(k + 1).map_or(t.words, |n| n.start);
+        uleb(out, end - r.start);
+        uleb(out, u64::from(r.file));
+        let delta = i64::from(r.line) - line;
+        uleb(out, ((delta << 1) ^ (delta >> 63)) as u64);
+        line = i64::from(r.line);
+    }
+}
+
+/// `v` as unsigned LEB128.
+fn uleb(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
 struct Reader<'a> {
@@ -180,6 +248,23 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(
             self.take(8, what)?.try_into().expect("8 bytes"),
         ))
+    }
+    /// A shortest unsigned LEB128 of at most 33 bits (a zigzag-coded 32-bit delta needs 33);
+    /// `entry` names it in errors.
+    fn uleb(&mut self, entry: usize) -> Result<u64, ContainerError> {
+        let mut v = 0u64;
+        for k in 0..5 {
+            let b = self.u8("line table")?;
+            v |= u64::from(b & 0x7f) << (7 * k);
+            if b & 0x80 == 0 {
+                // Shortest form: no trailing zero group (0 itself is one zero byte).
+                if k > 0 && b == 0 || v >> 33 != 0 {
+                    return Err(ContainerError::BadVarint(entry));
+                }
+                return Ok(v);
+            }
+        }
+        Err(ContainerError::BadVarint(entry))
     }
     /// A count of entries of at least `min_size` bytes each, bounded by the remaining input.
     fn count(&mut self, min_size: usize, what: &'static str) -> Result<usize, ContainerError> {
@@ -210,21 +295,20 @@ pub fn read(bytes: &[u8]) -> Result<Program, ContainerError> {
         return Err(ContainerError::BadMagic);
     }
     let version = r.u32("version")?;
-    if version != 1 && version != VERSION {
+    if !(1..=VERSION).contains(&version) {
         return Err(ContainerError::Version(version));
     }
     let vl = r.u32("vl")?;
     if vl != 0 && !(vl.is_power_of_two() && vl as usize <= MAX_VL) {
         return Err(ContainerError::BadVl(vl));
     }
-    let groups = if version == 2 {
-        let g = r.u32("group count")?;
-        if !(1..=MAX_GROUPS).contains(&g) {
-            return Err(ContainerError::BadGroups(g));
-        }
-        Some(g)
-    } else {
-        None
+    let groups = match version {
+        1 => None,
+        _ => match r.u32("group count")? {
+            0 if version == 3 => None,
+            g if (1..=MAX_GROUPS).contains(&g) => Some(g),
+            g => return Err(ContainerError::BadGroups(g)),
+        },
     };
     let tile_size = r.u64("tile size")?;
     if !(TILE_GRANULE..=MAX_TILE_SIZE).contains(&tile_size) || tile_size % TILE_GRANULE != 0 {
@@ -293,6 +377,7 @@ pub fn read(bytes: &[u8]) -> Result<Program, ContainerError> {
         tile_protect,
         data: Vec::new(),
         symbols: Vec::new(),
+        lines: LineTable::default(),
     };
 
     let d = r.count(17, "data")?;
@@ -365,8 +450,56 @@ pub fn read(bytes: &[u8]) -> Result<Program, ContainerError> {
         symbols.push(sym);
     }
     program.symbols = symbols;
+    if version == 3 {
+        program.lines = read_lines(&mut r, program.code.len() as u64)?;
+    }
     if r.pos != bytes.len() {
         return Err(ContainerError::Trailing(bytes.len() - r.pos));
     }
     Ok(program)
+}
+
+/// The line table of a version 3 container for `words` code words.
+fn read_lines(r: &mut Reader<'_>, words: u64) -> Result<LineTable, ContainerError> {
+    let f = r.count(4, "line table files")?;
+    let mut files = Vec::with_capacity(f);
+    for i in 0..f {
+        let len = r.u32("line table files")? as usize;
+        let name = std::str::from_utf8(r.take(len, "line table files")?)
+            .map_err(|_| ContainerError::BadFileName(i))?;
+        files.push(name.to_string());
+    }
+    let n = r.count(3, "line table runs")?;
+    if n == 0 {
+        return Err(ContainerError::EmptyLines);
+    }
+    let mut runs = Vec::with_capacity(n);
+    let (mut start, mut line) = (0u64, 0i64);
+    for i in 0..n {
+        let len = r.uleb(i)?;
+        let file = r.uleb(i)?;
+        let zz = r.uleb(i)?;
+        let delta = (zz >> 1) as i64 ^ -((zz & 1) as i64);
+        line += delta;
+        let (Ok(file), Ok(l)) = (u32::try_from(file), u32::try_from(line)) else {
+            return Err(ContainerError::BadVarint(i));
+        };
+        if len == 0 {
+            return Err(LineTableError::Order(i).into());
+        }
+        runs.push(LineRun {
+            start,
+            file,
+            line: l,
+        });
+        // At most 2^33 words in all: no overflow; too many is a coverage error below.
+        start += len;
+    }
+    let table = LineTable {
+        files,
+        runs,
+        words: start,
+    };
+    table.validate(words)?;
+    Ok(table)
 }

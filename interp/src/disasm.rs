@@ -11,6 +11,13 @@
 //! `assemble(disassemble(p)) == p` for every program the assembler produces (and for every
 //! container [`crate::container::read`] accepts).
 //!
+//! A program with a line table ([`crate::lines`]) prints it as directives in the text:
+//! `.file "NAME"` where the file changes and `.loc LINE` where a run of the table starts, so the
+//! re-assembled program names the same source lines (not the listing's own). A run that starts
+//! on the second word of an `S.LI` prints that instruction as two `.inst` words, like a label
+//! there. File names print between quotes with `\\` for `\`, `\"` for `"` and `\u{HEX}` for
+//! control characters.
+//!
 //! A code label that is not a multiple of 8 or lies past the end of the code has no assembly
 //! spelling; [`crate::container::read`] refuses such containers, and a hand-built [`Program`]
 //! holding one loses the label here.
@@ -132,6 +139,22 @@ fn bytes(out: &mut String, b: &[u8]) {
     }
 }
 
+/// A file name as `.file` reads it between its quotes.
+fn quoted(name: &str) -> String {
+    let mut s = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c {
+            '\\' => s.push_str("\\\\"),
+            '"' => s.push_str("\\\""),
+            c if c.is_control() => {
+                let _ = write!(s, "\\u{{{:x}}}", c as u32);
+            }
+            c => s.push(c),
+        }
+    }
+    s
+}
+
 /// One decoded item of the code.
 enum Item {
     Inst(Inst),
@@ -145,7 +168,9 @@ fn text(out: &mut String, p: &Program) {
     for s in p.symbols.iter().filter(|s| s.kind == SymKind::Code) {
         labels.entry(s.value).or_default().push(&s.name);
     }
-    let label_pcs: BTreeSet<u64> = labels.keys().copied().collect();
+    // Where a two-word instruction may not span: labels and line-table runs.
+    let mut label_pcs: BTreeSet<u64> = labels.keys().copied().collect();
+    label_pcs.extend(p.lines.runs.iter().map(|r| r.start * 8));
     // Linear decode.
     let mut items: Vec<(usize, Item)> = Vec::new();
     let mut i = 0;
@@ -204,11 +229,24 @@ fn text(out: &mut String, p: &Program) {
             None => format!("0x{target_pc:x}"),
         }
     };
+    let mut file = None;
     for (k, (idx, it)) in items.iter().enumerate() {
         if let Some(names) = labels.get(&(*idx as u64 * 8)) {
             for n in names {
                 let _ = writeln!(out, "{n}:");
             }
+        }
+        if let Some(run) = p.lines.run_at(*idx as u64) {
+            if file != Some(run.file) {
+                let name = p
+                    .lines
+                    .files
+                    .get(run.file as usize)
+                    .map_or("", String::as_str);
+                let _ = writeln!(out, "    .file \"{}\"", quoted(name));
+                file = Some(run.file);
+            }
+            let _ = writeln!(out, "    .loc {}", run.line);
         }
         let line = match it {
             Item::Raw(w) => format!(".inst 0x{w:x}"),

@@ -6,7 +6,8 @@
 //! guest memory and tile space ([`memory`]), the machine state and trap types ([`machine`]),
 //! the reference interpreter ([`interp`]), the race checker of multi-group launches
 //! ([`races`]), the contract's JSON result ([`result`]), typed views of bytes ([`view`]) and
-//! the `; expect` lines of a kernel ([`expect`]).
+//! the `; expect` lines of a kernel ([`expect`]) and the line table that maps code words to
+//! source lines ([`lines`]).
 //! It does not depend on Cranelift; the JIT uses it as its oracle and fallback.
 //!
 //! # Using it as a library
@@ -48,6 +49,7 @@ pub mod disasm;
 pub mod expect;
 pub mod interp;
 pub mod isa;
+pub mod lines;
 pub mod machine;
 pub mod memory;
 pub mod program;

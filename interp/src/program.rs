@@ -1,6 +1,9 @@
 //! A program as the assembler produces it and the loader consumes it: code words, the settled
-//! memory map, tile configuration, initial data and symbols. This is exactly what the binary
-//! container (`container`) stores, so `asm -> container -> disasm -> asm` is the identity.
+//! memory map, tile configuration, initial data, symbols and the line table. This is exactly
+//! what the binary container (`container`) stores, so `asm -> container -> disasm -> asm` is
+//! the identity.
+
+use crate::lines::LineTable;
 
 /// Page size of guest memory.
 pub const PAGE_SIZE: u64 = 4096;
@@ -114,7 +117,8 @@ pub struct Symbol {
 /// page-aligned, non-overlapping and has no two adjacent runs with the same permission;
 /// `tile_protect` likewise in granules and never lists `Rw` (the default); `data` is sorted by
 /// (space, addr), non-overlapping, non-adjacent and non-empty; `symbols` is sorted by
-/// (kind, value, name) with unique names.
+/// (kind, value, name) with unique names; `lines` is empty or canonical
+/// ([`LineTable::validate`]) for the code.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Program {
     /// Instruction words; pc of word i is 8 * i.
@@ -133,6 +137,9 @@ pub struct Program {
     pub data: Vec<DataSeg>,
     /// Labels.
     pub symbols: Vec<Symbol>,
+    /// The source file and line of every code word (empty for a program built in code or
+    /// read from a container of version 1 or 2).
+    pub lines: LineTable,
 }
 
 impl Default for Program {
@@ -146,6 +153,7 @@ impl Default for Program {
             tile_protect: Vec::new(),
             data: Vec::new(),
             symbols: Vec::new(),
+            lines: LineTable::default(),
         }
     }
 }

@@ -7,12 +7,16 @@ use lanejit_interp::asm::assemble;
 use lanejit_interp::expect;
 use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Machine};
+use lanejit_interp::result::RunResult;
 use std::path::{Path, PathBuf};
 
+/// The example kernels, and the long ones of `seeds/kernels/long/` (which the engine
+/// harness runs at VL 32 and 64 only).
 fn kernels() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../seeds/kernels");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("seeds/kernels exists")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../seeds/kernels");
+    let mut v: Vec<PathBuf> = [root.clone(), root.join("long")]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).expect("seeds/kernels exists"))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "s"))
         .collect();
@@ -36,8 +40,9 @@ fn example_kernels_meet_their_expectations() {
         assert!(expects.len() >= 2, "{name}: needs expectations");
         let mut m = Machine::new(&program, Config::for_program(&program, None)).unwrap();
         let exit = interp::run(&mut m, &Decoded::new(&program.code));
+        let r = RunResult::capture(&m, exit, &expect::dumps(&expects));
         for e in &expects {
-            if let Err(got) = e.check(&m, exit) {
+            if let Err(got) = e.check(&r, &r.dumps) {
                 panic!("{name}:{}: expect {}: {got}", e.line, e.text);
             }
         }

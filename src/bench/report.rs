@@ -1,8 +1,14 @@
 //! The benchmark report: one [`Row`] per (kernel, size) with the throughput of every engine,
 //! rendered as a text table, a Markdown table (for `benches/README.md`), JSON, or an SVG bar
 //! chart drawn by hand (log-scale Melem/s, one group of bars per row).
+//!
+//! The JSON (`bench --json`) is the serde form of [`Report`]: its measurements, plus what
+//! follows from them (each row's `jit_native` and `jit_interp`, the report's
+//! `compile_us_median`, `geomean_jit_native` and `targets`), which a report read back
+//! recomputes rather than reads. A value that is not a finite number is `null`.
 
 use super::median;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// The sizes issue 11's targets are measured at: 256 KiB and 16 MiB.
@@ -13,10 +19,11 @@ pub const COLUMNS: [&str; 4] = ["interp", "jit", "tiered", "native"];
 const COLORS: [&str; 4] = ["#9e9e9e", "#1f77b4", "#ff7f0e", "#2ca02c"];
 
 /// One kernel at one size.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "RowJson", from = "RowJson")]
 pub struct Row {
     /// Kernel name (`memcpy` for the host memcpy row beside copy32).
-    pub kernel: &'static str,
+    pub kernel: String,
     /// Source bytes.
     pub size: u64,
     /// Elements per run.
@@ -44,8 +51,71 @@ impl Row {
     }
 }
 
-/// A whole run of the suite.
-#[derive(Clone, Debug, PartialEq)]
+/// A row as JSON: the throughputs by engine name, and the ratios (written, not read).
+#[derive(Serialize, Deserialize)]
+struct RowJson {
+    kernel: String,
+    size: u64,
+    elements: u64,
+    interp_melem_s: Option<f64>,
+    jit_melem_s: Option<f64>,
+    tiered_melem_s: Option<f64>,
+    native_melem_s: Option<f64>,
+    #[serde(skip_deserializing)]
+    jit_native: Option<f64>,
+    #[serde(skip_deserializing)]
+    jit_interp: Option<f64>,
+    compile_us_median: Option<f64>,
+    regions: usize,
+    tiered_compile_us: u64,
+    code_bytes: usize,
+}
+
+impl From<Row> for RowJson {
+    fn from(r: Row) -> RowJson {
+        let [interp, jit, tiered, native] = r.melem;
+        RowJson {
+            jit_native: r.jit_native(),
+            jit_interp: r.jit_interp(),
+            kernel: r.kernel,
+            size: r.size,
+            elements: r.elements,
+            interp_melem_s: interp,
+            jit_melem_s: jit,
+            tiered_melem_s: tiered,
+            native_melem_s: native,
+            compile_us_median: r.compile_us_median,
+            regions: r.regions,
+            tiered_compile_us: r.tiered_compile_us,
+            code_bytes: r.code_bytes,
+        }
+    }
+}
+
+impl From<RowJson> for Row {
+    fn from(r: RowJson) -> Row {
+        Row {
+            kernel: r.kernel,
+            size: r.size,
+            elements: r.elements,
+            melem: [
+                r.interp_melem_s,
+                r.jit_melem_s,
+                r.tiered_melem_s,
+                r.native_melem_s,
+            ],
+            compile_us_median: r.compile_us_median,
+            regions: r.regions,
+            tiered_compile_us: r.tiered_compile_us,
+            code_bytes: r.code_bytes,
+        }
+    }
+}
+
+/// A whole run of the suite. Written through [`ReportJson`] (with what follows from it);
+/// read directly, ignoring those derived keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "ReportJson")]
 pub struct Report {
     /// UTC date and time of the run.
     pub date: String,
@@ -61,6 +131,58 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Compile times of every region compiled for every row, microseconds.
     pub compile_times_us: Vec<u64>,
+}
+
+/// A report as written: its fields, and what follows from them.
+#[derive(Serialize)]
+struct ReportJson {
+    date: String,
+    cpu: String,
+    command: String,
+    vl: u32,
+    reps: usize,
+    rows: Vec<Row>,
+    compile_us_median: f64,
+    geomean_jit_native: Vec<Geomean>,
+    compile_times_us: Vec<u64>,
+    targets: Vec<Target>,
+}
+
+/// The geometric mean of jit/native over the rows of one size.
+#[derive(Serialize)]
+struct Geomean {
+    size: u64,
+    geomean: f64,
+    kernels: usize,
+}
+
+impl From<Report> for ReportJson {
+    fn from(r: Report) -> ReportJson {
+        let geomean_jit_native = r
+            .sizes()
+            .into_iter()
+            .filter_map(|size| {
+                let (geomean, kernels) = r.geomean_jit_native(Some(size))?;
+                Some(Geomean {
+                    size,
+                    geomean,
+                    kernels,
+                })
+            })
+            .collect();
+        ReportJson {
+            compile_us_median: r.compile_median_us(),
+            geomean_jit_native,
+            targets: r.targets(),
+            date: r.date,
+            cpu: r.cpu,
+            command: r.command,
+            vl: r.vl,
+            reps: r.reps,
+            rows: r.rows,
+            compile_times_us: r.compile_times_us,
+        }
+    }
 }
 
 /// `16 KiB`, `256 KiB`, `64 MiB`, or bytes.
@@ -88,7 +210,7 @@ fn ratio(v: Option<f64>) -> String {
 }
 
 /// One checked target of issue 5.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Target {
     /// What is required, e.g. `jit/native >= 0.8`.
     pub what: String,
@@ -106,7 +228,9 @@ impl Report {
         let mut t = Vec::new();
         for r in &self.rows {
             let at = format!("{} {}", r.kernel, size_name(r.size));
-            if ["copy32", "widensum8", "gather32", "scatter32", "saxpy32"].contains(&r.kernel) {
+            if ["copy32", "widensum8", "gather32", "scatter32", "saxpy32"]
+                .contains(&r.kernel.as_str())
+            {
                 if let Some(v) = r.jit_native() {
                     t.push(Target {
                         what: "jit/native >= 0.8".into(),
@@ -116,7 +240,9 @@ impl Report {
                     });
                 }
             }
-            if ["copy32", "widensum8", "saxpy32"].contains(&r.kernel) && r.size <= 256 << 10 {
+            if ["copy32", "widensum8", "saxpy32"].contains(&r.kernel.as_str())
+                && r.size <= 256 << 10
+            {
                 if let Some(v) = r.jit_interp() {
                     t.push(Target {
                         what: "jit/interp >= 5".into(),
@@ -166,7 +292,7 @@ impl Report {
         for r in self.rows.iter().filter(|r| ISSUE11_SIZES.contains(&r.size)) {
             let at = format!("{} {}", r.kernel, size_name(r.size));
             if let Some(v) = r.jit_native() {
-                let min = if ["gather32", "scatter32"].contains(&r.kernel) {
+                let min = if ["gather32", "scatter32"].contains(&r.kernel.as_str()) {
                     0.7
                 } else {
                     0.5
@@ -376,47 +502,6 @@ impl Report {
         out
     }
 
-    /// The report as JSON.
-    pub fn json(&self) -> serde_json::Value {
-        let rows: Vec<serde_json::Value> = self
-            .rows
-            .iter()
-            .map(|r| {
-                let mut o = serde_json::Map::new();
-                o.insert("kernel".into(), r.kernel.into());
-                o.insert("size".into(), r.size.into());
-                o.insert("elements".into(), r.elements.into());
-                for (i, c) in COLUMNS.iter().enumerate() {
-                    o.insert(format!("{c}_melem_s"), r.melem[i].into());
-                }
-                o.insert("jit_native".into(), r.jit_native().into());
-                o.insert("jit_interp".into(), r.jit_interp().into());
-                o.insert("compile_us_median".into(), r.compile_us_median.into());
-                o.insert("regions".into(), r.regions.into());
-                o.insert("tiered_compile_us".into(), r.tiered_compile_us.into());
-                o.insert("code_bytes".into(), r.code_bytes.into());
-                serde_json::Value::Object(o)
-            })
-            .collect();
-        serde_json::json!({
-            "date": self.date,
-            "cpu": self.cpu,
-            "command": self.command,
-            "vl": self.vl,
-            "reps": self.reps,
-            "rows": rows,
-            "compile_us_median": self.compile_median_us(),
-            "geomean_jit_native": self.sizes().into_iter().filter_map(|size| {
-                let (g, n) = self.geomean_jit_native(Some(size))?;
-                Some(serde_json::json!({"size": size, "geomean": g, "kernels": n}))
-            }).collect::<Vec<_>>(),
-            "compile_times_us": self.compile_times_us,
-            "targets": self.targets().iter().map(|t| serde_json::json!({
-                "what": t.what, "at": t.at, "value": t.value, "met": t.met,
-            })).collect::<Vec<_>>(),
-        })
-    }
-
     /// The table as an SVG bar chart (log-scale Melem/s).
     pub fn svg(&self) -> String {
         let bar = 12.0;
@@ -583,7 +668,7 @@ mod tests {
             vl: 32,
             reps: 5,
             rows: vec![Row {
-                kernel: "copy32",
+                kernel: "copy32".into(),
                 size: 16 << 10,
                 elements: 4096,
                 melem: [Some(100.0), Some(2000.0), Some(50.0), Some(4000.0)],
@@ -607,7 +692,7 @@ mod tests {
         assert!(!t.contains("Targets:"), "{t}");
         assert!(r.text(true).contains("Targets:\n"));
         assert!(t.contains("0.50x") && t.contains("20.00x"), "{t}");
-        let j = r.json();
+        let j = serde_json::to_value(&r).unwrap();
         assert_eq!(j["rows"][0]["jit_melem_s"], 2000.0);
         let t = r.targets();
         assert_eq!(t.len(), 3, "{t:?}");
@@ -624,7 +709,7 @@ mod tests {
         let row = r.rows[0].clone();
         for (kernel, jit) in [("gather32", 500.0), ("dot8", 8000.0)] {
             r.rows.push(Row {
-                kernel,
+                kernel: kernel.into(),
                 size: 256 << 10,
                 melem: [Some(100.0), Some(jit), None, Some(1000.0)],
                 ..row.clone()
@@ -651,7 +736,66 @@ mod tests {
         assert!(find("geomean jit/native >= 0.8", "2 kernels 256 KiB").met);
         assert_eq!(t.len(), 5, "{t:?}");
         assert!(r.text(false).contains("256 KiB 2.00x (2 kernels)"));
-        assert_eq!(r.json()["geomean_jit_native"][1]["kernels"], 2);
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["geomean_jit_native"][1]["kernels"], 2);
+    }
+
+    /// The JSON is the hand-written form it replaced, key for key and value for value, and
+    /// reads back as the report (the derived values recomputed, not read).
+    #[test]
+    fn json_keeps_its_form_and_reads_back() {
+        let mut r = report();
+        let row = r.rows[0].clone();
+        r.rows.push(Row {
+            kernel: "gather32".into(),
+            size: 256 << 10,
+            melem: [Some(100.0), None, Some(f64::NAN), Some(1000.0)],
+            compile_us_median: None,
+            ..row
+        });
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            text,
+            concat!(
+                r#"{"date":"2026-12-01 21:40 UTC","cpu":"Test CPU","command":"lanejit bench","vl":32,"#,
+                r#""reps":5,"rows":[{"kernel":"copy32","size":16384,"elements":4096,"#,
+                r#""interp_melem_s":100.0,"jit_melem_s":2000.0,"tiered_melem_s":50.0,"#,
+                r#""native_melem_s":4000.0,"jit_native":0.5,"jit_interp":20.0,"#,
+                r#""compile_us_median":80.0,"regions":2,"tiered_compile_us":150,"code_bytes":4000},"#,
+                r#"{"kernel":"gather32","size":262144,"elements":4096,"interp_melem_s":100.0,"#,
+                r#""jit_melem_s":null,"tiered_melem_s":null,"native_melem_s":1000.0,"#,
+                r#""jit_native":null,"jit_interp":null,"compile_us_median":null,"regions":2,"#,
+                r#""tiered_compile_us":150,"code_bytes":4000}],"compile_us_median":80.0,"#,
+                r#""geomean_jit_native":[{"size":16384,"geomean":0.5,"kernels":1}],"#,
+                r#""compile_times_us":[70,80,90],"targets":[{"what":"jit/native >= 0.8","#,
+                r#""at":"copy32 16 KiB","value":0.5,"met":false},{"what":"jit/interp >= 5","#,
+                r#""at":"copy32 16 KiB","value":20.0,"met":true},"#,
+                r#"{"what":"median region compile us <= 100","at":"all 3 regions","value":80.0,"met":true}]}"#
+            )
+        );
+        let back: Report = serde_json::from_str(&text).unwrap();
+        // NaN is written as null and reads back as not measured.
+        r.rows[1].melem[2] = None;
+        assert_eq!(back, r);
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        // A report read back recomputes what follows from it, whatever the file says.
+        let edited = text.replace(r#""jit_native":0.5"#, r#""jit_native":9.0"#);
+        let back: Report = serde_json::from_str(&edited).unwrap();
+        assert_eq!(back.rows[0].jit_native(), Some(0.5));
+        let empty = Report {
+            rows: Vec::new(),
+            compile_times_us: Vec::new(),
+            ..report()
+        };
+        assert_eq!(
+            serde_json::to_string(&empty).unwrap(),
+            concat!(
+                r#"{"date":"2026-12-01 21:40 UTC","cpu":"Test CPU","command":"lanejit bench","#,
+                r#""vl":32,"reps":5,"rows":[],"compile_us_median":0.0,"geomean_jit_native":[],"#,
+                r#""compile_times_us":[],"targets":[]}"#
+            )
+        );
+        assert!(serde_json::from_str::<Report>(r#"{"date":"x"}"#).is_err());
     }
 
     #[test]

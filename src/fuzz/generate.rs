@@ -189,6 +189,7 @@ impl GenProgram {
             tile_protect: self.tile_protect.clone(),
             data: self.data.clone(),
             symbols,
+            lines: Default::default(),
         }
     }
 }

@@ -46,7 +46,7 @@ use generate::GenProgram;
 use lanejit_interp::interp::Decoded;
 use lanejit_interp::machine::{Config, Machine, valid_vl};
 use lanejit_interp::program::{PAGE_SIZE, Program, Space};
-use lanejit_interp::result::{DumpRequest, RunResult};
+use lanejit_interp::result::{DumpRequest, GroupCounts, RunResult};
 use rand::{RngCore, SeedableRng};
 use rayon::prelude::*;
 use std::fmt::Write as _;
@@ -114,12 +114,6 @@ fn launch_snapshot(
     check_races: bool,
 ) -> Option<Snapshot> {
     let m = Machine::new(program, config).ok()?;
-    let tile = DumpRequest {
-        space: Space::Tile,
-        addr: 0,
-        len: m.tile.size(),
-        ty: None,
-    };
     let opts = LaunchOptions {
         engine,
         vm: VmOptions {
@@ -130,16 +124,35 @@ fn launch_snapshot(
         check_races,
         timeline: false,
     };
-    let (l, m) = launch(m, &Decoded::new(&program.code), &[tile], &opts);
+    Some(launch_machine(m, &Decoded::new(&program.code), &opts, &[]))
+}
+
+/// Launch from machine `m` (group 0's, in its reset state; program `d`) as `opts` says and
+/// capture the snapshot: the result with `dumps`, the reported group's whole tile, memory
+/// after the launch (no latched trip: groups have one each).
+pub fn launch_machine(
+    m: Machine,
+    d: &Decoded,
+    opts: &LaunchOptions,
+    dumps: &[DumpRequest],
+) -> Snapshot {
+    let mut all = dumps.to_vec();
+    all.push(DumpRequest {
+        space: Space::Tile,
+        addr: 0,
+        len: m.tile.size(),
+        ty: None,
+    });
+    let (l, m) = launch(m, d, &all, opts);
     let mut result = l.result;
     let tile = result.dumps.pop().map(|d| d.bytes).unwrap_or_default();
-    Some(Snapshot {
+    Snapshot {
         result,
         trip: 0,
         memory: pages(&m.mem),
         tile,
         compile_errors: l.stats.compile_errors,
-    })
+    }
 }
 
 /// The snapshot of the launch `program` under `--check-races` if it is race-free (the
@@ -554,6 +567,25 @@ pub fn diff_items(a: &Snapshot, b: &Snapshot) -> Vec<(String, String, String)> {
         if x != y {
             item(what.into(), hex(x), hex(y));
         }
+    }
+    if ra.group != rb.group {
+        item("group".into(), ra.group.to_string(), rb.group.to_string());
+    }
+    if ra.groups != rb.groups {
+        let counts = |g: Option<GroupCounts>| {
+            g.map_or_else(
+                || "-".into(),
+                |g| format!("{}/{}/{}", g.halted, g.trapped, g.limit),
+            )
+        };
+        item("groups h/t/l".into(), counts(ra.groups), counts(rb.groups));
+    }
+    if ra.race != rb.race {
+        item(
+            "race".into(),
+            format!("{:?}", ra.race),
+            format!("{:?}", rb.race),
+        );
     }
     if ra.trap != rb.trap {
         item(

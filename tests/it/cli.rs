@@ -793,6 +793,60 @@ fn trace_is_a_commit_log_with_accesses_labels_and_source_lines() {
     }
 }
 
+/// A container keeps the source's line table: its traps and traces name the source's
+/// `file:line`, its listing carries `.file`/`.loc`, and `--no-lines` leaves the table out.
+#[test]
+fn containers_name_the_source_lines_of_their_traps() {
+    let src = write("traced-bin.s", TRACED);
+    let bin = tmp("traced.bin");
+    let b = bin.to_str().unwrap();
+    let out = lanejit(&["asm", src.to_str().unwrap(), "-o", b]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = lanejit(&["run", b, "--vl", "2", "--trace"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    for text in [stdout(&out), stderr(&out)] {
+        assert!(
+            text.contains(
+                "trap permission_fault at 0x0040 <top+0x18>: V.SW v3, [s2 + (v2 << 2)] ("
+            ) && text.contains("traced-bin.s:13); lane 0 write memory ea 0x2000"),
+            "{text}"
+        );
+    }
+    let listing = stdout(&lanejit(&["disasm", b]));
+    assert!(
+        listing.contains("traced-bin.s\"\n    .loc 7\n    S.LI s1, 0x1000\n")
+            && listing.contains("    .loc 13\n    V.SW v3"),
+        "{listing}"
+    );
+    let bare = tmp("traced-bare.bin");
+    let out = lanejit(&[
+        "asm",
+        src.to_str().unwrap(),
+        "-o",
+        bare.to_str().unwrap(),
+        "--no-lines",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bytes = std::fs::read(&bare).unwrap();
+    assert_eq!(bytes[8], 1, "version 1 without a line table");
+    let out = lanejit(&["run", bare.to_str().unwrap(), "--vl", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("V.SW v3, [s2 + (v2 << 2)]; lane 0"),
+        "no source line: {}",
+        stdout(&out)
+    );
+    // A damaged line table is bad input, not a panic.
+    let mut bytes = std::fs::read(&bin).unwrap();
+    let n = bytes.len();
+    bytes[n - 1] = 0x80;
+    let bad = tmp("traced-bad.bin");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = lanejit(&["run", bad.to_str().unwrap()]);
+    assert_bad_input(&out);
+    assert!(stderr(&out).contains("line table"), "{}", stderr(&out));
+}
+
 #[test]
 fn compare_agrees_or_names_the_first_differing_instruction() {
     let src = write("cmp.s", TRACED);
@@ -827,6 +881,81 @@ fn compare_agrees_or_names_the_first_differing_instruction() {
     assert_bad_input(&lanejit(&["compare", f, "--engines", "jit"]));
     assert_bad_input(&lanejit(&["compare", f, "--engines", "jit,fast"]));
     assert_bad_input(&lanejit(&["compare", "/nonexistent.s"]));
+}
+
+/// Four groups; group g loops g times before writing its id, so it retires 7 + 3g
+/// instructions (46 in all).
+const LOOPING_GROUPS: &str = "
+        .groups 4
+        .mem 0x1000, 0x1000, rw
+        .text
+        S.GID s1
+top:    BEQ s1, 0, done
+        S.SUB s1, s1, 1
+        J top
+done:   S.GID s2
+        S.SHL s3, s2, 3
+        S.ADD s3, s3, 0x1000
+        V.SDI s2, [s3]
+        HALT
+";
+
+#[test]
+fn compare_launches_and_locates_the_first_differing_group() {
+    let src = write("cmp-groups.s", LOOPING_GROUPS);
+    let f = src.to_str().unwrap();
+    for threads in ["1", "3"] {
+        let out = lanejit(&["compare", f, "--threads", threads, "--vl", "4"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        let want = format!("halted, 46 instructions, 4 groups on {threads} threads");
+        assert_eq!(text.matches(&want).count(), 3, "{text}");
+        assert!(text.ends_with("all agree\n"), "{text}");
+    }
+    let corrupt = |spec: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+            .args(["compare", f, "--engines", "interp,jit"])
+            .args(args)
+            .env("LANEJIT_TEST_CORRUPT", spec)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        stdout(&out)
+    };
+    // The hook flips s31 of jit groups that retire 12 or more: groups 2 and 3. The launch
+    // results differ (s31 of the reported group: the hook also corrupts a launch whose groups
+    // retire 12 in all), and in reference order group 2 is the first to differ, after its
+    // 12th instruction.
+    let text = corrupt("jit:12", &["--threads", "2"]);
+    for want in [
+        "interp and jit differ on the launch of 4 groups:\n  s31            interp: 0x0                  jit: 0x1\n",
+        "in reference order they first differ in group 2: its states first differ after 12 of \
+         its retired instructions\n",
+        "instruction #12 of group 2 at 0x0038 <done+0x18>: V.SDI s2, [s3 + (0 << 3)] (",
+        "cmp-groups.s:12)\n",
+        "state of group 2 after 12 instructions:\n  s31            interp: 0x0                  jit: 0x1\n",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    // Under an instruction limit per group the same: groups 2 and 3 reach 12 before 14.
+    let text = corrupt("jit:12", &["--threads", "1", "--max-instructions", "14"]);
+    assert!(text.contains("limit, 44 instructions"), "{text}");
+    assert!(text.contains("first differ in group 2"), "{text}");
+    // 40 is more than any group retires, but not than the launch: no group differs alone.
+    let text = corrupt("jit:40", &[]);
+    assert!(
+        text.contains("run one group at a time in reference order, every group agrees"),
+        "{text}"
+    );
+    for bad in [
+        &["--groups", "0"][..],
+        &["--threads", "0"],
+        &["--groups", "x"],
+    ] {
+        let mut args = vec!["compare", f];
+        args.extend_from_slice(bad);
+        assert_bad_input(&lanejit(&args));
+    }
 }
 
 #[test]
@@ -966,6 +1095,77 @@ fn launch_exit_codes_follow_the_launch_status() {
     let out = lanejit(&["run", &path, "--check-races", "--json"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(json(&out)["trap"]["kind"], "data_race");
+}
+
+/// `run --check` evaluates a launch's expectations (the reported group, the counts, a race's
+/// earlier access, memory after the launch and the reported group's tile), at any thread
+/// count, under the flags each kernel's `; flags` lines name.
+#[test]
+fn check_evaluates_launch_expectations() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/kernels/groups");
+    let mut kernels = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let src = std::fs::read_to_string(&path).unwrap();
+        let p = path.to_str().unwrap();
+        let flags = lanejit_interp::expect::flags(&src);
+        for threads in ["1", "2"] {
+            let mut args = vec!["run", p, "--check", "--threads", threads, "--json"];
+            args.extend(flags.iter().map(String::as_str));
+            let out = lanejit(&args);
+            assert_eq!(out.status.code(), Some(0), "{p}: {}", stderr(&out));
+            // The ranges the check reads are not the run's dumps.
+            assert_eq!(json(&out)["dumps"], serde_json::json!([]), "{p}");
+        }
+        kernels += 1;
+    }
+    assert!(kernels >= 8);
+    let race = std::fs::read_to_string(kernel("groups/race_read.s")).unwrap();
+    let bad = write(
+        "race_bad.s",
+        &race
+            .replace("; expect group 2", "; expect group 1")
+            .replace("access write\n", "access read\n")
+            .replace(
+                "; expect mem 0x10010 07000000",
+                "; expect mem 0x10010 08000000",
+            ),
+    );
+    let out = lanejit(&["run", bad.to_str().unwrap(), "--check", "--check-races"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    for want in [
+        "expect group 1: got group 2",
+        "expect other group 1 pc 0x30 access read: got other group 1 pc 0x30 access write",
+        "expect mem 0x10010 08000000: first difference at 0x10010 (element 0): got 07",
+        "check: 3 of 7 expectations failed",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in\n{err}");
+    }
+    // A single group is a launch of one.
+    let one = write(
+        "one_group.s",
+        "HALT\n; expect group 0\n; expect groups 1 0 0\n",
+    );
+    let out = lanejit(&["run", one.to_str().unwrap(), "--check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = lanejit(&["run", one.to_str().unwrap(), "--check", "--groups", "2"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("got groups 2 0 0"),
+        "{}",
+        stderr(&out)
+    );
+    // Tracing a launch is still refused, with or without --check.
+    let out = lanejit(&[
+        "run",
+        one.to_str().unwrap(),
+        "--check",
+        "--trace",
+        "--groups",
+        "2",
+    ]);
+    assert_bad_input(&out);
 }
 
 #[test]

@@ -1,19 +1,17 @@
 //! Launches of many groups (contract section 9): every kernel in `seeds/kernels/groups/` runs
 //! on every engine at 1, 2 and 3 threads, meets the expectations in its header (computed by
-//! hand, independently of lanejit) and gives the same result, bit for bit, as the
-//! interpreter's reference-order run: the JSON object and every mapped page of memory. The jit
-//! compiles the same regions at every thread count (its code is shared by the threads).
+//! hand, independently of lanejit; read by [`lanejit_interp::expect`], as `lanejit run
+//! --check` reads them) and gives the same result, bit for bit, as the interpreter's
+//! reference-order run: the JSON object and every mapped page of memory. The jit compiles the
+//! same regions at every thread count (its code is shared by the threads).
 
-#[path = "../../interp/tests/expect/mod.rs"]
-mod expect;
-
-use expect::{Expect, num, parse_expectations, parse_flags};
 use lanejit::launch::{LaunchOptions, launch};
 use lanejit::vm::{Engine, VmOptions};
 use lanejit_interp::asm::assemble;
+use lanejit_interp::expect::{self, Expectation};
 use lanejit_interp::interp::Decoded;
 use lanejit_interp::machine::{Config, Machine};
-use lanejit_interp::program::{Program, Space};
+use lanejit_interp::program::Program;
 use lanejit_interp::result::{DumpRequest, RunResult};
 use std::path::PathBuf;
 
@@ -43,7 +41,10 @@ fn run(
     while let Some(f) = it.next() {
         match f.as_str() {
             "--check-races" => check_races = true,
-            "--max-instructions" => cfg.max_instructions = it.next().map(|n| num(n)),
+            "--max-instructions" => {
+                cfg.max_instructions = it.next().and_then(|n| n.parse().ok());
+                assert!(cfg.max_instructions.is_some(), "--max-instructions N");
+            }
             other => panic!("unknown flag {other} in a kernel's flags"),
         }
     }
@@ -65,66 +66,10 @@ fn run(
     (l.result, pages, l.stats.compiled_regions)
 }
 
-/// The memory and tile ranges the expectations look at, as dump requests.
-fn dumps_of(expects: &[Expect]) -> Vec<DumpRequest> {
-    expects
-        .iter()
-        .filter_map(|e| match e {
-            Expect::Mem(a, b) => Some((Space::Memory, *a, b.len())),
-            Expect::Tile(a, b) => Some((Space::Tile, *a, b.len())),
-            _ => None,
-        })
-        .map(|(space, addr, len)| DumpRequest {
-            ty: None,
-            space,
-            addr,
-            len: len as u64,
-        })
-        .collect()
-}
-
-fn check(name: &str, r: &RunResult, expects: &[Expect]) {
-    let j = r.to_json();
-    let mut dumps = r.dumps.iter();
+fn check(name: &str, r: &RunResult, expects: &[Expectation]) {
     for e in expects {
-        match e {
-            Expect::Status(s) => assert_eq!(j["status"], s.as_str(), "{name}: status"),
-            Expect::Instructions(n) => assert_eq!(r.instructions, *n, "{name}: instructions"),
-            Expect::Scalar(i, v) => assert_eq!(r.scalars[*i], *v, "{name}: s{i}"),
-            Expect::Lane(i, l, v) => assert_eq!(r.vectors[*i][*l], *v, "{name}: v{i}[{l}]"),
-            Expect::Mem(a, b) | Expect::Tile(a, b) => {
-                let d = dumps.next().expect("a dump per range");
-                assert_eq!(d.request.addr, *a);
-                assert_eq!(
-                    &d.bytes, b,
-                    "{name}: bytes at {a:#x} ({:?})",
-                    d.request.space
-                );
-            }
-            Expect::Trap(kind, pc, lane, ea, space, access) => {
-                let t = &j["trap"];
-                assert_eq!(t["kind"], kind.as_str(), "{name}: trap {t}");
-                assert_eq!(t["pc"], format!("{pc:#x}"), "{name}: trap {t}");
-                assert_eq!(t["lane"], *lane, "{name}: trap {t}");
-                assert_eq!(t["ea"], format!("{ea:#x}"), "{name}: trap {t}");
-                assert_eq!(t["space"], space.as_str(), "{name}: trap {t}");
-                assert_eq!(t["access"], access.as_str(), "{name}: trap {t}");
-            }
-            Expect::Group(g) => assert_eq!(j["group"], *g, "{name}: group"),
-            Expect::Groups(h, t, l) => {
-                let g = &j["groups"];
-                assert_eq!(
-                    (&g["halted"], &g["trapped"], &g["limit"]),
-                    (&(*h).into(), &(*t).into(), &(*l).into()),
-                    "{name}: groups {g}"
-                );
-            }
-            Expect::Other(g, pc, a) => {
-                let o = &j["trap"]["other"];
-                assert_eq!(o["group"], *g, "{name}: other {o}");
-                assert_eq!(o["pc"], format!("{pc:#x}"), "{name}: other {o}");
-                assert_eq!(o["access"], a.as_str(), "{name}: other {o}");
-            }
+        if let Err(got) = e.check(r, &r.dumps) {
+            panic!("{name}:{}: expect {}: {got}", e.line, e.text);
         }
     }
 }
@@ -141,10 +86,10 @@ fn launch_kernels_meet_their_expectations_on_every_engine_and_thread_count() {
             p.groups.unwrap_or(1) > 1,
             "{name}: a launch kernel has .groups"
         );
-        let expects = parse_expectations(&src);
+        let expects = expect::parse(&src, &p).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(expects.len() >= 3, "{name}: needs expectations");
-        let flags = parse_flags(&src);
-        let dumps = dumps_of(&expects);
+        let flags = expect::flags(&src);
+        let dumps = expect::dumps(&expects);
         let (reference, ref_pages, _) = run(&p, &flags, &dumps, Engine::Interp, 1);
         check(&name, &reference, &expects);
         let mut jit_regions = None;

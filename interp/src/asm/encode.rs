@@ -54,14 +54,8 @@ fn coalesce<P: Copy + Eq>(v: Vec<(u64, u64, P)>) -> Vec<(u64, u64, P)> {
     out
 }
 
-/// Pass 2.
-/// Returns the program and the source line of every code word.
-pub(crate) fn resolve(
-    mut laid: Laid,
-    lines: &[&str],
-    errors: &mut Vec<AsmError>,
-) -> (Program, Vec<u32>) {
-    let code_lines = std::mem::take(&mut laid.lines);
+/// Pass 2: the program, with its line table.
+pub(crate) fn resolve(laid: Laid, lines: &[&str], errors: &mut Vec<AsmError>) -> Program {
     let mem_map: Vec<MemRange> = settle(&laid.mems)
         .into_iter()
         .map(|(s, e, perm)| MemRange {
@@ -92,6 +86,7 @@ pub(crate) fn resolve(
         tile_protect,
         data: Vec::new(),
         symbols: Vec::new(),
+        lines: laid.lines.finish(),
     };
     let syms = &laid.syms;
 
@@ -193,7 +188,7 @@ pub(crate) fn resolve(
         .collect();
     symbols.sort_by(|a, b| (a.kind, a.value, &a.name).cmp(&(b.kind, b.value, &b.name)));
     program.symbols = symbols;
-    (program, code_lines)
+    program
 }
 
 /// Insert `bytes` at `addr`, overwriting what overlaps (the map stays non-overlapping).

@@ -5,6 +5,7 @@ use super::parser::{Atom, Expr, OpKind, Operand, Stmt, parse_line, parse_reg};
 use super::symbols::{Ctx, Symbols};
 use super::{AsmError, AsmErrorKind, MAX_CODE_WORDS, MAX_DATA_BYTES};
 use crate::isa::Opcode;
+use crate::lines::LineTableBuilder;
 use crate::program::{
     DEFAULT_TILE_SIZE, MAX_GROUPS, MAX_MEM_LIMIT, MAX_TILE_SIZE, MemPerm, PAGE_SIZE, Space,
     SymKind, TILE_GRANULE, TilePerm,
@@ -96,8 +97,9 @@ pub(crate) struct Laid {
     /// The code words: instructions whose operands were known during layout are encoded
     /// here at once; the others (in `insts`) and `raw` fill their words in resolution.
     pub code: Vec<u64>,
-    /// The 1-based source line of every code word (`.align` padding: the `.align`'s line).
-    pub lines: Vec<u32>,
+    /// The source file and 1-based line of every code word (`.align` padding: the
+    /// `.align`'s line), or what `.file` and `.loc` say instead.
+    pub lines: LineTableBuilder,
     pub data: Vec<PendData>,
     /// `.mem` in source order: page-rounded `[start, end)`.
     pub mems: Vec<(u64, u64, MemPerm)>,
@@ -126,6 +128,12 @@ struct State<'e> {
     used: Vec<bool>,
     /// The line being laid out.
     line: usize,
+    /// The source's own name, for the line table.
+    file: &'e str,
+    /// `.file NAME`: the file named for the following code words instead of `file`.
+    loc_file: Option<String>,
+    /// `.loc LINE`: the line named for the following code words instead of their own.
+    loc_line: Option<u32>,
 }
 
 fn expected(what: &str, found: &Operand) -> (usize, AsmErrorKind) {
@@ -162,6 +170,7 @@ fn usage(dir: &str) -> &'static str {
         ".space" | ".align" | ".tilesize" => "N",
         ".equ" => "NAME, VALUE",
         ".inst" => "WORD",
+        ".loc" => "LINE",
         ".tileprotect" => "ADDR, LEN, none|r|rw",
         _ => "VALUE, ...",
     }
@@ -178,10 +187,12 @@ fn canonical_forms(name: &str) -> String {
     forms.join(" or ")
 }
 
-/// Pass 1 over all lines; an `.equ` named in `overrides` takes the override's value instead
-/// of its own. Returns what was laid out and, per override, whether its `.equ` was found.
+/// Pass 1 over all lines of the source `file`; an `.equ` named in `overrides` takes the
+/// override's value instead of its own. Returns what was laid out and, per override, whether
+/// its `.equ` was found.
 pub(crate) fn layout(
     lines: &[&str],
+    file: &str,
     errors: &mut Vec<AsmError>,
     overrides: &[(String, Expr)],
 ) -> (Laid, Vec<bool>) {
@@ -192,7 +203,7 @@ pub(crate) fn layout(
             insts: Vec::new(),
             raw: Vec::new(),
             code: Vec::new(),
-            lines: Vec::new(),
+            lines: LineTableBuilder::default(),
             data: Vec::new(),
             mems: Vec::new(),
             tprot: Vec::new(),
@@ -213,6 +224,9 @@ pub(crate) fn layout(
         overrides,
         used: vec![false; overrides.len()],
         line: 0,
+        file,
+        loc_file: None,
+        loc_line: None,
     };
     for (i, text) in lines.iter().enumerate() {
         let lineno = i + 1;
@@ -329,8 +343,11 @@ impl State<'_> {
         }
         self.laid.words += n;
         self.laid.code.resize(self.laid.words as usize, 0);
-        let line = u32::try_from(self.line).unwrap_or(u32::MAX);
-        self.laid.lines.resize(self.laid.words as usize, line);
+        let line = self
+            .loc_line
+            .unwrap_or_else(|| u32::try_from(self.line).unwrap_or(u32::MAX));
+        let file = self.loc_file.as_deref().unwrap_or(self.file);
+        self.laid.lines.push(n, file, line);
         Ok(at)
     }
 
@@ -654,6 +671,15 @@ impl State<'_> {
                     self.laid.syms.define_equ(&name, e, line);
                 }
             }
+            ".file" => {
+                let name = parse_file_name(&stmt)?;
+                self.loc_file = Some(name);
+            }
+            ".loc" => {
+                self.nops(&stmt, 1)?;
+                let line = self.konst_range(&ops[0], "a line number", 1, u32::MAX as i128)?;
+                self.loc_line = Some(line as u32);
+            }
             ".inst" => {
                 self.nops(&stmt, 1)?;
                 if self.section != Section::Text {
@@ -706,6 +732,74 @@ impl State<'_> {
         }
         Ok(())
     }
+}
+
+/// The quoted name of `.file "NAME"`, from the raw text after the directive (comments not
+/// stripped, so that a name may hold `;` or `#`). Inside the quotes `\\` is a backslash, `\"`
+/// a quote and `\u{HEX}` any character; after them only a comment may follow.
+fn parse_file_name(stmt: &Stmt) -> EResult<String> {
+    let rest = &stmt.rest;
+    let lead = rest.iter().take_while(|c| c.is_whitespace()).count();
+    let bad = |at: usize, found: String| {
+        Err((
+            stmt.rest_col + at,
+            AsmErrorKind::Expected {
+                expected: "a quoted file name (`.file \"name.s\"`)".into(),
+                found,
+            },
+        ))
+    };
+    let shown = |at: usize| match rest.get(at) {
+        Some(c) => format!("`{c}`"),
+        None => "end of line".into(),
+    };
+    if rest.get(lead) != Some(&'"') {
+        return bad(lead, shown(lead));
+    }
+    let mut name = String::new();
+    let mut i = lead + 1;
+    loop {
+        match rest.get(i) {
+            None => return bad(i, "end of line".into()),
+            Some('"') => break,
+            Some('\\') => match rest.get(i + 1) {
+                Some(&c @ ('\\' | '"')) => {
+                    name.push(c);
+                    i += 2;
+                }
+                Some('u') if rest.get(i + 2) == Some(&'{') => {
+                    let close = rest[i + 3..].iter().position(|&c| c == '}');
+                    let ch = close.and_then(|k| {
+                        let hex: String = rest[i + 3..i + 3 + k].iter().collect();
+                        u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32)
+                    });
+                    match (close, ch) {
+                        (Some(k), Some(c)) => {
+                            name.push(c);
+                            i += 4 + k;
+                        }
+                        _ => return bad(i, "a bad `\\u{HEX}` escape".into()),
+                    }
+                }
+                _ => {
+                    return bad(
+                        i,
+                        "an escape other than `\\\\`, `\\\"` or `\\u{HEX}`".into(),
+                    );
+                }
+            },
+            Some(&c) => {
+                name.push(c);
+                i += 1;
+            }
+        }
+    }
+    let after = &rest[i + 1..];
+    let tail = super::lexer::strip_comment(after);
+    if let Some(k) = tail.iter().position(|c| !c.is_whitespace()) {
+        return bad(i + 1 + k, shown(i + 1 + k));
+    }
+    Ok(name)
 }
 
 /// `.float`/`.double` values from the raw text after the directive.

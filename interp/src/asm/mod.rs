@@ -37,6 +37,10 @@
 //!   In `.text`, `.align N` (N at most 2^20) pads with `NOP`s up to a pc that is a multiple of
 //!   N; `.space` there is an error.
 //! - `.vl`, `.groups` and `.tilesize` may each appear at most once.
+//! - Every code word gets the file and line it came from, in the program's line table
+//!   ([`crate::lines`]); `.file "NAME"` and `.loc LINE` override the file and the line of the
+//!   code words that follow (so the disassembler's listing re-assembles to the original
+//!   lines). `.file`'s name is read from the raw line, comment characters included.
 //! - Immediates in memory operands are a number or an `.equ`/label name, optionally negated;
 //!   `S.LI`, `.equ`, data lists, ALU and branch immediates take sums such as `buf + 8 - 2`.
 //! - At most [`MAX_DATA_BYTES`] bytes of data may be emitted in total, and at most
@@ -80,30 +84,12 @@ pub fn assemble_with(
     assemble_mapped(src, file, set).map(|(p, _)| p)
 }
 
-/// Where each instruction of an assembled program came from: the source's name and, for
-/// every code word, its 1-based line. Kept beside the [`Program`], not in it: a container
-/// holds no line table, since `disasm` followed by `asm` must rebuild the container exactly.
+/// What the assembler knows of a source beyond the [`Program`] it built (whose line table
+/// names the source line of every code word): the values of its `.equ`s.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct SourceMap {
-    /// The file name used in messages.
-    pub file: String,
-    /// Line of code word `i` (pc `8 * i`).
-    pub lines: Vec<u32>,
     /// Every `.equ` with its value (after `--set` overrides), sorted by name.
     pub equs: Vec<(String, i128)>,
-}
-
-impl SourceMap {
-    /// The line of the instruction at `pc`, if `pc` is a code word of the program.
-    pub fn line(&self, pc: u64) -> Option<u32> {
-        if pc % 8 != 0 {
-            return None;
-        }
-        usize::try_from(pc / 8)
-            .ok()
-            .and_then(|i| self.lines.get(i))
-            .copied()
-    }
 }
 
 /// As [`assemble_with`], also returning the program's [`SourceMap`].
@@ -128,7 +114,7 @@ pub fn assemble_mapped(
             }
         }
     }
-    let (laid, used) = layout::layout(&lines, &mut errors, &overrides);
+    let (laid, used) = layout::layout(&lines, file, &mut errors, &overrides);
     for ((name, _), used) in overrides.iter().zip(used) {
         if !used {
             let names: Vec<&str> = laid.syms.equs.keys().map(String::as_str).collect();
@@ -152,14 +138,9 @@ pub fn assemble_mapped(
         .filter_map(|n| laid.syms.check_equ(n, 0).ok().map(|v| (n.clone(), v)))
         .collect();
     equs.sort();
-    let (program, code_lines) = encode::resolve(laid, &lines, &mut errors);
+    let program = encode::resolve(laid, &lines, &mut errors);
     if errors.is_empty() {
-        let map = SourceMap {
-            file: file.to_string(),
-            lines: code_lines,
-            equs,
-        };
-        Ok((program, map))
+        Ok((program, SourceMap { equs }))
     } else {
         errors.sort_by_key(|e: &AsmError| (e.line, e.col));
         for e in &mut errors {
@@ -569,8 +550,9 @@ pub fn did_you_mean<'a>(
 }
 
 /// Every directive the assembler knows.
-pub const DIRECTIVES: [&str; 18] = [
+pub const DIRECTIVES: [&str; 21] = [
     ".vl",
+    ".groups",
     ".mem",
     ".data",
     ".tiledata",
@@ -588,6 +570,8 @@ pub const DIRECTIVES: [&str; 18] = [
     ".inst",
     ".tilesize",
     ".tileprotect",
+    ".file",
+    ".loc",
 ];
 
 /// The `help:` line of an error about a name: the closest label or `.equ` (else register) for
@@ -703,15 +687,56 @@ mod tests {
     }
 
     #[test]
-    fn source_map_names_every_code_word() {
+    fn line_table_names_every_code_word() {
         let (p, map) = assemble_mapped(SRC, "t.s", &[]).unwrap();
         assert_eq!(p.code.len(), 3);
-        assert_eq!(map.lines, [3, 3, 4]);
-        assert_eq!(map.equs, [("N".to_string(), 4)]);
+        let l = &p.lines;
+        assert_eq!((l.at(0), l.at(8)), (Some(("t.s", 3)), Some(("t.s", 3))));
         assert_eq!(
-            (map.line(16), map.line(24), map.line(4)),
-            (Some(4), None, None)
+            (l.at(16), l.at(24), l.at(4)),
+            (Some(("t.s", 4)), None, None)
         );
+        assert_eq!(map.equs, [("N".to_string(), 4)]);
+    }
+
+    #[test]
+    fn file_and_loc_override_the_source_lines() {
+        let src = "NOP\n.loc 40\nNOP\n.file \"k;#.s\" ; the name may hold ; and #\nS.LI s1, 1\n\
+                   .align 64\n.file \"q\\\\\\\"\\u{1F600}\"\n.loc 7\nHALT\n";
+        let p = assemble(src, "t.s").unwrap();
+        let l = &p.lines;
+        let at: Vec<_> = (0..p.code.len() as u64)
+            .map(|i| l.at(i * 8).unwrap())
+            .collect();
+        // NOP, NOP, S.LI (two words), four NOPs of `.align` padding, HALT.
+        let k = ("k;#.s", 40);
+        let want = [
+            ("t.s", 1),
+            ("t.s", 40),
+            k,
+            k,
+            k,
+            k,
+            k,
+            k,
+            ("q\\\"\u{1F600}", 7),
+        ];
+        assert_eq!(at, want);
+        assert_eq!(l.validate(p.code.len() as u64), Ok(()));
+        for bad in [
+            ".file k.s",
+            ".file \"k.s",
+            ".file \"k.s\" x",
+            ".file \"\\n\"",
+            ".file \"\\u{d800}\"",
+            ".file \"\\u{zz}\"",
+            ".loc 0",
+            ".loc 0x100000000",
+            ".loc",
+        ] {
+            let e = assemble(bad, "t.s").unwrap_err();
+            assert_eq!(e.errors.len(), 1, "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -483,6 +483,12 @@ pub(crate) fn parse_line(raw: &[char]) -> (Line, Option<(usize, AsmErrorKind)>) 
         line.stmt = Some(stmt);
         return (line, None);
     }
+    if lower == ".file" {
+        // The quoted name may hold comment characters: keep the raw rest of the line.
+        stmt.rest = raw[rest_start.min(raw.len())..].to_vec();
+        line.stmt = Some(stmt);
+        return (line, None);
+    }
     if let Some(e) = lex_err {
         stmt.broken = true;
         line.stmt = Some(stmt);

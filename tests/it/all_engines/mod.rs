@@ -80,6 +80,32 @@ pub(crate) fn run_setup(
     (m, exit)
 }
 
+/// The long kernels (`seeds/kernels/long/`: millions of elements, too many for VL 1 in a
+/// debug build), on every engine at VL 32 and 64, the VLs whose lanes fill whole vectors.
+#[test]
+fn long_kernels_agree_on_every_engine_at_vl_32_and_64() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/kernels/long");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "s"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for path in files {
+        let src = std::fs::read_to_string(&path).unwrap();
+        let prog = lanejit_interp::asm::assemble(&src, &path.display().to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
+        for vl in [32, 64] {
+            let cfg = Config {
+                vl,
+                ..Config::for_program(&prog, None)
+            };
+            run_setup(&prog, cfg, &|_| {});
+        }
+    }
+}
+
 /// Every example kernel, on every engine, at every VL and with strict alignment on and off.
 #[test]
 fn example_kernels_agree_on_every_engine_vl_and_alignment() {
