@@ -930,6 +930,12 @@ impl Shapes {
                 body.push(valu(Inst::VMul, p, a, VSrc::V(b)));
                 let acc = VReg(pick(u, &V_DATA)?);
                 body.push(valu(Inst::VAdd, acc, acc, VSrc::V(p)));
+                if u.ratio(1, 2)? {
+                    // A widening sum of the loaded lanes themselves (kept in narrow lanes
+                    // by the JIT when nothing else touches the accumulator).
+                    let acc = VReg(pick(u, &V_DATA)?);
+                    body.push(valu(Inst::VAdd, acc, acc, VSrc::V(a)));
+                }
                 let mut outs = vec![p];
                 self.force = Some((u.int_in_range(log2e + 1..=3)?, true));
                 accs.extend(
