@@ -32,9 +32,10 @@
 //!   interpreter's fast paths, which form short-lived slices over checked ranges and run only
 //!   when no other thread uses the memory (one thread, or one group).
 //! - On several threads, the interpreter moves each lane's bytes with one load or store in
-//!   inline assembly on x86-64 (relaxed atomic byte accesses, `AtomicU8::from_ptr`, on other
-//!   hosts; `interp::mem_ops`, `SharedMemSpace`), and compiled code with ordinary machine
-//!   loads and stores (1 to 16 bytes). Neither is a Rust access: an assembly block, like a
+//!   inline assembly on x86-64, and a contiguous group with every lane active with one
+//!   `rep movsb` (relaxed atomic byte accesses, `AtomicU8::from_ptr`, on other hosts;
+//!   `interp::mem_ops`, `SharedMemSpace`), and compiled code with ordinary machine loads and
+//!   stores (1 to 16 bytes). Neither is a Rust access: an assembly block, like a
 //!   call into compiled code through a function pointer, is opaque to the compiler, which must
 //!   assume it reads and writes the memory it is given, and its effect must be one that Rust
 //!   code could have had. Every outcome of a racing plain load or store of n bytes on x86-64

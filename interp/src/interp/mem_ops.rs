@@ -25,7 +25,9 @@
 //! [`Decoded::for_shared_memory`](super::Decoded::for_shared_memory) for launches on several
 //! threads) takes the general path's checks and then moves each lane's bytes with one
 //! assembly load or store (x86-64) or relaxed atomic byte accesses ([`racy_read`],
-//! [`racy_write`]): no slice is formed over memory another thread may write, so a racing
+//! [`racy_write`]); a contiguous group with every lane active moves at once between guest
+//! memory and a buffer on the stack ([`racy_copy`]): no slice is formed over memory another
+//! thread may write, so a racing
 //! guest program is a race between (what the abstract machine sees as) atomics, never
 //! undefined behaviour (see `crate::memory`, "Sharing").
 
@@ -293,6 +295,42 @@ unsafe fn racy_write<E: Elem>(p: *mut u8, v: u64) {
     for k in 0..E::E {
         // SAFETY: as in `racy_read`.
         unsafe { AtomicU8::from_ptr(p.add(k)) }.store((v >> (8 * k)) as u8, Ordering::Relaxed);
+    }
+}
+
+/// Copy `len` bytes from `src` to `dst`, one side being memory other threads may access: on
+/// x86-64 one `rep movsb` in inline assembly (byte moves, which is the same to the Rust
+/// abstract machine as `len` relaxed atomic byte accesses, see [`racy_read`]), else relaxed
+/// atomic byte loads and stores. The contiguous group of a shared launch's interpreter moves
+/// this way at once instead of lane by lane.
+///
+/// # Safety
+/// `[src, src + len)` must be readable and `[dst, dst + len)` writable host memory that do
+/// not overlap; guest memory among them must be accessed only this way (or by compiled code)
+/// while other threads may touch it.
+#[inline(always)]
+unsafe fn racy_copy(dst: *mut u8, src: *const u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the caller guarantees both ranges; `rep movsb` reads `[src, src + len)`, writes
+    // `[dst, dst + len)` (the direction flag is clear, as the ABI requires at every call and
+    // asm block), changes only rcx, rsi and rdi (declared), and touches no stack or flags.
+    unsafe {
+        std::arch::asm!(
+            "rep movsb",
+            inout("rcx") len => _,
+            inout("rsi") src => _,
+            inout("rdi") dst => _,
+            options(nostack, preserves_flags)
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for k in 0..len {
+        // SAFETY: as the caller guarantees; every concurrent access to guest memory from Rust
+        // is atomic (see `crate::memory`).
+        unsafe {
+            let b = AtomicU8::from_ptr(src.add(k).cast_mut()).load(Ordering::Relaxed);
+            AtomicU8::from_ptr(dst.add(k)).store(b, Ordering::Relaxed);
+        }
     }
 }
 
@@ -775,6 +813,20 @@ fn racy_lanes<E: Elem, S: SpaceT>(
 /// active lane.
 #[inline(never)]
 fn load_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    if op.flags & F_CONTIG != 0 {
+        let (vl, full, mask, strict) = lanes(m, op);
+        let ea0 = contig_ea0(&m.regs, op);
+        if mask == full && contig_ok::<E, S>(m, ea0, vl, Access::Read, strict) {
+            // Contiguous with every lane active: the group's bytes at once.
+            let len = vl << E::LOG2E;
+            let mut buf = [0u8; 512];
+            // SAFETY: `[ea0, ea0 + len)` passed the space's check; `buf` holds 64 lanes of
+            // at most 8 bytes; guest memory is accessed only racily during a shared launch.
+            unsafe { racy_copy(buf.as_mut_ptr(), S::ptr(m, ea0), len) };
+            load_run::<E>(&buf[..len], &mut m.regs.v[op.a as usize & 31][..vl]);
+            return op.next;
+        }
+    }
     let mut ptrs = [std::ptr::null_mut(); 64];
     let mask = match racy_lanes::<E, S>(m, op, Access::Read, &mut ptrs) {
         Ok(mask) => mask,
@@ -800,6 +852,20 @@ fn load_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u
 /// active lane, in ascending lane order.
 #[inline(never)]
 fn store_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
+    if op.flags & F_CONTIG != 0 && op.a >= 32 {
+        let (vl, full, mask, strict) = lanes(m, op);
+        let ea0 = contig_ea0(&m.regs, op);
+        if mask == full && contig_ok::<E, S>(m, ea0, vl, Access::Write, strict) {
+            // Contiguous vector data with every lane active: the group's bytes at once.
+            let len = vl << E::LOG2E;
+            let mut buf = [0u8; 512];
+            store_run::<E>(&m.regs.v[op.a as usize & 31][..vl], &mut buf[..len]);
+            // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing); guest
+            // memory is accessed only racily during a shared launch.
+            unsafe { racy_copy(S::ptr_mut(m, ea0), buf.as_ptr(), len) };
+            return op.next;
+        }
+    }
     let mut ptrs = [std::ptr::null_mut(); 64];
     let mask = match racy_lanes::<E, S>(m, op, Access::Write, &mut ptrs) {
         Ok(mask) => mask,
