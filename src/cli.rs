@@ -764,6 +764,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
             engine,
             vm: VmOptions {
                 jit_threshold: args.prog.jit_threshold,
+                ..VmOptions::default()
             },
             groups,
             threads,

@@ -105,6 +105,7 @@ pub fn cmd(args: &CompareArgs, order: &[(Space, usize)]) -> Result<i32, CliError
         decoded: &decoded,
         vm: VmOptions {
             jit_threshold: args.prog.jit_threshold,
+            ..VmOptions::default()
         },
         corrupt: corruption(),
         groups,

@@ -195,6 +195,8 @@ pub fn run(b: &UserBench) -> Result<i32, CliError> {
                 let start = std::time::Instant::now();
                 let _ = vm::run(engine, &mut m, &decoded, &opts);
                 let secs = start.elapsed().as_secs_f64();
+                // A tiered run's compile left in hand finishes untimed before the next run.
+                vm::wait_for_compilers();
                 instructions = m.retired;
                 // Repetition 0 warms up (page faults, caches).
                 if rep > 0 {

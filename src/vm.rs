@@ -13,12 +13,17 @@
 //! (`interp::run_block`). The final state is the interpreter's, bit for bit, whichever engine
 //! runs.
 //!
-//! One dispatch loop serves two places to find compiled code: a [`Dispatcher`]'s own JIT
-//! (one run, or one thread), and [`SharedCode`], one JIT behind a reader-writer lock shared by
-//! the worker threads of a launch, whose entry counts add up across all groups.
+//! One dispatch loop serves three places to find compiled code: a [`Dispatcher`]'s own JIT
+//! (one run, or one thread), [`SharedCode`], one JIT behind a reader-writer lock shared by
+//! the worker threads of a launch, whose entry counts add up across all groups, and a
+//! tiered run's background compiler ([`VmOptions::background`]): the run hands each hot
+//! region to a compiler thread and goes on interpreting; the region runs compiled from its
+//! first entry after its code is ready. Compiled code and the interpreter agree bit for bit
+//! and leave the state exact at every region boundary, so the result does not depend on when
+//! a compile finishes; only the engine statistics do.
 
 use lanejit_interp::interp::{self, Decoded};
-use lanejit_interp::machine::{Exit, Machine};
+use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_jit::shared::SharedJit;
 use lanejit_jit::{Jit, JitError, JitStats, RegionExit};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -53,11 +58,34 @@ impl Engine {
 pub struct VmOptions {
     /// Entries of a region before [`Engine::Tiered`] compiles it.
     pub jit_threshold: u32,
+    /// [`Engine::Tiered`] (one group) compiles on a compiler thread while the run goes on
+    /// interpreting (the default); else it stops to compile, as [`Engine::Jit`] always does.
+    pub background: bool,
+    /// A test hook: with `background`, the compiler thread sleeps a pseudo-random 0-2 ms
+    /// (drawn from this seed) before each compile, so tests see compiles finish at varied
+    /// points of a run.
+    pub compile_delay_seed: Option<u64>,
 }
 
 impl Default for VmOptions {
     fn default() -> Self {
-        VmOptions { jit_threshold: 16 }
+        VmOptions {
+            jit_threshold: 16,
+            background: true,
+            compile_delay_seed: None,
+        }
+    }
+}
+
+impl VmOptions {
+    /// Tiered compiles in the foreground after `jit_threshold` entries (reproducible engine
+    /// statistics: the fuzzer's and most tests' setting).
+    pub const fn foreground(jit_threshold: u32) -> VmOptions {
+        VmOptions {
+            jit_threshold,
+            background: false,
+            compile_delay_seed: None,
+        }
     }
 }
 
@@ -85,6 +113,9 @@ pub fn run(engine: Engine, m: &mut Machine, d: &Decoded, opts: &VmOptions) -> (E
         Engine::Jit => 0,
         Engine::Tiered => opts.jit_threshold,
     };
+    if engine == Engine::Tiered && opts.background {
+        return run_background(m, d, threshold, opts.compile_delay_seed);
+    }
     match Dispatcher::new(d, m, threshold) {
         Ok(mut disp) => {
             let exit = disp.run(m, d);
@@ -92,6 +123,170 @@ pub fn run(engine: Engine, m: &mut Machine, d: &Decoded, opts: &VmOptions) -> (E
         }
         // No code generator for this host: the interpreter gives the same result.
         Err(_) => run_interp(m, d),
+    }
+}
+
+/// A tiered run with a background compiler (see the module docs). Nothing is set up until a
+/// region gets hot: then a compiler thread starts, creates the JIT (which takes a
+/// millisecond or two: not on the run's path), takes hot regions over a channel and ends once
+/// the run has ended and the compile in hand, if any, is done (the run does not wait).
+fn run_background(
+    m: &mut Machine,
+    d: &Decoded,
+    threshold: u32,
+    delay_seed: Option<u64>,
+) -> (Exit, EngineStats) {
+    let mut tier = BackgroundTier {
+        d,
+        counts: vec![0; d.len()],
+        threshold,
+        delay_seed,
+        code: None,
+        tx: None,
+        failed: false,
+    };
+    let mut stats = EngineStats::default();
+    let exit = dispatch(
+        &mut tier,
+        m,
+        d,
+        &mut stats.jit_retired,
+        &mut stats.interp_retired,
+    );
+    if let Some(code) = tier.code.as_ref().and_then(|c| c.get()) {
+        // Not waiting for a compile still in progress (the run is over).
+        let cs = code.jit.try_stats();
+        stats.compiled_regions = cs.compiled_regions;
+        stats.compile_us = cs.compile_us;
+        stats.compile_errors = cs.compile_errors;
+    }
+    (exit, stats)
+}
+
+/// Compiler threads of background runs still working (see [`wait_for_compilers`]).
+static COMPILERS: AtomicU32 = AtomicU32::new(0);
+
+/// Wait until the compiler threads of earlier background runs have finished the compiles
+/// they had in hand (benchmarks call it between cold runs, untimed).
+pub fn wait_for_compilers() {
+    while COMPILERS.load(Ordering::Acquire) != 0 {
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+}
+
+/// Counts a compiler thread in [`COMPILERS`] while it lives.
+struct CompilerAlive;
+
+impl CompilerAlive {
+    fn new() -> CompilerAlive {
+        COMPILERS.fetch_add(1, Ordering::AcqRel);
+        CompilerAlive
+    }
+}
+
+impl Drop for CompilerAlive {
+    fn drop(&mut self) {
+        COMPILERS.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The compiler thread of a background run: create the JIT into `cell`, then compile every
+/// pc received, after a pseudo-random delay of 0-2 ms when `delay_seed` is given (a test
+/// hook). Without a code generator it ends at once (everything stays interpreted).
+fn compiler_thread(
+    cell: &std::sync::OnceLock<SharedCode>,
+    words: &[u64],
+    config: &Config,
+    threshold: u32,
+    rx: std::sync::mpsc::Receiver<u64>,
+    delay_seed: Option<u64>,
+) {
+    let Ok(code) = SharedCode::for_config(words, config, threshold) else {
+        return;
+    };
+    let code = cell.get_or_init(|| code);
+    let mut seed = delay_seed;
+    for pc in rx {
+        if let Some(s) = seed.as_mut() {
+            // A multiplicative step: a test hook, not a statistical generator.
+            *s = s.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
+            let us = (*s >> 33) % 2000;
+            std::thread::sleep(std::time::Duration::from_micros(us));
+        }
+        // Declined or failed pcs stay requested: the run interprets them.
+        let _ = code.jit.compile(pc);
+    }
+}
+
+/// Entry counts of a tiered run with a background compiler (see [`run_background`]); a hot
+/// region is sent to the compiler thread once and marked requested.
+struct BackgroundTier<'d> {
+    d: &'d Decoded,
+    counts: Vec<u32>,
+    threshold: u32,
+    delay_seed: Option<u64>,
+    /// The JIT, once the compiler thread has created it.
+    code: Option<std::sync::Arc<std::sync::OnceLock<SharedCode>>>,
+    /// To the compiler thread, once started.
+    tx: Option<std::sync::mpsc::Sender<u64>>,
+    /// No code generator or no thread: everything is interpreted.
+    failed: bool,
+}
+
+/// The entry count of a region start handed to the compiler thread.
+const REQUESTED: u32 = u32::MAX - 1;
+
+impl BackgroundTier<'_> {
+    /// Start the compiler thread (first hot region).
+    fn start(&mut self, m: &Machine) {
+        let cell = std::sync::Arc::new(std::sync::OnceLock::new());
+        let (tx, rx) = std::sync::mpsc::channel::<u64>();
+        let compiler = std::sync::Arc::clone(&cell);
+        let (delay, threshold, config) = (self.delay_seed, self.threshold, m.config);
+        let d = self.d;
+        let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
+        let alive = CompilerAlive::new();
+        let spawned = std::thread::Builder::new()
+            .name("lanejit-compiler".into())
+            .spawn(move || {
+                let _alive = alive;
+                compiler_thread(&compiler, &words, &config, threshold, rx, delay)
+            });
+        match spawned {
+            Ok(_) => {
+                self.code = Some(cell);
+                self.tx = Some(tx);
+            }
+            Err(_) => self.failed = true,
+        }
+    }
+}
+
+impl Tier for BackgroundTier<'_> {
+    fn enter(&mut self, m: &mut Machine) -> Option<RegionExit> {
+        self.code.as_ref()?.get()?.jit.try_run_at(m)
+    }
+
+    fn count(&mut self, pc: u64, m: &Machine) -> bool {
+        let Some(n) = self.counts.get_mut((pc / 8) as usize) else {
+            return false;
+        };
+        if *n >= REQUESTED {
+            return false;
+        }
+        *n += 1;
+        if !hot(*n, self.threshold) {
+            return false;
+        }
+        *n = REQUESTED;
+        if self.tx.is_none() && !self.failed {
+            self.start(m);
+        }
+        if let Some(tx) = &self.tx {
+            // A closed channel (the compiler thread is gone) leaves the pc interpreted.
+            let _ = tx.send(pc);
+        }
+        false
     }
 }
 
@@ -181,9 +376,9 @@ impl Dispatcher {
 trait Tier {
     /// Run the compiled region at `m.pc`, if there is one.
     fn enter(&mut self, m: &mut Machine) -> Option<RegionExit>;
-    /// Count an entry at `pc` (a multiple of 8) and compile the region there once it is hot:
-    /// whether compiled code is there now.
-    fn count(&mut self, pc: u64) -> bool;
+    /// Count an entry at `pc` (a multiple of 8) of `m` and compile the region there once it
+    /// is hot: whether compiled code is there now.
+    fn count(&mut self, pc: u64, m: &Machine) -> bool;
 }
 
 /// One more entry on `n`, the entry count of a region start: whether the region is hot now
@@ -214,7 +409,7 @@ fn dispatch(
             }
             continue;
         }
-        if pc % 8 == 0 && tier.count(pc) {
+        if pc % 8 == 0 && tier.count(pc, m) {
             continue;
         }
         let before = m.retired;
@@ -240,7 +435,7 @@ impl Tier for OwnTier<'_> {
         Some(self.jit.run(c, m))
     }
 
-    fn count(&mut self, pc: u64) -> bool {
+    fn count(&mut self, pc: u64, _: &Machine) -> bool {
         let Some(n) = self.counts.get_mut((pc / 8) as usize) else {
             return false;
         };
@@ -279,9 +474,19 @@ impl SharedCode {
     /// been entered more than `threshold` times in all (0: on first entry).
     pub fn new(d: &Decoded, m: &Machine, threshold: u32) -> Result<SharedCode, JitError> {
         let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
+        Self::for_config(&words, &m.config, threshold)
+    }
+
+    /// As [`SharedCode::new`], for the program of code words `words` and machines of
+    /// configuration `config`.
+    pub fn for_config(
+        words: &[u64],
+        config: &Config,
+        threshold: u32,
+    ) -> Result<SharedCode, JitError> {
         Ok(SharedCode {
-            jit: SharedJit::new(Jit::new(&words, m)?),
-            counts: (0..d.len()).map(|_| AtomicU32::new(0)).collect(),
+            jit: SharedJit::new(Jit::for_config(words, config)?),
+            counts: (0..words.len()).map(|_| AtomicU32::new(0)).collect(),
             threshold,
         })
     }
@@ -320,7 +525,7 @@ impl Tier for SharedTier<'_> {
         self.code.jit.run_at(m)
     }
 
-    fn count(&mut self, pc: u64) -> bool {
+    fn count(&mut self, pc: u64, _: &Machine) -> bool {
         let Some(n) = self.code.counts.get((pc / 8) as usize) else {
             return false;
         };

@@ -20,7 +20,7 @@ use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{AbiParam, UserFuncName};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{Module, ModuleReloc};
-use lanejit_interp::machine::Machine;
+use lanejit_interp::machine::{Config, Machine};
 use region::Code;
 use std::time::Instant;
 pub use translate::plan::{self, Plan};
@@ -188,15 +188,24 @@ impl Jit {
         Self::with_limits(words, m, CacheLimits::default())
     }
 
+    /// As [`Jit::new`] for machines of configuration `config` (all the JIT reads of one).
+    pub fn for_config(words: &[u64], config: &Config) -> Result<Jit, JitError> {
+        Self::build(words, config, CacheLimits::default())
+    }
+
     /// As [`Jit::new`] with explicit cache bounds.
     pub fn with_limits(words: &[u64], m: &Machine, limits: CacheLimits) -> Result<Jit, JitError> {
+        Self::build(words, &m.config, limits)
+    }
+
+    fn build(words: &[u64], config: &Config, limits: CacheLimits) -> Result<Jit, JitError> {
         let cache = CodeCache::new(limits)?;
         let ctx = cache.module.as_ref().expect("module").make_context();
         Ok(Jit {
             code: Code::new(words),
-            vl: m.config.vl,
-            strict_align: m.config.strict_align,
-            budgeted: m.config.max_instructions.is_some(),
+            vl: config.vl,
+            strict_align: config.strict_align,
+            budgeted: config.max_instructions.is_some(),
             cache,
             ctx,
             fctx: FunctionBuilderContext::new(),

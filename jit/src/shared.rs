@@ -50,6 +50,25 @@ impl SharedJit {
         })
     }
 
+    /// [`SharedJit::run_at`] without waiting for a compile in progress: `None` (the caller
+    /// interprets) when a compile holds the JIT; a loop's tail or an entry count that would
+    /// need the JIT exclusively while it is held goes to the interpreter (which is always
+    /// correct) instead.
+    pub fn try_run_at(&self, m: &mut Machine) -> Option<RegionExit> {
+        let entered = {
+            let jit = self.inner.try_read().ok()?;
+            let c = jit.lookup(m.pc)?;
+            jit.enter(c, m)
+        };
+        if !entered.needs_finish() {
+            return Some(entered.exit(m));
+        }
+        Some(match self.inner.try_write() {
+            Ok(mut jit) => jit.finish(entered, m),
+            Err(_) => entered.exit(m),
+        })
+    }
+
     /// Compile the region at `pc` (or find it; `None` when declined).
     pub fn compile(&self, pc: u64) -> Result<Option<Compiled>, JitError> {
         match self.inner.write() {
@@ -57,6 +76,12 @@ impl SharedJit {
             // A thread panicked while compiling: leave this pc to the interpreter.
             Err(_) => Ok(None),
         }
+    }
+
+    /// Compilation statistics so far, without waiting for a compile in progress (whose
+    /// region is then not counted yet; all zero if the JIT is held).
+    pub fn try_stats(&self) -> JitStats {
+        self.inner.try_read().map(|j| j.stats()).unwrap_or_default()
     }
 
     /// Compilation statistics so far.

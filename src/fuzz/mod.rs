@@ -116,9 +116,7 @@ fn launch_snapshot(
     let m = Machine::new(program, config).ok()?;
     let opts = LaunchOptions {
         engine,
-        vm: VmOptions {
-            jit_threshold: FUZZ_JIT_THRESHOLD,
-        },
+        vm: VmOptions::foreground(FUZZ_JIT_THRESHOLD),
         groups: program.groups.unwrap_or(1),
         threads,
         check_races,
@@ -169,9 +167,7 @@ fn race_free_snapshot(program: &Program, config: Config) -> Option<Snapshot> {
 fn single_snapshot(program: &Program, config: Config, engine: Engine) -> Option<Snapshot> {
     let m = Machine::new(program, config).ok()?;
     let d = Decoded::new(&program.code);
-    let opts = VmOptions {
-        jit_threshold: FUZZ_JIT_THRESHOLD,
-    };
+    let opts = VmOptions::foreground(FUZZ_JIT_THRESHOLD);
     Some(run_machine(m, &d, engine, &opts, &[]))
 }
 

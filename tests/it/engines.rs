@@ -36,14 +36,7 @@ fn config(p: &Program, vl: u32, strict: bool, max: Option<u64>) -> Config {
 fn run_one(p: &Program, cfg: Config, engine: Engine, threshold: u32) -> (Snap, EngineStats) {
     let mut m = Machine::new(p, cfg).expect("machine");
     let d = Decoded::new(&p.code);
-    let (exit, stats) = vm::run(
-        engine,
-        &mut m,
-        &d,
-        &VmOptions {
-            jit_threshold: threshold,
-        },
-    );
+    let (exit, stats) = vm::run(engine, &mut m, &d, &VmOptions::foreground(threshold));
     (snap(&m, exit), stats)
 }
 
@@ -1501,7 +1494,7 @@ fn perf_copy_kernel() {
         }
         let d = Decoded::new(&p.code);
         let t = Instant::now();
-        let (exit, st) = vm::run(engine, &mut m, &d, &VmOptions { jit_threshold: 16 });
+        let (exit, st) = vm::run(engine, &mut m, &d, &VmOptions::foreground(16));
         let dt = t.elapsed().as_secs_f64();
         assert_eq!(exit, Exit::Halted);
         (dt, st, snap(&m, exit))

@@ -51,7 +51,7 @@ fn run(
     let m = Machine::new(p, cfg).expect("machine");
     let opts = LaunchOptions {
         engine,
-        vm: VmOptions { jit_threshold: 1 },
+        vm: VmOptions::foreground(1),
         groups: p.groups.unwrap_or(1),
         threads,
         check_races,

@@ -1,6 +1,8 @@
 //! One harness, every engine: the interpreter's semantic tests (`interp/tests/semantics.rs`),
 //! trap tests (`interp/tests/traps.rs`) and every example kernel run here on the interpreter,
-//! the JIT (compile on first entry) and the tiered engine (low threshold). Each run compares the
+//! the JIT (compile on first entry) and the tiered engine (low thresholds; compiling in the
+//! foreground, and in the background with the compiler thread delayed at random). Each run
+//! compares the
 //! full machine state against the interpreter — registers, mask, LC0BASE, trip, pc, retired
 //! count, exit/trap, every mapped page and the tile — and hands the interpreter's result back
 //! to the test's own assertions.
@@ -22,21 +24,14 @@ use lanejit_interp::program::Program;
 /// Run `prog` on `engine` after `prep`.
 fn run_on(
     engine: Engine,
-    threshold: u32,
+    vm: VmOptions,
     prog: &Program,
     cfg: Config,
     prep: &dyn Fn(&mut Machine),
 ) -> (Machine, Exit, vm::EngineStats) {
     let mut m = Machine::new(prog, cfg).expect("machine");
     prep(&mut m);
-    let (exit, stats) = vm::run(
-        engine,
-        &mut m,
-        &Decoded::new(&prog.code),
-        &VmOptions {
-            jit_threshold: threshold,
-        },
-    );
+    let (exit, stats) = vm::run(engine, &mut m, &Decoded::new(&prog.code), &vm);
     assert_eq!(
         stats.compile_errors, 0,
         "a region failed to compile on {engine:?}"
@@ -44,8 +39,21 @@ fn run_on(
     (m, exit, stats)
 }
 
-/// The engines and thresholds every test runs on besides the interpreter.
-const OTHERS: [(Engine, u32); 3] = [(Engine::Jit, 0), (Engine::Tiered, 1), (Engine::Tiered, 3)];
+/// The engines and options every test runs on besides the interpreter.
+const OTHERS: [(Engine, VmOptions); 4] = [
+    (Engine::Jit, VmOptions::foreground(0)),
+    (Engine::Tiered, VmOptions::foreground(1)),
+    (Engine::Tiered, VmOptions::foreground(3)),
+    // A background compiler whose compiles finish at random points of the run.
+    (
+        Engine::Tiered,
+        VmOptions {
+            jit_threshold: 1,
+            background: true,
+            compile_delay_seed: Some(0x13),
+        },
+    ),
+];
 
 /// `Setup::run` of the included tests: every engine, compared with the interpreter.
 pub(crate) fn run_setup(
@@ -53,14 +61,14 @@ pub(crate) fn run_setup(
     cfg: Config,
     prep: &dyn Fn(&mut Machine),
 ) -> (Machine, Exit) {
-    let (m, exit, _) = run_on(Engine::Interp, 0, prog, cfg, prep);
+    let (m, exit, _) = run_on(Engine::Interp, VmOptions::foreground(0), prog, cfg, prep);
     let reference = Snapshot::capture(&m, exit, &[]);
-    for (engine, threshold) in OTHERS {
-        let (m2, exit2, stats) = run_on(engine, threshold, prog, cfg, prep);
+    for (engine, vm) in OTHERS {
+        let (m2, exit2, stats) = run_on(engine, vm, prog, cfg, prep);
         let got = Snapshot::capture(&m2, exit2, &[]);
         if got != reference {
             panic!(
-                "{engine:?} (threshold {threshold}) diverges from the interpreter\n\
+                "{engine:?} ({vm:?}) diverges from the interpreter\n\
                  reference: exit {exit:?} pc {:#x} retired {}\n\
                  {engine:?}: exit {exit2:?} pc {:#x} retired {} ({stats:?})\n\
                  differs: {}",
