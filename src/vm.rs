@@ -26,7 +26,7 @@ use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_jit::shared::SharedJit;
 use lanejit_jit::{Jit, JitError, JitStats, RegionExit};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Whether the JIT tier is built (it is; kept for the CLI).
 pub const JIT_AVAILABLE: bool = true;
@@ -62,8 +62,9 @@ pub struct VmOptions {
     /// interpreting (the default); else it stops to compile, as [`Engine::Jit`] always does.
     pub background: bool,
     /// A test hook: with `background`, the compiler thread sleeps a pseudo-random 0-2 ms
-    /// (drawn from this seed) before each compile, so tests see compiles finish at varied
-    /// points of a run.
+    /// (drawn from this seed) before each compile, and the run waits for the compile of about
+    /// every other region it hands over, so tests see compiled code enter at varied points of
+    /// a run (short test programs would otherwise end before any compile does).
     pub compile_delay_seed: Option<u64>,
 }
 
@@ -144,6 +145,8 @@ fn run_background(
         code: None,
         tx: None,
         failed: false,
+        sent: 0,
+        done: std::sync::Arc::new(AtomicU64::new(0)),
     };
     let mut stats = EngineStats::default();
     let exit = dispatch(
@@ -200,22 +203,30 @@ fn compiler_thread(
     threshold: u32,
     rx: std::sync::mpsc::Receiver<u64>,
     delay_seed: Option<u64>,
+    done: &AtomicU64,
 ) {
     let Ok(code) = SharedCode::for_config(words, config, threshold) else {
+        done.store(u64::MAX, Ordering::Release);
         return;
     };
     let code = cell.get_or_init(|| code);
     let mut seed = delay_seed;
     for pc in rx {
         if let Some(s) = seed.as_mut() {
-            // A multiplicative step: a test hook, not a statistical generator.
-            *s = s.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
-            let us = (*s >> 33) % 2000;
+            let us = next_draw(s) % 2000;
             std::thread::sleep(std::time::Duration::from_micros(us));
         }
         // Declined or failed pcs stay requested: the run interprets them.
         let _ = code.jit.compile(pc);
+        done.fetch_add(1, Ordering::Release);
     }
+    done.store(u64::MAX, Ordering::Release);
+}
+
+/// One step of the test hook's pseudo-random sequence (not a statistical generator).
+fn next_draw(s: &mut u64) -> u64 {
+    *s = s.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
+    *s >> 33
 }
 
 /// Entry counts of a tiered run with a background compiler (see [`run_background`]); a hot
@@ -231,6 +242,10 @@ struct BackgroundTier<'d> {
     tx: Option<std::sync::mpsc::Sender<u64>>,
     /// No code generator or no thread: everything is interpreted.
     failed: bool,
+    /// Regions handed over, and compiles the compiler thread has finished (`u64::MAX` once
+    /// it has ended).
+    sent: u64,
+    done: std::sync::Arc<AtomicU64>,
 }
 
 /// The entry count of a region start handed to the compiler thread.
@@ -245,12 +260,13 @@ impl BackgroundTier<'_> {
         let (delay, threshold, config) = (self.delay_seed, self.threshold, m.config);
         let d = self.d;
         let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
+        let done = std::sync::Arc::clone(&self.done);
         let alive = CompilerAlive::new();
         let spawned = std::thread::Builder::new()
             .name("lanejit-compiler".into())
             .spawn(move || {
                 let _alive = alive;
-                compiler_thread(&compiler, &words, &config, threshold, rx, delay)
+                compiler_thread(&compiler, &words, &config, threshold, rx, delay, &done)
             });
         match spawned {
             Ok(_) => {
@@ -284,7 +300,17 @@ impl Tier for BackgroundTier<'_> {
         }
         if let Some(tx) = &self.tx {
             // A closed channel (the compiler thread is gone) leaves the pc interpreted.
-            let _ = tx.send(pc);
+            if tx.send(pc).is_ok() {
+                self.sent += 1;
+            }
+        }
+        if let Some(s) = self.delay_seed.as_mut() {
+            // The test hook: wait for this compile about every other time.
+            if next_draw(s) % 2 == 0 {
+                while self.done.load(Ordering::Acquire) < self.sent {
+                    std::thread::sleep(std::time::Duration::from_micros(20));
+                }
+            }
         }
         false
     }

@@ -497,6 +497,33 @@ fn tiered_compiles_hot_loop_after_threshold() {
     assert_eq!(ist.compiled_regions, 0);
 }
 
+/// Background compilation (the default for tiered runs): the run goes on interpreting while
+/// a compiler thread works, and enters compiled code once it is ready; with the test hook
+/// (the run waits for about every other compile) compiled code takes over at different
+/// points for different seeds, and every run ends in the interpreter's state.
+#[test]
+fn background_compiles_take_over_at_any_point_and_agree() {
+    let p = asm(&copy_src(4096, 0x8000));
+    let cfg = config(&p, 32, false, None);
+    let (reference, _) = run_one(&p, cfg, Engine::Interp, 0);
+    let mut compiled_runs = 0;
+    for seed in 0..8u64 {
+        let mut m = Machine::new(&p, cfg).expect("machine");
+        let d = Decoded::new(&p.code);
+        let opts = VmOptions {
+            jit_threshold: 1,
+            background: true,
+            compile_delay_seed: Some(seed),
+        };
+        let (exit, stats) = vm::run(Engine::Tiered, &mut m, &d, &opts);
+        assert_eq!(snap(&m, exit), reference, "seed {seed}");
+        assert_eq!(stats.jit_retired + stats.interp_retired, m.retired);
+        compiled_runs += usize::from(stats.jit_retired > 0);
+    }
+    assert!(compiled_runs > 0, "no background compile was ever used");
+    vm::wait_for_compilers();
+}
+
 #[test]
 fn faults_in_compiled_loop_first_middle_tail() {
     // dst has 0x1000 bytes = 1024 words; copying n > 1024 words faults at word 1024.
