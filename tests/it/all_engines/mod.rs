@@ -88,22 +88,34 @@ pub(crate) fn run_setup(
     (m, exit)
 }
 
-/// The long kernels (`seeds/kernels/long/`: millions of elements, too many for VL 1 in a
-/// debug build), on every engine at VL 32 and 64, the VLs whose lanes fill whole vectors.
-#[test]
-fn long_kernels_agree_on_every_engine_at_vl_32_and_64() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/kernels/long");
+/// The assembled kernels of `seeds/<sub>` (sorted by file name).
+fn kernels(sub: &str) -> Vec<Program> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("seeds")
+        .join(sub);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "s"))
         .collect();
     files.sort();
-    assert!(!files.is_empty());
-    for path in files {
-        let src = std::fs::read_to_string(&path).unwrap();
-        let prog = lanejit_interp::asm::assemble(&src, &path.display().to_string())
-            .unwrap_or_else(|e| panic!("{e}"));
+    files
+        .iter()
+        .map(|path| {
+            let src = std::fs::read_to_string(path).unwrap();
+            lanejit_interp::asm::assemble(&src, &path.display().to_string())
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect()
+}
+
+/// The long kernels (`seeds/kernels/long/`: millions of elements, too many for VL 1 in a
+/// debug build), on every engine at VL 32 and 64, the VLs whose lanes fill whole vectors.
+#[test]
+fn long_kernels_agree_on_every_engine_at_vl_32_and_64() {
+    let progs = kernels("kernels/long");
+    assert!(!progs.is_empty());
+    for prog in progs {
         for vl in [32, 64] {
             let cfg = Config {
                 vl,
@@ -117,18 +129,9 @@ fn long_kernels_agree_on_every_engine_at_vl_32_and_64() {
 /// Every example kernel, on every engine, at every VL and with strict alignment on and off.
 #[test]
 fn example_kernels_agree_on_every_engine_vl_and_alignment() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/kernels");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "s"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 8);
-    for path in files {
-        let src = std::fs::read_to_string(&path).unwrap();
-        let prog = lanejit_interp::asm::assemble(&src, &path.display().to_string())
-            .unwrap_or_else(|e| panic!("{e}"));
+    let progs = kernels("kernels");
+    assert!(progs.len() >= 8);
+    for prog in progs {
         for vl in [1, 2, 4, 8, 16, 32, 64] {
             for strict_align in [false, true] {
                 let cfg = Config {
