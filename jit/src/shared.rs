@@ -36,18 +36,7 @@ impl SharedJit {
 
     /// Run the compiled region at `m.pc`, if there is one.
     pub fn run_at(&self, m: &mut Machine) -> Option<RegionExit> {
-        let entered = {
-            let jit = self.inner.read().ok()?;
-            let c = jit.lookup(m.pc)?;
-            jit.enter(c, m)
-        };
-        if !entered.needs_finish() {
-            return Some(entered.exit(m));
-        }
-        Some(match self.inner.write() {
-            Ok(mut jit) => jit.finish(entered, m),
-            Err(_) => entered.exit(m),
-        })
+        self.run_locked(m, true)
     }
 
     /// [`SharedJit::run_at`] without waiting for a compile in progress: `None` (the caller
@@ -55,17 +44,31 @@ impl SharedJit {
     /// need the JIT exclusively while it is held goes to the interpreter (which is always
     /// correct) instead.
     pub fn try_run_at(&self, m: &mut Machine) -> Option<RegionExit> {
+        self.run_locked(m, false)
+    }
+
+    /// [`SharedJit::run_at`] (`wait`) or [`SharedJit::try_run_at`].
+    fn run_locked(&self, m: &mut Machine, wait: bool) -> Option<RegionExit> {
         let entered = {
-            let jit = self.inner.try_read().ok()?;
+            let jit = if wait {
+                self.inner.read().ok()?
+            } else {
+                self.inner.try_read().ok()?
+            };
             let c = jit.lookup(m.pc)?;
             jit.enter(c, m)
         };
         if !entered.needs_finish() {
             return Some(entered.exit(m));
         }
-        Some(match self.inner.try_write() {
-            Ok(mut jit) => jit.finish(entered, m),
-            Err(_) => entered.exit(m),
+        let jit = if wait {
+            self.inner.write().ok()
+        } else {
+            self.inner.try_write().ok()
+        };
+        Some(match jit {
+            Some(mut jit) => jit.finish(entered, m),
+            None => entered.exit(m),
         })
     }
 
