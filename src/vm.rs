@@ -26,6 +26,8 @@ use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_jit::shared::SharedJit;
 use lanejit_jit::{Jit, JitError, JitStats, RegionExit};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Whether the JIT tier is built (it is; kept for the CLI).
@@ -142,6 +144,7 @@ fn run_background(
         counts: vec![0; d.len()],
         threshold,
         delay_seed,
+        wait_rng: delay_seed.map(|k| ChaCha8Rng::seed_from_u64(!k)),
         code: None,
         tx: None,
         failed: false,
@@ -210,10 +213,10 @@ fn compiler_thread(
         return;
     };
     let code = cell.get_or_init(|| code);
-    let mut seed = delay_seed;
+    let mut rng = delay_seed.map(ChaCha8Rng::seed_from_u64);
     for pc in rx {
-        if let Some(s) = seed.as_mut() {
-            let us = next_draw(s) % 2000;
+        if let Some(r) = rng.as_mut() {
+            let us = r.random_range(0..2000);
             std::thread::sleep(std::time::Duration::from_micros(us));
         }
         // Declined or failed pcs stay requested: the run interprets them.
@@ -223,12 +226,6 @@ fn compiler_thread(
     done.store(u64::MAX, Ordering::Release);
 }
 
-/// One step of the test hook's pseudo-random sequence (not a statistical generator).
-fn next_draw(s: &mut u64) -> u64 {
-    *s = s.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
-    *s >> 33
-}
-
 /// Entry counts of a tiered run with a background compiler (see [`run_background`]); a hot
 /// region is sent to the compiler thread once and marked requested.
 struct BackgroundTier<'d> {
@@ -236,6 +233,8 @@ struct BackgroundTier<'d> {
     counts: Vec<u32>,
     threshold: u32,
     delay_seed: Option<u64>,
+    /// The test hook's draws of when to wait for a compile (from `delay_seed`).
+    wait_rng: Option<ChaCha8Rng>,
     /// The JIT, once the compiler thread has created it.
     code: Option<std::sync::Arc<std::sync::OnceLock<SharedCode>>>,
     /// To the compiler thread, once started.
@@ -304,9 +303,9 @@ impl Tier for BackgroundTier<'_> {
                 self.sent += 1;
             }
         }
-        if let Some(s) = self.delay_seed.as_mut() {
+        if let Some(r) = self.wait_rng.as_mut() {
             // The test hook: wait for this compile about every other time.
-            if next_draw(s) % 2 == 0 {
+            if r.random_bool(0.5) {
                 while self.done.load(Ordering::Acquire) < self.sent {
                     std::thread::sleep(std::time::Duration::from_micros(20));
                 }

@@ -198,8 +198,6 @@ struct PcCache {
 pub struct Shadow {
     pages: Vec<Page>,
     index: HashMap<u64, usize>,
-    /// The last page looked up: (page number, index in `pages`).
-    last: Option<(u64, usize)>,
     /// Every distinct (group, pc, access) recorded; [`RecId`] `i + 1` is `recs[i]`.
     recs: Vec<RaceOther>,
     rec_ids: HashMap<(u32, u64, bool), RecId>,
@@ -226,35 +224,39 @@ impl Shadow {
     /// The index of page `pn`'s shadow for an access of the instruction at `pc`, created on
     /// first use.
     fn page(&mut self, pn: u64, pc: u64) -> usize {
-        let c = self.slot(pc);
-        if c.page != 0 && c.pn == pn {
-            return c.page - 1;
-        }
-        let i = self.page_slow(pn);
-        let c = self.slot(pc);
-        (c.pn, c.page) = (pn, i + 1);
-        i
+        self.lookup(pn, pc, true).expect("created on first use")
     }
 
-    /// [`Shadow::page`] without the instruction's cache.
-    fn page_slow(&mut self, pn: u64) -> usize {
-        if let Some((p, i)) = self.last {
-            if p == pn {
-                return i;
-            }
+    /// The index of page `pn`'s shadow for an access of the instruction at `pc`, if it has
+    /// one.
+    fn find_page(&mut self, pn: u64, pc: u64) -> Option<usize> {
+        self.lookup(pn, pc, false)
+    }
+
+    /// [`Shadow::page`] (`create`) or [`Shadow::find_page`]: the instruction's cache first.
+    fn lookup(&mut self, pn: u64, pc: u64, create: bool) -> Option<usize> {
+        let c = self.slot(pc);
+        if c.page != 0 && c.pn == pn {
+            return Some(c.page - 1);
         }
-        let pages = &mut self.pages;
-        let i = *self.index.entry(pn).or_insert_with(|| {
-            pages.push(Page {
-                write: Slots::Empty,
-                access: Slots::Empty,
-                min_writer: u32::MAX,
-                min_accessor: u32::MAX,
-            });
-            pages.len() - 1
-        });
-        self.last = Some((pn, i));
-        i
+        let i = match self.index.get(&pn) {
+            Some(&i) => i,
+            None if create => {
+                self.pages.push(Page {
+                    write: Slots::Empty,
+                    access: Slots::Empty,
+                    min_writer: u32::MAX,
+                    min_accessor: u32::MAX,
+                });
+                let i = self.pages.len() - 1;
+                self.index.insert(pn, i);
+                i
+            }
+            None => return None,
+        };
+        let c = self.slot(pc);
+        (c.pn, c.page) = (pn, i + 1);
+        Some(i)
     }
 
     fn rec(&self, id: RecId) -> RaceOther {
@@ -276,26 +278,6 @@ impl Shadow {
         });
         self.slot(r.pc).rec[kind] = (r.group, id);
         id
-    }
-
-    /// The index of page `pn`'s shadow for an access of the instruction at `pc`, if it has
-    /// one.
-    fn find_page(&mut self, pn: u64, pc: u64) -> Option<usize> {
-        let c = self.slot(pc);
-        if c.page != 0 && c.pn == pn {
-            return Some(c.page - 1);
-        }
-        let i = match self.last {
-            Some((p, i)) if p == pn => i,
-            _ => {
-                let i = *self.index.get(&pn)?;
-                self.last = Some((pn, i));
-                i
-            }
-        };
-        let c = self.slot(pc);
-        (c.pn, c.page) = (pn, i + 1);
-        Some(i)
     }
 
     /// The lowest byte of `[addr, addr + len)` whose access by the running group races, and

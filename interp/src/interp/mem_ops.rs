@@ -575,6 +575,31 @@ fn uniform_ea(r: &Regs, op: &Op) -> u64 {
         .wrapping_add(konst(r, op))
 }
 
+/// The one-check fast path of a contiguous access with every lane active: `(VL, EA of lane
+/// 0)` when the instruction is contiguous, its mask full and the whole group passes the
+/// space's check for `access` (and strict alignment); else `None` (the per-lane paths).
+#[inline(always)]
+fn full_contig<E: Elem, S: SpaceT>(m: &Machine, op: &Op, access: Access) -> Option<(usize, u64)> {
+    if op.flags & F_CONTIG == 0 {
+        return None;
+    }
+    let (vl, full, mask, strict) = lanes(m, op);
+    if mask != full {
+        return None;
+    }
+    let ea0 = contig_ea0(&m.regs, op);
+    contig_ok::<E, S>(m, ea0, vl, access, strict).then_some((vl, ea0))
+}
+
+/// [`full_contig`] for a store of vector data (scalar data takes the general path).
+#[inline(always)]
+fn full_contig_vector<E: Elem, S: SpaceT>(m: &Machine, op: &Op) -> Option<(usize, u64)> {
+    if op.a < 32 {
+        return None;
+    }
+    full_contig::<E, S>(m, op, Access::Write)
+}
+
 /// Every load form: `Dst[i] = extend(space[EA(i) .. EA(i) + E])` for active lanes.
 ///
 /// This is the contiguous all-lanes-active fast path only, kept small so it stays cheap to
@@ -586,18 +611,12 @@ pub(crate) fn load<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault
     if S::CHECKED {
         return race_checked::<E>(m, op, out, Access::Read, load::<E, MemSpace>);
     }
-    if op.flags & F_CONTIG != 0 {
-        let (vl, full, mask, strict) = lanes(m, op);
-        if mask == full {
-            let ea0 = contig_ea0(&m.regs, op);
-            if contig_ok::<E, S>(m, ea0, vl, Access::Read, strict) {
-                // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check, so it lies inside the
-                // host backing of that space, which never aliases the register file.
-                let src = unsafe { std::slice::from_raw_parts(S::ptr(m, ea0), vl << E::LOG2E) };
-                load_run::<E>(src, &mut m.regs.v[op.a as usize & 31][..vl]);
-                return op.next;
-            }
-        }
+    if let Some((vl, ea0)) = full_contig::<E, S>(m, op, Access::Read) {
+        // SAFETY: `[ea0, ea0 + VL*E)` passed the space's check, so it lies inside the host
+        // backing of that space, which never aliases the register file.
+        let src = unsafe { std::slice::from_raw_parts(S::ptr(m, ea0), vl << E::LOG2E) };
+        load_run::<E>(src, &mut m.regs.v[op.a as usize & 31][..vl]);
+        return op.next;
     }
     load_general::<E, S>(m, op, out)
 }
@@ -667,20 +686,13 @@ pub(crate) fn store<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Faul
     if S::CHECKED {
         return race_checked::<E>(m, op, out, Access::Write, store::<E, MemSpace>);
     }
-    if op.flags & F_CONTIG != 0 && op.a >= 32 {
-        let (vl, full, mask, strict) = lanes(m, op);
-        if mask == full {
-            let ea0 = contig_ea0(&m.regs, op);
-            if contig_ok::<E, S>(m, ea0, vl, Access::Write, strict) {
-                let len = vl << E::LOG2E;
-                // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing), so it
-                // lies inside the host backing of that space, which never aliases the
-                // register file.
-                let dst = unsafe { std::slice::from_raw_parts_mut(S::ptr_mut(m, ea0), len) };
-                store_run::<E>(&m.regs.v[op.a as usize & 31][..vl], dst);
-                return op.next;
-            }
-        }
+    if let Some((vl, ea0)) = full_contig_vector::<E, S>(m, op) {
+        let len = vl << E::LOG2E;
+        // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing), so it lies
+        // inside the host backing of that space, which never aliases the register file.
+        let dst = unsafe { std::slice::from_raw_parts_mut(S::ptr_mut(m, ea0), len) };
+        store_run::<E>(&m.regs.v[op.a as usize & 31][..vl], dst);
+        return op.next;
     }
     store_general::<E, S>(m, op, out)
 }
@@ -813,19 +825,15 @@ fn racy_lanes<E: Elem, S: SpaceT>(
 /// active lane.
 #[inline(never)]
 fn load_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
-    if op.flags & F_CONTIG != 0 {
-        let (vl, full, mask, strict) = lanes(m, op);
-        let ea0 = contig_ea0(&m.regs, op);
-        if mask == full && contig_ok::<E, S>(m, ea0, vl, Access::Read, strict) {
-            // Contiguous with every lane active: the group's bytes at once.
-            let len = vl << E::LOG2E;
-            let mut buf = [0u8; 512];
-            // SAFETY: `[ea0, ea0 + len)` passed the space's check; `buf` holds 64 lanes of
-            // at most 8 bytes; guest memory is accessed only racily during a shared launch.
-            unsafe { racy_copy(buf.as_mut_ptr(), S::ptr(m, ea0), len) };
-            load_run::<E>(&buf[..len], &mut m.regs.v[op.a as usize & 31][..vl]);
-            return op.next;
-        }
+    if let Some((vl, ea0)) = full_contig::<E, S>(m, op, Access::Read) {
+        // Contiguous with every lane active: the group's bytes at once.
+        let len = vl << E::LOG2E;
+        let mut buf = [0u8; 512];
+        // SAFETY: `[ea0, ea0 + len)` passed the space's check; `buf` holds 64 lanes of at
+        // most 8 bytes; guest memory is accessed only racily during a shared launch.
+        unsafe { racy_copy(buf.as_mut_ptr(), S::ptr(m, ea0), len) };
+        load_run::<E>(&buf[..len], &mut m.regs.v[op.a as usize & 31][..vl]);
+        return op.next;
     }
     let mut ptrs = [std::ptr::null_mut(); 64];
     let mask = match racy_lanes::<E, S>(m, op, Access::Read, &mut ptrs) {
@@ -852,19 +860,15 @@ fn load_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u
 /// active lane, in ascending lane order.
 #[inline(never)]
 fn store_racy<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -> u32 {
-    if op.flags & F_CONTIG != 0 && op.a >= 32 {
-        let (vl, full, mask, strict) = lanes(m, op);
-        let ea0 = contig_ea0(&m.regs, op);
-        if mask == full && contig_ok::<E, S>(m, ea0, vl, Access::Write, strict) {
-            // Contiguous vector data with every lane active: the group's bytes at once.
-            let len = vl << E::LOG2E;
-            let mut buf = [0u8; 512];
-            store_run::<E>(&m.regs.v[op.a as usize & 31][..vl], &mut buf[..len]);
-            // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing); guest
-            // memory is accessed only racily during a shared launch.
-            unsafe { racy_copy(S::ptr_mut(m, ea0), buf.as_ptr(), len) };
-            return op.next;
-        }
+    if let Some((vl, ea0)) = full_contig_vector::<E, S>(m, op) {
+        // Contiguous vector data with every lane active: the group's bytes at once.
+        let len = vl << E::LOG2E;
+        let mut buf = [0u8; 512];
+        store_run::<E>(&m.regs.v[op.a as usize & 31][..vl], &mut buf[..len]);
+        // SAFETY: `[ea0, ea0 + len)` passed the space's check (for writing); guest memory is
+        // accessed only racily during a shared launch.
+        unsafe { racy_copy(S::ptr_mut(m, ea0), buf.as_ptr(), len) };
+        return op.next;
     }
     let mut ptrs = [std::ptr::null_mut(); 64];
     let mask = match racy_lanes::<E, S>(m, op, Access::Write, &mut ptrs) {
@@ -907,14 +911,12 @@ fn race_checked<E: Elem>(
     run: ExecFn,
 ) -> u32 {
     let mut eas = [0u64; 64];
-    let (vl, full, mask, strict) = lanes(m, op);
     // Contiguous with every lane active: one range, one check (as in `load`/`store`).
-    let contiguous = op.flags & F_CONTIG != 0 && mask == full && {
-        eas[0] = contig_ea0(&m.regs, op);
-        contig_ok::<E, MemSpace>(m, eas[0], vl, access, strict)
-    };
-    let (vl, mask) = if contiguous {
-        (vl, mask)
+    let contig = full_contig::<E, MemSpace>(m, op, access);
+    let contiguous = contig.is_some();
+    let (vl, mask) = if let Some((vl, ea0)) = contig {
+        eas[0] = ea0;
+        (vl, all_lanes(vl as u32))
     } else {
         match checked_eas::<E, MemSpace>(m, op, access, &mut eas) {
             Ok(v) => v,

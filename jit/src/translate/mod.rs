@@ -483,28 +483,34 @@ impl<'a, 'f> Tx<'a, 'f> {
         let packed = self.packed_vals(r, log2e);
         let mut out = Vec::with_capacity(self.nch);
         for p in packed {
-            let mut level = vec![match log2e {
-                3 => self.bitcast(I64X2, p),
-                2 => self.bitcast(cranelift_codegen::ir::types::I32X4, p),
-                1 => self.bitcast(cranelift_codegen::ir::types::I16X8, p),
-                _ => p,
-            }];
-            for _ in log2e..3 {
-                level = level
-                    .into_iter()
-                    .flat_map(|v| {
-                        let (a, b) = if sign {
-                            (self.b.ins().swiden_low(v), self.b.ins().swiden_high(v))
-                        } else {
-                            (self.b.ins().uwiden_low(v), self.b.ins().uwiden_high(v))
-                        };
-                        [a, b]
-                    })
-                    .collect();
-            }
-            out.extend(level);
+            out.extend(self.widen_to_64(p, log2e, sign));
         }
         out
+    }
+
+    /// The `i64x2` chunks of the 16 bytes `p` read as lanes of `1 << log2e` bytes, sign- or
+    /// zero-extended (`sign`), in lane order.
+    fn widen_to_64(&mut self, p: Value, log2e: u8, sign: bool) -> Vec<Value> {
+        let mut level = vec![match log2e {
+            3 => self.bitcast(I64X2, p),
+            2 => self.bitcast(I32X4, p),
+            1 => self.bitcast(I16X8, p),
+            _ => p,
+        }];
+        for _ in log2e..3 {
+            level = level
+                .into_iter()
+                .flat_map(|v| {
+                    let (a, b) = if sign {
+                        (self.b.ins().swiden_low(v), self.b.ins().swiden_high(v))
+                    } else {
+                        (self.b.ins().uwiden_low(v), self.b.ins().uwiden_high(v))
+                    };
+                    [a, b]
+                })
+                .collect();
+        }
+        level
     }
 
     /// Turn a packed register wide in the current block.
@@ -532,17 +538,7 @@ impl<'a, 'f> Tx<'a, 'f> {
         let sums = self.packed_vals(r, log2e);
         let mut wide = Vec::with_capacity(self.nch);
         for p in sums {
-            let mut level = vec![match log2e {
-                1 => self.bitcast(I16X8, p),
-                _ => self.bitcast(I32X4, p),
-            }];
-            for _ in log2e..3 {
-                level = level
-                    .into_iter()
-                    .flat_map(|v| [self.b.ins().swiden_low(v), self.b.ins().swiden_high(v)])
-                    .collect();
-            }
-            wide.extend(level);
+            wide.extend(self.widen_to_64(p, log2e, true));
         }
         let var = self.v[r.0 as usize].clone().expect("register declared");
         var.iter()
