@@ -6,6 +6,7 @@ use super::report::{Report, Row, cpu_name, size_name, utc_now};
 use super::{BenchError, Kernel, SIZES, Which, Workload, median};
 use clap::Args;
 use std::path::PathBuf;
+use crate::vm::Engine;
 use std::time::Duration;
 
 /// Flags of `lanejit bench`.
@@ -365,7 +366,37 @@ fn launch_cmd(args: &BenchArgs, groups: u32) -> Result<i32, BenchError> {
     {
         return Err(bad("--threads must be from 1 to 1024"));
     }
+    let kernels = if args.kernel.is_empty() {
+        super::launch::KERNEL_NAMES.map(String::from).to_vec()
+    } else {
+        let mut kernels = Vec::new();
+        for k in &args.kernel {
+            let k = k.trim();
+            if !super::launch::KERNEL_NAMES.contains(&k) {
+                return Err(BenchError::UnknownKernel(format!(
+                    "{k} (with --groups: {})",
+                    super::launch::KERNEL_NAMES.join(", ")
+                )));
+            }
+            kernels.push(k.to_string());
+        }
+        kernels
+    };
+    let all = [Engine::Interp, Engine::Jit, Engine::Tiered];
+    let mut engines = Vec::new();
+    for e in &args.engines {
+        match (e.trim(), all.iter().find(|x| x.name() == e.trim())) {
+            ("native", _) => {}
+            (_, Some(&x)) => engines.push(x),
+            (_, None) => return Err(BenchError::UnknownEngine(e.clone())),
+        }
+    }
+    if args.engines.is_empty() {
+        engines = all.to_vec();
+    }
     let opts = super::launch::LaunchBenchOptions {
+        kernels,
+        engines,
         groups,
         threads,
         bytes: args.sizes.first().copied().unwrap_or(16 << 20),

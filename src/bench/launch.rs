@@ -264,7 +264,15 @@ pub struct LaunchBenchOptions {
     pub reps: usize,
     /// Groups of tiny_g.
     pub tiny_groups: u32,
+    /// The kernels to run (`--kernel`; every one by default), `check_races` included.
+    pub kernels: Vec<String>,
+    /// The engines to time besides native (`--engine`; every one by default).
+    pub engines: Vec<Engine>,
 }
+
+/// The launch bench's kernel names for `--kernel`, `check_races` being the `--check-races`
+/// cost on saxpy_g.
+pub const KERNEL_NAMES: [&str; 5] = ["saxpy_g", "copy_g", "poly_g", "tiny_g", "check_races"];
 
 const ENGINES: [(&str, Engine); 3] = [
     ("interp", Engine::Interp),
@@ -280,7 +288,15 @@ pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Str
         "launch benchmarks: {} groups, {} source bytes, threads {:?}, median of {} launches",
         o.groups, o.bytes, o.threads, o.reps
     );
+    let wanted = |name: &str| o.kernels.iter().any(|k| k == name);
+    let engines: Vec<(&str, Engine)> = ENGINES
+        .into_iter()
+        .filter(|(_, e)| o.engines.contains(e))
+        .collect();
     for kernel in [LaunchKernel::Saxpy, LaunchKernel::Copy, LaunchKernel::Poly] {
+        if !wanted(kernel.name()) {
+            continue;
+        }
         let per = (o.bytes / 4 / u64::from(o.groups)).max(1);
         if 4 * per * u64::from(o.groups) > MAX_BYTES {
             return Err(BenchError::BadSize {
@@ -314,7 +330,7 @@ pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Str
             if base[ENGINES.len()].0 == 0.0 {
                 base[ENGINES.len()] = (native, native);
             }
-            for (k, &(name, engine)) in ENGINES.iter().enumerate() {
+            for (k, &(name, engine)) in engines.iter().enumerate() {
                 progress(&format!("{} {name} x{t}", kernel.name()));
                 let m = w.machine()?;
                 let (mut m, _, _) = timed_launch(&w, m, engine, t, false, None);
@@ -375,7 +391,22 @@ pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Str
             );
         }
     }
-    // Launch overhead: many groups of a tiny kernel.
+    if wanted("tiny_g") {
+        tiny(o, &engines, &mut s, progress)?;
+    }
+    if wanted("check_races") {
+        check_races(o, &mut s, progress)?;
+    }
+    Ok(s)
+}
+
+/// Launch overhead: many groups of a tiny kernel.
+fn tiny(
+    o: &LaunchBenchOptions,
+    engines: &[(&str, Engine)],
+    s: &mut String,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), BenchError> {
     let w = Workload::new(LaunchKernel::Tiny, o.tiny_groups, 1)?;
     let _ = writeln!(
         s,
@@ -384,7 +415,7 @@ pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Str
     );
     for &t in &o.threads {
         let (want, native) = w.native(t);
-        for &(name, engine) in &ENGINES {
+        for &(name, engine) in engines {
             progress(&format!("tiny_g {name} x{t}"));
             let m = w.machine()?;
             let (m, secs, _) = timed_launch(&w, m, engine, t, false, None);
@@ -404,7 +435,15 @@ pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Str
             native * 1e6 / f64::from(o.tiny_groups)
         );
     }
-    // --check-races against the plain interpreted launch, one thread.
+    Ok(())
+}
+
+/// `--check-races` against the plain interpreted launch, one thread.
+fn check_races(
+    o: &LaunchBenchOptions,
+    s: &mut String,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), BenchError> {
     let per = (o.bytes / 4 / u64::from(o.groups)).max(1);
     let w = Workload::new(LaunchKernel::Saxpy, o.groups, per)?;
     progress("check-races");
@@ -426,5 +465,5 @@ pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Str
         p * 1e3,
         c / p
     );
-    Ok(s)
+    Ok(())
 }
