@@ -106,6 +106,37 @@ pub struct ProgramArgs {
     /// Region entries before the tiered engine compiles a region.
     #[arg(long, value_name = "N", default_value = "16", value_parser = parse_u32)]
     pub jit_threshold: u32,
+    /// Keep compiled regions in this directory across runs (created if missing): a later
+    /// run of the same program under the same configuration, by this build of lanejit on
+    /// this host, takes them from there instead of compiling. Default: the
+    /// `LANEJIT_CODE_CACHE` environment variable, else none.
+    #[arg(long, value_name = "DIR")]
+    code_cache: Option<PathBuf>,
+}
+
+impl ProgramArgs {
+    /// The VM options these flags select (the code cache opened).
+    pub fn vm_options(&self) -> Result<VmOptions, CliError> {
+        let dir = match &self.code_cache {
+            Some(d) => Some((d.clone(), "--code-cache")),
+            None => std::env::var_os("LANEJIT_CODE_CACHE")
+                .filter(|v| !v.is_empty())
+                .map(|v| (PathBuf::from(v), "LANEJIT_CODE_CACHE")),
+        };
+        let code_cache = match dir {
+            None => None,
+            Some((d, from)) => Some(std::sync::Arc::new(
+                lanejit_jit::diskcache::DiskCache::open(&d).map_err(|e| {
+                    CliError::BadFlag(format!("{from}: cannot use {}: {e}", d.display()))
+                })?,
+            )),
+        };
+        Ok(VmOptions {
+            jit_threshold: self.jit_threshold,
+            code_cache,
+            ..VmOptions::default()
+        })
+    }
 }
 
 /// How many groups to launch and on how many threads: shared by `run` and `compare`.
@@ -557,6 +588,7 @@ impl ProgramArgs {
             dump_tile: Vec::new(),
             load: Vec::new(),
             jit_threshold: VmOptions::default().jit_threshold,
+            code_cache: None,
         }
     }
 }
@@ -762,10 +794,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     } else {
         let opts = LaunchOptions {
             engine,
-            vm: VmOptions {
-                jit_threshold: args.prog.jit_threshold,
-                ..VmOptions::default()
-            },
+            vm: args.prog.vm_options()?,
             groups,
             threads,
             check_races: args.check_races,

@@ -103,10 +103,7 @@ pub fn cmd(args: &CompareArgs, order: &[(Space, usize)]) -> Result<i32, CliError
     let cx = Ctx {
         setup: &setup,
         decoded: &decoded,
-        vm: VmOptions {
-            jit_threshold: args.prog.jit_threshold,
-            ..VmOptions::default()
-        },
+        vm: args.prog.vm_options()?,
         corrupt: corruption(),
         groups,
     };
@@ -122,7 +119,7 @@ pub fn cmd(args: &CompareArgs, order: &[(Space, usize)]) -> Result<i32, CliError
         } else {
             let opts = LaunchOptions {
                 engine: e,
-                vm: cx.vm,
+                vm: cx.vm.clone(),
                 groups,
                 threads,
                 check_races: false,

@@ -42,7 +42,7 @@ pub const MAX_THREADS: usize = 1024;
 pub const CHUNK_TARGET: Duration = Duration::from_micros(150);
 
 /// How to launch.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct LaunchOptions {
     /// The engine every group runs on.
     pub engine: Engine,
@@ -266,11 +266,13 @@ pub fn launch_reusing(
 /// The compiled code a launch on `engine` shares between its workers (none for the
 /// interpreter, or when the code generator cannot start).
 pub fn shared_code(engine: Engine, d: &Decoded, m: &Machine, vm: &VmOptions) -> Option<SharedCode> {
-    match engine {
+    let code = match engine {
         Engine::Interp => None,
         Engine::Jit => SharedCode::new(d, m, 0).ok(),
         Engine::Tiered => SharedCode::new(d, m, vm.jit_threshold).ok(),
-    }
+    }?;
+    code.set_code_cache(vm.code_cache.clone());
+    Some(code)
 }
 
 /// The groups of a launch run one at a time in reference order on one engine, exactly as

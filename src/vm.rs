@@ -24,10 +24,12 @@
 
 use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Exit, Machine};
+use lanejit_jit::diskcache::DiskCache;
 use lanejit_jit::shared::SharedJit;
 use lanejit_jit::{Jit, JitError, JitStats, RegionExit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Whether the JIT tier is built (it is; kept for the CLI).
@@ -56,7 +58,7 @@ impl Engine {
 }
 
 /// VM tuning.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct VmOptions {
     /// Entries of a region before [`Engine::Tiered`] compiles it.
     pub jit_threshold: u32,
@@ -68,6 +70,9 @@ pub struct VmOptions {
     /// every other region it hands over, so tests see compiled code enter at varied points of
     /// a run (short test programs would otherwise end before any compile does).
     pub compile_delay_seed: Option<u64>,
+    /// The on-disk code cache (`--code-cache DIR`, `LANEJIT_CODE_CACHE`): compiled regions
+    /// are taken from it and stored in it (see `lanejit_jit::diskcache`).
+    pub code_cache: Option<Arc<DiskCache>>,
 }
 
 impl Default for VmOptions {
@@ -76,6 +81,7 @@ impl Default for VmOptions {
             jit_threshold: 16,
             background: true,
             compile_delay_seed: None,
+            code_cache: None,
         }
     }
 }
@@ -88,6 +94,7 @@ impl VmOptions {
             jit_threshold,
             background: false,
             compile_delay_seed: None,
+            code_cache: None,
         }
     }
 }
@@ -107,6 +114,9 @@ pub struct EngineStats {
     /// Regions the translator or Cranelift failed on (they run on the interpreter, so the
     /// result is still right; tests require none).
     pub compile_errors: u64,
+    /// Regions taken from the on-disk code cache instead of compiled (`--code-cache`).
+    #[serde(default)]
+    pub cached_regions: u64,
 }
 
 /// Run `m` from its pc on `engine` until it halts, traps or reaches its instruction limit.
@@ -117,10 +127,11 @@ pub fn run(engine: Engine, m: &mut Machine, d: &Decoded, opts: &VmOptions) -> (E
         Engine::Tiered => opts.jit_threshold,
     };
     if engine == Engine::Tiered && opts.background {
-        return run_background(m, d, threshold, opts.compile_delay_seed);
+        return run_background(m, d, threshold, opts);
     }
     match Dispatcher::new(d, m, threshold) {
         Ok(mut disp) => {
+            disp.jit_mut().set_disk_cache(opts.code_cache.clone());
             let exit = disp.run(m, d);
             (exit, disp.stats())
         }
@@ -137,13 +148,14 @@ fn run_background(
     m: &mut Machine,
     d: &Decoded,
     threshold: u32,
-    delay_seed: Option<u64>,
+    opts: &VmOptions,
 ) -> (Exit, EngineStats) {
+    let delay_seed = opts.compile_delay_seed;
     let mut tier = BackgroundTier {
         d,
         counts: vec![0; d.len()],
         threshold,
-        delay_seed,
+        opts: opts.clone(),
         wait_rng: delay_seed.map(|k| ChaCha8Rng::seed_from_u64(!k)),
         code: None,
         tx: None,
@@ -165,6 +177,7 @@ fn run_background(
         stats.compiled_regions = cs.compiled_regions;
         stats.compile_us = cs.compile_us;
         stats.compile_errors = cs.compile_errors;
+        stats.cached_regions = cs.cached_regions;
     }
     (exit, stats)
 }
@@ -197,7 +210,7 @@ impl Drop for CompilerAlive {
 }
 
 /// The compiler thread of a background run: create the JIT into `cell`, then compile every
-/// pc received, after a pseudo-random delay of 0-2 ms when `delay_seed` is given (a test
+/// pc received, after a pseudo-random delay of 0-2 ms when `opts.compile_delay_seed` is given (a test
 /// hook). Without a code generator it ends at once (everything stays interpreted).
 fn compiler_thread(
     cell: &std::sync::OnceLock<SharedCode>,
@@ -205,13 +218,19 @@ fn compiler_thread(
     config: &Config,
     threshold: u32,
     rx: std::sync::mpsc::Receiver<u64>,
-    delay_seed: Option<u64>,
+    opts: VmOptions,
     done: &AtomicU64,
 ) {
+    let VmOptions {
+        compile_delay_seed: delay_seed,
+        code_cache,
+        ..
+    } = opts;
     let Ok(code) = SharedCode::for_config(words, config, threshold) else {
         done.store(u64::MAX, Ordering::Release);
         return;
     };
+    code.set_code_cache(code_cache);
     let code = cell.get_or_init(|| code);
     let mut rng = delay_seed.map(ChaCha8Rng::seed_from_u64);
     for pc in rx {
@@ -232,8 +251,9 @@ struct BackgroundTier<'d> {
     d: &'d Decoded,
     counts: Vec<u32>,
     threshold: u32,
-    delay_seed: Option<u64>,
-    /// The test hook's draws of when to wait for a compile (from `delay_seed`).
+    /// The run's options (the compiler thread's code cache).
+    opts: VmOptions,
+    /// The test hook's draws of when to wait for a compile (from `opts.compile_delay_seed`).
     wait_rng: Option<ChaCha8Rng>,
     /// The JIT, once the compiler thread has created it.
     code: Option<std::sync::Arc<std::sync::OnceLock<SharedCode>>>,
@@ -256,16 +276,17 @@ impl BackgroundTier<'_> {
         let cell = std::sync::Arc::new(std::sync::OnceLock::new());
         let (tx, rx) = std::sync::mpsc::channel::<u64>();
         let compiler = std::sync::Arc::clone(&cell);
-        let (delay, threshold, config) = (self.delay_seed, self.threshold, m.config);
+        let (threshold, config) = (self.threshold, m.config);
         let d = self.d;
         let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
         let done = std::sync::Arc::clone(&self.done);
+        let opts = self.opts.clone();
         let alive = CompilerAlive::new();
         let spawned = std::thread::Builder::new()
             .name("lanejit-compiler".into())
             .spawn(move || {
                 let _alive = alive;
-                compiler_thread(&compiler, &words, &config, threshold, rx, delay, &done)
+                compiler_thread(&compiler, &words, &config, threshold, rx, opts, &done)
             });
         match spawned {
             Ok(_) => {
@@ -375,6 +396,7 @@ impl Dispatcher {
             interp_retired: self.interp_retired,
             compile_us: js.compile_us,
             compile_errors: js.compile_errors,
+            cached_regions: js.cached_regions,
         }
     }
 
@@ -523,8 +545,14 @@ impl SharedCode {
             compiled_regions: js.compiled_regions,
             compile_us: js.compile_us,
             compile_errors: js.compile_errors,
+            cached_regions: js.cached_regions,
             ..EngineStats::default()
         }
+    }
+
+    /// Use the on-disk code cache `cache` (or none) from now on.
+    pub fn set_code_cache(&self, cache: Option<Arc<DiskCache>>) {
+        self.jit.set_disk_cache(cache);
     }
 
     /// Run `m` from its pc until it halts, traps or reaches its instruction limit, adding the

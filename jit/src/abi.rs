@@ -98,7 +98,60 @@ pub struct JitCtx {
     pub chain: *const u64,
     /// Chained calls still allowed below this one.
     pub chain_left: u64,
+    /// [`HELPERS`]: compiled code loads a helper's address from this table rather than
+    /// embedding it, so its bytes do not depend on where this process placed the helpers (the
+    /// on-disk code cache, `diskcache`, reuses them in other processes).
+    pub helpers: *const HelperAddr,
 }
+
+/// A helper's address in [`HELPERS`].
+#[derive(Clone, Copy, Debug)]
+#[repr(transparent)]
+pub struct HelperAddr(pub *const ());
+
+// SAFETY: the addresses are of functions, immutable and valid for the whole process; sharing
+// them between threads shares nothing mutable.
+unsafe impl Sync for HelperAddr {}
+
+/// The helpers compiled code calls, as indices into [`HELPERS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum HelperFn {
+    /// [`lj_load_contig`].
+    LoadContig,
+    /// [`lj_load`].
+    Load,
+    /// [`lj_load_ea`].
+    LoadEa,
+    /// [`lj_store_contig`].
+    StoreContig,
+    /// [`lj_store`].
+    Store,
+    /// [`lj_store_ea`].
+    StoreEa,
+    /// [`lj_vop`].
+    Vop,
+    /// [`lj_fma`].
+    Fma,
+    /// [`lj_redsum`].
+    Redsum,
+    /// [`lj_copy`].
+    Copy,
+}
+
+/// The address of every helper, in [`HelperFn`] order.
+pub static HELPERS: [HelperAddr; 10] = [
+    HelperAddr(lj_load_contig as *const ()),
+    HelperAddr(lj_load as *const ()),
+    HelperAddr(lj_load_ea as *const ()),
+    HelperAddr(lj_store_contig as *const ()),
+    HelperAddr(lj_store as *const ()),
+    HelperAddr(lj_store_ea as *const ()),
+    HelperAddr(lj_vop as *const ()),
+    HelperAddr(lj_fma as *const ()),
+    HelperAddr(lj_redsum as *const ()),
+    HelperAddr(lj_copy as *const ()),
+];
 
 /// How deep compiled regions may call their successors directly before returning to the
 /// dispatcher: each chained call is a nested call (at most a few KiB of stack per region).
@@ -140,6 +193,8 @@ pub mod off {
     pub const RETIRED: i32 = offset_of!(JitCtx, retired) as i32;
     /// `next_pc`.
     pub const NEXT_PC: i32 = offset_of!(JitCtx, next_pc) as i32;
+    /// `helpers`.
+    pub const HELPERS: i32 = offset_of!(JitCtx, helpers) as i32;
 }
 
 const _: () = {

@@ -4,11 +4,13 @@
 //! ([`translate`]) kept in a bounded code cache ([`cache`]), and runs them against a
 //! [`Machine`] through the context block of [`abi`]. Compiled code never traps: every failed
 //! check returns to the caller, which runs the reference interpreter for that instruction.
-//! [`shared::SharedJit`] lets the worker threads of a launch share one JIT.
+//! [`shared::SharedJit`] lets the worker threads of a launch share one JIT, and [`diskcache`]
+//! keeps compiled regions on disk across runs (`--code-cache`).
 
 pub mod abi;
 pub mod cache;
 mod codemem;
+pub mod diskcache;
 pub mod region;
 pub mod shared;
 mod translate;
@@ -55,6 +57,8 @@ pub struct RegionExit {
 pub struct JitStats {
     /// Regions compiled.
     pub compiled_regions: u64,
+    /// Regions taken from the on-disk code cache instead of compiled ([`diskcache`]).
+    pub cached_regions: u64,
     /// Total compile time in microseconds.
     pub compile_us: u64,
     /// Compile time of every region, microseconds (for medians).
@@ -107,6 +111,8 @@ pub struct RegionStat {
     /// A recompile of a hot straight-line function with inline vector code (see
     /// [`HOT_ENTRIES`]), not a first compile.
     pub hot: bool,
+    /// Taken from the on-disk code cache (`us` is then the time to read and install it).
+    pub cached: bool,
 }
 
 /// A handle to a compiled region.
@@ -170,6 +176,10 @@ pub struct Jit {
     /// except straight-line first compiles (whose entries it counts to recompile them once
     /// hot); cleared when the module holding the code is retired.
     chain: Vec<u64>,
+    /// The on-disk code cache, when one is used.
+    disk: Option<std::sync::Arc<diskcache::DiskCache>>,
+    /// This program's and host's part of every disk-cache key.
+    prefix: diskcache::Prefix,
 }
 
 impl std::fmt::Debug for Jit {
@@ -180,6 +190,32 @@ impl std::fmt::Debug for Jit {
             .field("stats", &self.stats)
             .finish_non_exhaustive()
     }
+}
+
+/// Store the just compiled `code` of `key` in the disk cache, unless it has relocations.
+fn store(
+    d: &diskcache::DiskCache,
+    prefix: &diskcache::Prefix,
+    key: Key,
+    code: &cranelift_codegen::CompiledCode,
+    plan: Plan,
+    straight_body: bool,
+    ir_insts: usize,
+) {
+    if !code.buffer.relocs().is_empty() {
+        return;
+    }
+    d.store(
+        prefix,
+        &key,
+        &diskcache::Stored {
+            plan,
+            straight_body,
+            ir_insts: ir_insts as u32,
+            align: code.buffer.alignment,
+            code: code.code_buffer().to_vec(),
+        },
+    );
 }
 
 impl Jit {
@@ -200,8 +236,16 @@ impl Jit {
 
     fn build(words: &[u64], config: &Config, limits: CacheLimits) -> Result<Jit, JitError> {
         let cache = CodeCache::new(limits)?;
-        let ctx = cache.module.as_ref().expect("module").make_context();
+        let module = cache.module.as_ref().expect("module");
+        let ctx = module.make_context();
+        let host: String = (module.isa().isa_flags().iter())
+            .chain(cache.quick_isa.isa_flags().iter())
+            .map(|f| format!("{f};"))
+            .collect();
+        let prefix = diskcache::Prefix::new(words, &format!("{}|{host}", module.isa().triple()));
         Ok(Jit {
+            disk: None,
+            prefix,
             code: Code::new(words),
             vl: config.vl,
             strict_align: config.strict_align,
@@ -215,6 +259,12 @@ impl Jit {
             // one pair, so that the table's address is always valid to read.
             chain: vec![0; 2 * words.len().max(1)],
         })
+    }
+
+    /// Use the on-disk code cache `disk` (or none): regions found there are installed
+    /// instead of compiled, and regions compiled are stored there.
+    pub fn set_disk_cache(&mut self, disk: Option<std::sync::Arc<diskcache::DiskCache>>) {
+        self.disk = disk;
     }
 
     fn key(&self, pc: u64, straight: bool) -> Key {
@@ -317,6 +367,9 @@ impl Jit {
             self.chain.fill(0);
         }
         let t0 = Instant::now();
+        if let Some(stored) = self.disk.as_ref().and_then(|d| d.load(&self.prefix, &key)) {
+            return self.install(key, region, stored, t0).map(Some);
+        }
         let module = self.cache.module.as_mut().expect("module");
         let err = |e: &dyn std::fmt::Display| JitError::Compile {
             pc,
@@ -326,6 +379,8 @@ impl Jit {
         sig.params.push(AbiParam::new(I64));
         sig.returns.push(AbiParam::new(I64));
         let mut id = None;
+        // Whether a loop over budget fell to the straight-line form of its body.
+        let mut straight_body = false;
         let cfg = loop {
             if plan == Plan::Interpret {
                 if region.loop_head.is_none() || key.hot {
@@ -336,7 +391,10 @@ impl Jit {
                 // A loop over budget: the straight-line form of its body, one iteration
                 // per call, with helpers.
                 match region::discover(&self.code, pc, true) {
-                    Some(r) => region = r,
+                    Some(r) => {
+                        region = r;
+                        straight_body = true;
+                    }
                     None => {
                         self.cache.insert(key, Entry::Declined);
                         return Ok(None);
@@ -389,6 +447,17 @@ impl Jit {
             if !codemem::position_independent(code.buffer.relocs().iter().map(|r| r.kind)) {
                 return Err(err(&"position-dependent relocation"));
             }
+            if let Some(d) = &self.disk {
+                store(
+                    d,
+                    &self.prefix,
+                    key,
+                    code,
+                    cfg.plan,
+                    straight_body,
+                    ir_insts,
+                );
+            }
             code.code_buffer().len()
         } else {
             // Straight-line code runs once per entry, and the memory form of a large loop
@@ -401,6 +470,17 @@ impl Jit {
             let code = self.ctx.compiled_code().expect("just compiled");
             if !codemem::position_independent(code.buffer.relocs().iter().map(|r| r.kind)) {
                 return Err(err(&"position-dependent relocation"));
+            }
+            if let Some(d) = &self.disk {
+                store(
+                    d,
+                    &self.prefix,
+                    key,
+                    code,
+                    cfg.plan,
+                    straight_body,
+                    ir_insts,
+                );
             }
             let relocs: Vec<ModuleReloc> = code
                 .buffer
@@ -418,6 +498,85 @@ impl Jit {
         };
         let module = self.cache.module.as_mut().expect("module");
         module.clear_context(&mut self.ctx);
+        let stat = RegionStat {
+            pc,
+            kind: match (key.straight, region.loop_head.is_some()) {
+                (true, _) => RegionKind::Tail,
+                (false, true) => RegionKind::Loop,
+                (false, false) => RegionKind::Straight,
+            },
+            insts: region.insts.len(),
+            us: 0,
+            code_bytes: size,
+            ir_insts,
+            plan: cfg.plan,
+            hot: key.hot,
+            cached: false,
+        };
+        self.finalize(key, id, stat, &region, t0).map(Some)
+    }
+
+    /// Take the region of `key` from the disk cache: `region` is what was discovered at its
+    /// pc (replaced by the straight form of the loop body when that is what was stored).
+    fn install(
+        &mut self,
+        key: Key,
+        mut region: region::Region,
+        stored: diskcache::Stored,
+        t0: Instant,
+    ) -> Result<Compiled, JitError> {
+        let pc = key.pc;
+        let err = |e: &dyn std::fmt::Display| JitError::Compile {
+            pc,
+            msg: e.to_string(),
+        };
+        if stored.straight_body {
+            region = region::discover(&self.code, pc, true).ok_or_else(|| err(&"stale entry"))?;
+        }
+        let module = self.cache.module.as_mut().expect("module");
+        let mut sig = module.make_signature();
+        sig.params.push(AbiParam::new(I64));
+        sig.returns.push(AbiParam::new(I64));
+        let id = module
+            .declare_anonymous_function(&sig)
+            .map_err(|e| err(&e))?;
+        module
+            .define_function_bytes(id, u64::from(stored.align), &stored.code, &[])
+            .map_err(|e| err(&format!("{e:?}")))?;
+        self.stats.ir_insts += u64::from(stored.ir_insts);
+        let stat = RegionStat {
+            pc,
+            kind: match (key.straight, region.loop_head.is_some()) {
+                (true, _) => RegionKind::Tail,
+                (false, true) => RegionKind::Loop,
+                (false, false) => RegionKind::Straight,
+            },
+            insts: region.insts.len(),
+            us: 0,
+            code_bytes: stored.code.len(),
+            ir_insts: stored.ir_insts as usize,
+            plan: stored.plan,
+            hot: key.hot,
+            cached: true,
+        };
+        self.finalize(key, id, stat, &region, t0)
+    }
+
+    /// Make function `id` (just defined) runnable, record it and enter it in the cache.
+    fn finalize(
+        &mut self,
+        key: Key,
+        id: cranelift_module::FuncId,
+        mut stat: RegionStat,
+        region: &region::Region,
+        t0: Instant,
+    ) -> Result<Compiled, JitError> {
+        let pc = key.pc;
+        let err = |e: &dyn std::fmt::Display| JitError::Compile {
+            pc,
+            msg: e.to_string(),
+        };
+        let module = self.cache.module.as_mut().expect("module");
         module.finalize_definitions().map_err(|e| err(&e))?;
         let written = module.get_finalized_function(id);
         let ptr = match &self.cache.views {
@@ -432,31 +591,23 @@ impl Jit {
         // code was checked above not to depend on its address.
         let f: RegionFn = unsafe { std::mem::transmute::<*const u8, RegionFn>(ptr) };
         let us = t0.elapsed().as_micros() as u64;
-        self.stats.compiled_regions += 1;
-        self.stats.compile_us += us;
-        self.stats.compile_times_us.push(us);
-        self.stats.regions.push(RegionStat {
-            pc,
-            kind: match (key.straight, region.loop_head.is_some()) {
-                (true, _) => RegionKind::Tail,
-                (false, true) => RegionKind::Loop,
-                (false, false) => RegionKind::Straight,
-            },
-            insts: region.insts.len(),
-            us,
-            code_bytes: size,
-            ir_insts,
-            plan: cfg.plan,
-            hot: key.hot,
-        });
-        self.cache.stats.module_bytes += size;
+        stat.us = us;
+        if stat.cached {
+            self.stats.cached_regions += 1;
+        } else {
+            self.stats.compiled_regions += 1;
+            self.stats.compile_us += us;
+            self.stats.compile_times_us.push(us);
+        }
+        self.cache.stats.module_bytes += stat.code_bytes;
         self.cache.stats.module_funcs += 1;
+        self.stats.regions.push(stat);
         let first = region.loop_head.is_none() && !key.hot;
         self.cache.insert(key, Entry::Code(f, first));
         if !first && !key.straight && !key.hot {
             self.set_chain(key, f);
         }
-        Ok(Some(Compiled(f, first)))
+        Ok(Compiled(f, first))
     }
 
     /// Run compiled region `c` on `m`, whose pc must be the region's start. Updates `m.pc`,
@@ -544,6 +695,7 @@ impl Jit {
             next_pc: m.pc,
             chain: self.chain.as_ptr(),
             chain_left: abi::CHAIN_DEPTH,
+            helpers: abi::HELPERS.as_ptr(),
         };
         // SAFETY: `c` was compiled by this JIT for this configuration; the context points at
         // `m`'s live register file, memory and tile, which stay borrowed for the call; compiled

@@ -72,6 +72,13 @@ impl SharedJit {
         })
     }
 
+    /// Use the on-disk code cache `disk` (or none) from now on (see [`Jit::set_disk_cache`]).
+    pub fn set_disk_cache(&self, disk: Option<std::sync::Arc<crate::diskcache::DiskCache>>) {
+        if let Ok(mut jit) = self.inner.write() {
+            jit.set_disk_cache(disk);
+        }
+    }
+
     /// Compile the region at `pc` (or find it; `None` when declined).
     pub fn compile(&self, pc: u64) -> Result<Option<Compiled>, JitError> {
         match self.inner.write() {

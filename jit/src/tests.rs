@@ -210,6 +210,7 @@ fn helpers_reject_wrapping_and_out_of_range_lanes() {
         next_pc: 0,
         chain: std::ptr::null(),
         chain_left: 0,
+        helpers: crate::abi::HELPERS.as_ptr(),
     };
     let mut out = [0u64; 64];
     let data = [0u64; 64];
@@ -269,6 +270,7 @@ fn contiguous_helpers_derive_lane_eas_from_lane_0() {
         next_pc: 0,
         chain: std::ptr::null(),
         chain_left: 0,
+        helpers: crate::abi::HELPERS.as_ptr(),
     };
     let mut out = [0u64; 64];
     // Lanes 1 and 3 of a word access at 0x10000: EAs 0x10004 and 0x1000c.

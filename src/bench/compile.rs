@@ -238,6 +238,7 @@ mod tests {
             ir_insts: 1,
             plan: lanejit_jit::Plan::Registers,
             hot,
+            cached: false,
         };
         // transpose_tile's shape: the body entered at 0x48 (after a straight run ending in
         // LOOP), its tail, then the same loop entered at its LOOP (0x40, covering 0x48 too).

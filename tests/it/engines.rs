@@ -514,6 +514,7 @@ fn background_compiles_take_over_at_any_point_and_agree() {
             jit_threshold: 1,
             background: true,
             compile_delay_seed: Some(seed),
+            code_cache: None,
         };
         let (exit, stats) = vm::run(Engine::Tiered, &mut m, &d, &opts);
         assert_eq!(snap(&m, exit), reference, "seed {seed}");

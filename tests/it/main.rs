@@ -6,6 +6,7 @@
 mod all_engines;
 mod bench_kernels;
 mod cli;
+mod code_cache;
 mod engines;
 mod fuzz_corpus;
 mod fuzz_smoke;

@@ -180,7 +180,7 @@ impl Tx<'_, '_> {
     fn vop_emit(&mut self, code: u32, vd: VReg, va: VReg, b: Value) {
         let m = self.mask_value();
         let sig = self.sig(super::Helper::Vop);
-        let f = self.iconst(crate::abi::lj_vop as *const () as usize as u64);
+        let f = self.helper_addr(crate::abi::HelperFn::Vop);
         let w = crate::abi::vop::word(code, vd.0, va.0);
         let w = self.b.ins().iconst(I32, w as i64);
         self.b.ins().call_indirect(sig, f, &[self.regs, w, b, m]);
@@ -548,7 +548,7 @@ impl Tx<'_, '_> {
             let pd = self.spill(2, &d);
             let m = self.mask_value();
             let is_d = self.b.ins().iconst(I32, (w == FpWidth::D) as i64);
-            let f = self.iconst(crate::abi::lj_fma as *const () as usize as u64);
+            let f = self.helper_addr(crate::abi::HelperFn::Fma);
             let sig = self.sig(super::Helper::Fma);
             self.b.ins().call_indirect(sig, f, &[pa, pb, pd, m, is_d]);
             let out = self.unspill(pd);
@@ -598,7 +598,7 @@ impl Tx<'_, '_> {
     fn redsum(&mut self, va: VReg) -> Value {
         if self.helpers && self.vl > 2 {
             let sig = self.sig(super::Helper::Redsum);
-            let f = self.iconst(crate::abi::lj_redsum as *const () as usize as u64);
+            let f = self.helper_addr(crate::abi::HelperFn::Redsum);
             let a = self.b.ins().iconst(I32, va.0 as i64);
             let m = self.mask_value();
             let call = self.b.ins().call_indirect(sig, f, &[self.regs, a, m]);

@@ -251,7 +251,7 @@ impl Tx<'_, '_> {
         self.b.ins().brif(go, copy, &[], full, &[]);
         self.b.switch_to_block(copy);
         self.b.seal_block(copy);
-        let f = self.iconst(abi::lj_copy as *const () as usize as u64);
+        let f = self.helper_addr(abi::HelperFn::Copy);
         let sig = self.sig(Helper::Copy);
         self.b.ins().call_indirect(sig, f, &[dst, src, len]);
         let groups = self.b.ins().ishl_imm_s(n, log2vl);

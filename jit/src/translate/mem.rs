@@ -759,9 +759,9 @@ impl Tx<'_, '_> {
                     self.scratch_addr(1)
                 };
                 let h = [
-                    abi::lj_load_contig as *const (),
-                    abi::lj_load as *const (),
-                    abi::lj_load_ea as *const (),
+                    abi::HelperFn::LoadContig,
+                    abi::HelperFn::Load,
+                    abi::HelperFn::LoadEa,
                 ][kind];
                 let ok = self.helper_call(h, &eas, m, k, pout);
                 self.guard(ok, pc);
@@ -780,9 +780,9 @@ impl Tx<'_, '_> {
                     }
                 };
                 let h = [
-                    abi::lj_store_contig as *const (),
-                    abi::lj_store as *const (),
-                    abi::lj_store_ea as *const (),
+                    abi::HelperFn::StoreContig,
+                    abi::HelperFn::Store,
+                    abi::HelperFn::StoreEa,
                 ][kind];
                 let ok = self.helper_call(h, &eas, m, k, pd);
                 self.guard(ok, pc);
@@ -1165,8 +1165,15 @@ impl Tx<'_, '_> {
     /// Call memory helper `h` with the address arguments `eas` (one for the EA-array and
     /// contiguous helpers, three for the `_ea` ones), the mask, the kind word and the data
     /// area; returns its status (non-zero: done).
-    fn helper_call(&mut self, h: *const (), eas: &[Value], m: Value, k: Value, p: Value) -> Value {
-        let f = self.iconst(h as usize as u64);
+    fn helper_call(
+        &mut self,
+        h: abi::HelperFn,
+        eas: &[Value],
+        m: Value,
+        k: Value,
+        p: Value,
+    ) -> Value {
+        let f = self.helper_addr(h);
         let sig = self.sig(if eas.len() == 3 {
             super::Helper::MemEa
         } else {

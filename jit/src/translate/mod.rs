@@ -345,6 +345,17 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.b.ins().iconst(I64, v as i64)
     }
 
+    /// The address of helper `h`, read from the context's helper table (`abi::HELPERS`), so
+    /// that no host address is embedded in the code.
+    pub(crate) fn helper_addr(&mut self, h: crate::abi::HelperFn) -> Value {
+        let ro = MemFlagsData::trusted().with_readonly();
+        let table = self
+            .b
+            .ins()
+            .load(I64, ro, self.ctx, crate::abi::off::HELPERS);
+        self.b.ins().load(I64, ro, table, 8 * h as i32)
+    }
+
     /// The 64-bit word at byte offset `off` of the register file (`Regs::OFFSET_*`): state the
     /// program reads but never writes, such as the group id.
     pub(crate) fn regs_word(&mut self, off: usize) -> Value {

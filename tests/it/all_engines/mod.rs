@@ -40,20 +40,23 @@ fn run_on(
 }
 
 /// The engines and options every test runs on besides the interpreter.
-const OTHERS: [(Engine, VmOptions); 4] = [
-    (Engine::Jit, VmOptions::foreground(0)),
-    (Engine::Tiered, VmOptions::foreground(1)),
-    (Engine::Tiered, VmOptions::foreground(3)),
-    // A background compiler whose compiles finish at random points of the run.
-    (
-        Engine::Tiered,
-        VmOptions {
-            jit_threshold: 1,
-            background: true,
-            compile_delay_seed: Some(0x13),
-        },
-    ),
-];
+fn others() -> [(Engine, VmOptions); 4] {
+    [
+        (Engine::Jit, VmOptions::foreground(0)),
+        (Engine::Tiered, VmOptions::foreground(1)),
+        (Engine::Tiered, VmOptions::foreground(3)),
+        // A background compiler whose compiles finish at random points of the run.
+        (
+            Engine::Tiered,
+            VmOptions {
+                jit_threshold: 1,
+                background: true,
+                compile_delay_seed: Some(0x13),
+                code_cache: None,
+            },
+        ),
+    ]
+}
 
 /// `Setup::run` of the included tests: every engine, compared with the interpreter.
 pub(crate) fn run_setup(
@@ -63,8 +66,8 @@ pub(crate) fn run_setup(
 ) -> (Machine, Exit) {
     let (m, exit, _) = run_on(Engine::Interp, VmOptions::foreground(0), prog, cfg, prep);
     let reference = Snapshot::capture(&m, exit, &[]);
-    for (engine, vm) in OTHERS {
-        let (m2, exit2, stats) = run_on(engine, vm, prog, cfg, prep);
+    for (engine, vm) in others() {
+        let (m2, exit2, stats) = run_on(engine, vm.clone(), prog, cfg, prep);
         let got = Snapshot::capture(&m2, exit2, &[]);
         if got != reference {
             panic!(
@@ -89,7 +92,7 @@ pub(crate) fn run_setup(
 }
 
 /// The assembled kernels of `seeds/<sub>` (sorted by file name).
-fn kernels(sub: &str) -> Vec<Program> {
+pub(crate) fn kernels(sub: &str) -> Vec<Program> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("seeds")
         .join(sub);
