@@ -163,6 +163,18 @@ fn run_background(
         sent: 0,
         done: std::sync::Arc::new(AtomicU64::new(0)),
     };
+    if opts.code_cache.is_some() {
+        // With a code cache the JIT is made at once (a millisecond or two of start-up): it
+        // installs the regions the cache holds for this program, which then run compiled
+        // from their first entry; the compiler thread still starts at the first hot region.
+        let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
+        if let Ok(code) = SharedCode::for_config(&words, &m.config, threshold) {
+            code.set_code_cache(opts.code_cache.clone());
+            let cell = std::sync::OnceLock::new();
+            let _ = cell.set(code);
+            tier.code = Some(std::sync::Arc::new(cell));
+        }
+    }
     let mut stats = EngineStats::default();
     let exit = dispatch(
         &mut tier,
@@ -226,12 +238,18 @@ fn compiler_thread(
         code_cache,
         ..
     } = opts;
-    let Ok(code) = SharedCode::for_config(words, config, threshold) else {
-        done.store(u64::MAX, Ordering::Release);
-        return;
+    let code = match cell.get() {
+        // Made by the run already (a code cache).
+        Some(code) => code,
+        None => {
+            let Ok(code) = SharedCode::for_config(words, config, threshold) else {
+                done.store(u64::MAX, Ordering::Release);
+                return;
+            };
+            code.set_code_cache(code_cache);
+            cell.get_or_init(|| code)
+        }
     };
-    code.set_code_cache(code_cache);
-    let code = cell.get_or_init(|| code);
     let mut rng = delay_seed.map(ChaCha8Rng::seed_from_u64);
     for pc in rx {
         if let Some(r) = rng.as_mut() {
@@ -255,7 +273,7 @@ struct BackgroundTier<'d> {
     opts: VmOptions,
     /// The test hook's draws of when to wait for a compile (from `opts.compile_delay_seed`).
     wait_rng: Option<ChaCha8Rng>,
-    /// The JIT, once the compiler thread has created it.
+    /// The JIT, once the compiler thread (or, with a code cache, the run) has created it.
     code: Option<std::sync::Arc<std::sync::OnceLock<SharedCode>>>,
     /// To the compiler thread, once started.
     tx: Option<std::sync::mpsc::Sender<u64>>,
@@ -273,7 +291,8 @@ const REQUESTED: u32 = u32::MAX - 1;
 impl BackgroundTier<'_> {
     /// Start the compiler thread (first hot region).
     fn start(&mut self, m: &Machine) {
-        let cell = std::sync::Arc::new(std::sync::OnceLock::new());
+        let cell =
+            (self.code.clone()).unwrap_or_else(|| std::sync::Arc::new(std::sync::OnceLock::new()));
         let (tx, rx) = std::sync::mpsc::channel::<u64>();
         let compiler = std::sync::Arc::clone(&cell);
         let (threshold, config) = (self.threshold, m.config);

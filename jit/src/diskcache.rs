@@ -16,6 +16,14 @@
 //! of the program, and the region's key (pc, VL, `--strict-align`, limit mode, straight or
 //! hot form). The file name is derived from it, and the file repeats it.
 //!
+//! # Manifests
+//! Besides the entries, a JIT records which regions it had (their start pcs) in a manifest
+//! per program and configuration when it is dropped. A later JIT of the same program and
+//! configuration installs those regions as soon as it is given the cache, before the run
+//! starts, so a tiered run with a warm cache runs compiled code from each region's first entry
+//! instead of interpreting until the region is hot; regions the manifest names but the cache
+//! no longer holds are left to the usual tier-up (nothing is compiled ahead).
+//!
 //! # Trust
 //! Entries are written to a temporary file in the directory, then renamed: a reader sees a
 //! whole entry or none, and two processes may share a directory at the same time (the last
@@ -200,8 +208,7 @@ impl DiskCache {
         buf.extend_from_slice(&e.code);
         let sum: [u8; 32] = Sha256::digest(&buf).into();
         buf.extend_from_slice(&sum);
-        // Unique among processes (pid) and among this process's threads and calls (counter).
-        static SEQ: AtomicU64 = AtomicU64::new(0);
+        // Unique among processes (pid) and among this process's threads and calls (`SEQ`).
         let tmp = self.dir.join(format!(
             ".tmp-{}-{}-{}",
             std::process::id(),
@@ -216,6 +223,58 @@ impl DiskCache {
         renamed
     }
 }
+
+impl DiskCache {
+    fn manifest_path(&self, prefix: &Prefix, key: &Key) -> PathBuf {
+        let id = prefix.identity(&Key {
+            pc: u64::MAX,
+            ..*key
+        });
+        self.dir.join(format!("{}.manifest", hex(&id[..16])))
+    }
+
+    /// The region starts a JIT of this program and configuration (`key`'s VL, alignment and
+    /// limit mode) compiled or loaded last time, from its manifest (none when missing or
+    /// unreadable; malformed lines are skipped).
+    pub(crate) fn manifest(&self, prefix: &Prefix, key: &Key) -> Vec<u64> {
+        let Ok(text) = std::fs::read_to_string(self.manifest_path(prefix, key)) else {
+            return Vec::new();
+        };
+        let mut lines = text.lines();
+        if lines.next() != Some(MANIFEST) {
+            return Vec::new();
+        }
+        lines
+            .take(1 << 20)
+            .filter_map(|l| u64::from_str_radix(l.trim(), 16).ok())
+            .filter(|pc| pc % 8 == 0)
+            .collect()
+    }
+
+    /// Record `pcs` as the regions of this program and configuration (atomically).
+    pub(crate) fn write_manifest(&self, prefix: &Prefix, key: &Key, pcs: &[u64]) {
+        let mut text = format!("{MANIFEST}\n");
+        for pc in pcs {
+            text.push_str(&format!("{pc:x}\n"));
+        }
+        let path = self.manifest_path(prefix, key);
+        let tmp = self.dir.join(format!(
+            ".tmp-{}-{}-manifest",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        let ok = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path));
+        if ok.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+/// First line of a manifest (its format).
+const MANIFEST: &str = "lanejit region manifest 1";
+
+/// Unique temporary-file numbers within this process.
+static SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// The entry in `b` if it is whole, uncorrupted and has identity `id`.
 fn parse(b: &[u8], id: &[u8; 32]) -> Option<Stored> {

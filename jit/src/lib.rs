@@ -182,6 +182,28 @@ pub struct Jit {
     prefix: diskcache::Prefix,
 }
 
+impl Drop for Jit {
+    /// With a disk cache: record the regions this JIT had (first compiles and loops, not
+    /// tails or hot recompiles, which are found on demand) in the program's manifest.
+    fn drop(&mut self) {
+        let Some(d) = &self.disk else {
+            return;
+        };
+        let mut pcs: Vec<u64> = self
+            .stats
+            .regions
+            .iter()
+            .filter(|r| !r.hot && r.kind != RegionKind::Tail)
+            .map(|r| r.pc)
+            .collect();
+        pcs.sort_unstable();
+        pcs.dedup();
+        if !pcs.is_empty() {
+            d.write_manifest(&self.prefix, &self.key(0, false), &pcs);
+        }
+    }
+}
+
 impl std::fmt::Debug for Jit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Jit")
@@ -263,8 +285,29 @@ impl Jit {
 
     /// Use the on-disk code cache `disk` (or none): regions found there are installed
     /// instead of compiled, and regions compiled are stored there.
+    /// Installs at once the regions the cache's manifest for this program and configuration
+    /// names and holds (see [`diskcache`]).
     pub fn set_disk_cache(&mut self, disk: Option<std::sync::Arc<diskcache::DiskCache>>) {
         self.disk = disk;
+        let Some(d) = self.disk.clone() else {
+            return;
+        };
+        for pc in d.manifest(&self.prefix, &self.key(0, false)) {
+            let key = self.key(pc, false);
+            if self.cache.get(&key).is_some() {
+                continue;
+            }
+            // Only what the cache holds: nothing is compiled ahead of need.
+            if let Some(stored) = d.load(&self.prefix, &key) {
+                let region = region::discover(&self.code, pc, false);
+                if let Some(region) = region {
+                    if self.cache.full() {
+                        break;
+                    }
+                    let _ = self.install(key, region, stored, Instant::now());
+                }
+            }
+        }
     }
 
     fn key(&self, pc: u64, straight: bool) -> Key {
