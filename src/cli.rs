@@ -555,6 +555,11 @@ fn dump_order(m: &clap::ArgMatches) -> Vec<(Space, usize)> {
 }
 
 impl ProgramArgs {
+    /// Whether the program is read from standard input (`-`).
+    pub fn reads_stdin(&self) -> bool {
+        self.file == Path::new("-")
+    }
+
     /// The program flags of one kernel of `bench FILE...`.
     pub fn for_bench(file: &Path, set: &[(String, String)], vl: Option<u32>) -> ProgramArgs {
         ProgramArgs {

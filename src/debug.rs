@@ -140,6 +140,12 @@ struct Session<'a> {
 
 /// Run `lanejit debug`.
 pub fn cmd(args: &DebugArgs, order: &[(Space, usize)]) -> Result<i32, CliError> {
+    if args.prog.reads_stdin() {
+        return Err(CliError::BadFlag(
+            "debug: the commands come from standard input, so the program cannot (give a file)"
+                .into(),
+        ));
+    }
     let setup = Setup::new(&args.prog, order)?;
     let decoded = Decoded::new(&setup.program.code);
     let m = setup.machine()?;

@@ -300,9 +300,11 @@ fn program_flags_are_checked_like_runs() {
     for bad in [
         vec![f.as_str(), "--vl", "3"],
         vec!["/nonexistent.s"],
+        vec!["-"],
         vec![f.as_str(), "--dump-mem", "nowhere:4"],
     ] {
-        let out = debug(&bad, "quit\n");
+        // (`HALT` would be a valid program, were `-` read as one.)
+        let out = debug(&bad, "HALT\n");
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert!(out.stdout.is_empty(), "{bad:?}");
     }
