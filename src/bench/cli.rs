@@ -4,9 +4,9 @@
 
 use super::report::{Report, Row, cpu_name, size_name, utc_now};
 use super::{BenchError, Kernel, SIZES, Which, Workload, median};
+use crate::vm::Engine;
 use clap::Args;
 use std::path::PathBuf;
-use crate::vm::Engine;
 use std::time::Duration;
 
 /// Flags of `lanejit bench`.
