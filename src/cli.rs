@@ -1,7 +1,7 @@
 //! Command-line front end: argument parsing (clap), loading programs (assembly source,
 //! container or stdin) with their flags ([`Setup`]), the `run`, `asm` and `disasm`
-//! subcommands, dispatch to `compare`, `fuzz` (`fuzz_cli`) and `bench` (`userbench` for user
-//! kernels), and the mapping of every failure to exit status 2 with a message (`diag`). Everything semantic lives in `lanejit-interp` and
+//! subcommands, dispatch to `compare`, `debug`, `fuzz` (`fuzz_cli`) and `bench` (`userbench`
+//! for user kernels), and the mapping of every failure to exit status 2 with a message (`diag`). Everything semantic lives in `lanejit-interp` and
 //! the tiered VM; this module only wires them to files and flags.
 //!
 //! Input is read with bounds, from regular files, pipes and devices alike: a program file is
@@ -65,13 +65,17 @@ enum Cmd {
     /// Run a program (or a launch of many groups) on several engines, time each, and show
     /// where they first differ (exit 1), or that they all agree (exit 0).
     Compare(crate::compare::CompareArgs),
+    /// Debug a program on the reference interpreter: breakpoints, stepping, watchpoints,
+    /// typed registers and memory, disassembly and source lines (commands on standard input;
+    /// `help` lists them).
+    Debug(crate::debug::DebugArgs),
     /// Differential fuzzing: run generated programs on several engines and compare results.
     Fuzz(crate::fuzz_cli::FuzzArgs),
     /// Benchmarks: every bench kernel on interp, jit, tiered and native, side by side.
     Bench(lanejit::bench::cli::BenchArgs),
 }
 
-/// The program and the machine it runs on: shared by `run` and `compare`.
+/// The program and the machine it runs on: shared by `run`, `compare` and `debug`.
 #[derive(Args, Debug, Clone)]
 pub struct ProgramArgs {
     /// Program: assembly source, or a container written by `lanejit asm`; `-` reads standard
@@ -533,6 +537,13 @@ pub fn main() -> i32 {
             no_lines,
         } => cmd_asm(&file, &out, no_lines),
         Cmd::Disasm { file } => cmd_disasm(&file),
+        Cmd::Debug(args) => {
+            let order = matches
+                .subcommand_matches("debug")
+                .map(dump_order)
+                .unwrap_or_default();
+            crate::debug::cmd(&args, &order)
+        }
         Cmd::Fuzz(args) => crate::fuzz_cli::cmd(&args),
         Cmd::Bench(args) => cmd_bench(&args),
     };
@@ -575,6 +586,11 @@ fn dump_order(m: &clap::ArgMatches) -> Vec<(Space, usize)> {
 }
 
 impl ProgramArgs {
+    /// Whether the program is read from standard input (`-`).
+    pub fn reads_stdin(&self) -> bool {
+        self.file == Path::new("-")
+    }
+
     /// The program flags of one kernel of `bench FILE...`.
     pub fn for_bench(file: &Path, set: &[(String, String)], vl: Option<u32>) -> ProgramArgs {
         ProgramArgs {

@@ -18,6 +18,10 @@
 //! ChaCha stream ([`case_bytes`]), independently of every other case, so cases can run in
 //! parallel (rayon) and a campaign reports the same divergences whatever the thread count.
 //!
+//! A campaign can be cut into shards ([`Shard`], [`campaign_shard`]) that separate machines
+//! run with no coordinator; each writes its cases' verdicts as JSON lines ([`records`]) that
+//! merge with `cat` and summarise with [`records::Summary`].
+//!
 //! A reproducer ([`reproducer`]) is canonical assembly (the program's `.vl`, map, tile
 //! protections and data included) behind a comment header; its `; fuzz-config:` line carries
 //! the run flags (`--vl`, `--strict-align`, `--max-instructions`), which [`ReproConfig`]
@@ -36,6 +40,7 @@
 //!   `run_bytes`) cover them.
 
 pub mod generate;
+pub mod records;
 pub mod shapes;
 pub mod shrink;
 
@@ -370,6 +375,72 @@ fn minimize(g: &GenProgram, pair: [Engine; 2]) -> Option<Divergence> {
 /// Ranges of cases checked by [`campaign`] between progress callbacks.
 const CHUNK: u64 = 64;
 
+/// One of `count` shares of a campaign (`lanejit fuzz --shard INDEX/COUNT`, 0-based): case
+/// `k` belongs to shard `k % count`, so `count` machines running shards `0..count` with the
+/// same seed and case count run every case of the campaign exactly once, with no
+/// coordinator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Shard {
+    /// This shard, `0..count`.
+    pub index: u64,
+    /// How many shards the campaign is cut into (at least 1).
+    pub count: u64,
+}
+
+/// A `--shard` argument that names no shard.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    /// Not `INDEX/COUNT` with two numbers.
+    #[error("`{0}`: expected INDEX/COUNT, such as 0/4 (shards count from 0)")]
+    Syntax(String),
+    /// `COUNT` is 0 or `INDEX` is not below it.
+    #[error("`{0}`: the shard INDEX must be from 0 to COUNT-1 (shards count from 0)")]
+    Range(String),
+}
+
+impl Shard {
+    /// The whole campaign: one shard of one.
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// Parse `INDEX/COUNT` (decimal, 0-based: `0/3`, `1/3` and `2/3` make a campaign).
+    pub fn parse(text: &str) -> Result<Shard, ShardError> {
+        let syntax = || ShardError::Syntax(text.to_string());
+        let (i, n) = text.split_once('/').ok_or_else(syntax)?;
+        let index: u64 = i.trim().parse().map_err(|_| syntax())?;
+        let count: u64 = n.trim().parse().map_err(|_| syntax())?;
+        if index >= count {
+            return Err(ShardError::Range(text.to_string()));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Whether case `k` is this shard's.
+    pub fn owns(self, k: u64) -> bool {
+        k % self.count == self.index
+    }
+
+    /// How many of the cases `0..cases` are this shard's.
+    pub fn len(self, cases: u64) -> u64 {
+        cases.saturating_sub(self.index).div_ceil(self.count)
+    }
+
+    /// Whether none of the cases `0..cases` is this shard's.
+    pub fn is_empty(self, cases: u64) -> bool {
+        self.len(cases) == 0
+    }
+
+    /// The `j`-th case of this shard (`j < self.len(cases)`): `index + j * count`.
+    pub fn case(self, j: u64) -> u64 {
+        self.index + j * self.count
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
 /// Run cases `0..cases` of campaign `seed` on `engines`, in parallel on the current rayon
 /// pool. `progress(done)` is called as cases finish (from any thread); `found(i, d)` is
 /// called once per divergence, as soon as it is shrunk. Returns the divergences sorted by
@@ -381,16 +452,36 @@ pub fn campaign(
     progress: &(dyn Fn(u64) + Sync),
     found: &(dyn Fn(u64, &Divergence) + Sync),
 ) -> Vec<(u64, Divergence)> {
+    campaign_shard(seed, cases, Shard::WHOLE, engines, progress, &|i, d| {
+        if let Some(d) = d {
+            found(i, d);
+        }
+    })
+}
+
+/// As [`campaign`], for `shard`'s cases of `0..cases` only (the same cases, generated the
+/// same way, as the whole campaign runs). `checked(i, divergence)` is called once per case as
+/// it finishes (from any thread), with its shrunk divergence if it has one.
+pub fn campaign_shard(
+    seed: u64,
+    cases: u64,
+    shard: Shard,
+    engines: &[Engine],
+    progress: &(dyn Fn(u64) + Sync),
+    checked: &(dyn Fn(u64, Option<&Divergence>) + Sync),
+) -> Vec<(u64, Divergence)> {
     let done = AtomicU64::new(0);
-    let chunks = cases.div_ceil(CHUNK);
+    let mine = shard.len(cases);
+    let chunks = mine.div_ceil(CHUNK);
     let mut out: Vec<(u64, Divergence)> = (0..chunks)
         .into_par_iter()
         .flat_map_iter(|c| {
-            let range = c * CHUNK..((c + 1) * CHUNK).min(cases);
+            let range = c * CHUNK..((c + 1) * CHUNK).min(mine);
             let mut local = Vec::new();
-            for i in range {
-                if let Some(d) = check_case(&case(seed, i), engines) {
-                    found(i, &d);
+            for i in range.map(|j| shard.case(j)) {
+                let d = check_case(&case(seed, i), engines);
+                checked(i, d.as_ref());
+                if let Some(d) = d {
                     local.push((i, d));
                 }
                 progress(done.fetch_add(1, Ordering::Relaxed) + 1);
@@ -755,6 +846,31 @@ mod tests {
     use lanejit_interp::machine::TrapKind;
     use lanejit_interp::result::Status;
     use std::collections::HashMap;
+
+    #[test]
+    fn shards_partition_the_cases() {
+        for cases in [0, 1, 5, 64, 65, 200] {
+            for count in 1..=7 {
+                let mut all = Vec::new();
+                for index in 0..count {
+                    let sh = Shard::parse(&format!("{index}/{count}")).unwrap();
+                    let mine: Vec<u64> = (0..sh.len(cases)).map(|j| sh.case(j)).collect();
+                    assert!(
+                        mine.iter().all(|&k| k < cases && sh.owns(k)),
+                        "{sh} {cases}"
+                    );
+                    assert_eq!(sh.is_empty(cases), mine.is_empty());
+                    all.extend(mine);
+                }
+                all.sort_unstable();
+                assert_eq!(all, (0..cases).collect::<Vec<_>>(), "{count} shards");
+            }
+        }
+        assert_eq!(Shard::parse(" 2 / 3"), Ok(Shard { index: 2, count: 3 }));
+        for bad in ["3/3", "0/0", "1", "a/2", "1/2/3", "-1/2"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+    }
 
     /// A sixth of the cases are launches of 2 to 4 groups; among them, race-free ones (then
     /// compared at several thread counts), racing ones, and ones where groups end

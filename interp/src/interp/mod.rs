@@ -146,6 +146,16 @@ pub fn step(m: &mut Machine, d: &Decoded) -> Option<Exit> {
     run_loop::<NoTrace, true, false>(m, d, &mut NoTrace)
 }
 
+/// As [`step`], calling `sink` with the [`TraceEvent`] of the instruction if it retired (the
+/// debugger's `step`).
+pub fn step_traced(
+    m: &mut Machine,
+    d: &Decoded,
+    sink: &mut impl FnMut(&TraceEvent),
+) -> Option<Exit> {
+    run_loop::<_, true, false>(m, d, &mut Sink(sink))
+}
+
 /// Execute until a control-flow instruction (J, Bxx, LOOP, ENDLOOP) has retired (`None`,
 /// with `m.pc` at the next instruction) or the run exits.
 pub fn run_block(m: &mut Machine, d: &Decoded) -> Option<Exit> {
