@@ -816,7 +816,13 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
             check_races: args.check_races,
             timeline: args.timeline.is_some(),
         };
+        let cached = opts.vm.code_cache.is_some();
         let (l, m) = launch(m, &decoded, &run_dumps, &opts);
+        if cached {
+            // The compiles the run left in hand go on to the cache for the next run (the
+            // result is complete already; without a cache they are simply dropped at exit).
+            vm::wait_for_compilers();
+        }
         (l.result, l.stats, l.timeline, m)
     };
     let secs = start.elapsed().as_secs_f64();

@@ -96,7 +96,20 @@ pub struct CodeCache {
 /// settings for straight-line regions, which run once per entry: no optimisation and the
 /// single-pass register allocator, several times cheaper to compile than the optimising
 /// settings (opt_level speed, backtracking allocator) used for loops.
+///
+/// Built once per process and setting (a shared, immutable `Arc`): probing the host and
+/// building the backend cost a good part of a JIT's set-up, which every cold run pays.
 pub(crate) fn new_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {
+    type Built = Result<OwnedTargetIsa, String>;
+    static ISAS: [std::sync::OnceLock<Built>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    ISAS[quick as usize]
+        .get_or_init(|| build_isa(quick).map_err(|e| e.to_string()))
+        .clone()
+        .map_err(JitError::Setup)
+}
+
+fn build_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {
     let mut fb = settings::builder();
     let set = |fb: &mut settings::Builder, k: &str, v: &str| {
         fb.set(k, v).map_err(|e| JitError::Setup(e.to_string()))

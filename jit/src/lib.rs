@@ -180,11 +180,15 @@ pub struct Jit {
     disk: Option<std::sync::Arc<diskcache::DiskCache>>,
     /// This program's and host's part of every disk-cache key.
     prefix: diskcache::Prefix,
+    /// The region starts of the disk cache's manifest when it was given (sorted).
+    manifest: Vec<u64>,
 }
 
 impl Drop for Jit {
     /// With a disk cache: record the regions this JIT had (first compiles and loops, not
-    /// tails or hot recompiles, which are found on demand) in the program's manifest.
+    /// tails or hot recompiles, which are found on demand) in the program's manifest, with
+    /// those it already listed (a run that takes a different path adds to it, and one that
+    /// adds nothing writes nothing).
     fn drop(&mut self) {
         let Some(d) = &self.disk else {
             return;
@@ -196,9 +200,11 @@ impl Drop for Jit {
             .filter(|r| !r.hot && r.kind != RegionKind::Tail)
             .map(|r| r.pc)
             .collect();
+        // What it read plus what it added; rewritten only when that is new.
+        pcs.extend_from_slice(&self.manifest);
         pcs.sort_unstable();
         pcs.dedup();
-        if !pcs.is_empty() {
+        if pcs != self.manifest {
             d.write_manifest(&self.prefix, &self.key(0, false), &pcs);
         }
     }
@@ -268,6 +274,7 @@ impl Jit {
         Ok(Jit {
             disk: None,
             prefix,
+            manifest: Vec::new(),
             code: Code::new(words),
             vl: config.vl,
             strict_align: config.strict_align,
@@ -292,7 +299,10 @@ impl Jit {
         let Some(d) = self.disk.clone() else {
             return;
         };
-        for pc in d.manifest(&self.prefix, &self.key(0, false)) {
+        self.manifest = d.manifest(&self.prefix, &self.key(0, false));
+        self.manifest.sort_unstable();
+        self.manifest.dedup();
+        for pc in self.manifest.clone() {
             let key = self.key(pc, false);
             if self.cache.get(&key).is_some() {
                 continue;

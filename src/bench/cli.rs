@@ -59,7 +59,7 @@ pub struct BenchArgs {
     /// Rewrite the table section of this README (between the bench-table markers).
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
-    /// Measure only these engines (interp, jit, tiered, native; comma-separated), e.g. to
+    /// Measure only these engines (interp, jit, tiered, native, tiered+cache; comma-separated), e.g. to
     /// profile one under callgrind. Every engine is still verified once. With FILEs: interp,
     /// jit, tiered.
     #[arg(long = "engine", value_name = "E", value_delimiter = ',')]
@@ -236,8 +236,10 @@ pub fn run_suite(opts: &SuiteOptions, tick: &mut dyn FnMut(&str)) -> Result<Repo
                 kernel: kernel.name().into(),
                 size,
                 elements,
-                melem: [melem(0), melem(1), melem(2), melem(3)],
+                melem: [melem(0), melem(1), melem(2), melem(3), melem(4)],
                 compile_us_median: (!compiles.is_empty()).then(|| median(&compiles)),
+                compile_us_total: w.compile_times_us.iter().sum(),
+                compile_us_max: w.compile_times_us.iter().copied().max().unwrap_or(0),
                 regions: compiles.len(),
                 tiered_compile_us: w.tiered_compile.0,
                 code_bytes: w.code_bytes,
@@ -247,8 +249,10 @@ pub fn run_suite(opts: &SuiteOptions, tick: &mut dyn FnMut(&str)) -> Result<Repo
                     kernel: "memcpy".into(),
                     size,
                     elements,
-                    melem: [None, None, None, melem(4)],
+                    melem: [None, None, None, melem(5), None],
                     compile_us_median: None,
+                    compile_us_total: 0,
+                    compile_us_max: 0,
                     regions: 0,
                     tiered_compile_us: 0,
                     code_bytes: 0,

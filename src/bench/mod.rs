@@ -362,6 +362,9 @@ pub enum Which {
     Jit,
     /// The tiered VM, cold every run (compile included).
     Tiered,
+    /// The tiered VM, cold every run but with a warm on-disk code cache (`--code-cache`):
+    /// what a user's second `lanejit run` of a kernel costs.
+    Cached,
     /// The plain Rust reference loop.
     Native,
     /// `copy_from_slice` (copy32 only).
@@ -370,7 +373,13 @@ pub enum Which {
 
 impl Which {
     /// The engines of the table, in column order.
-    pub const ENGINES: [Which; 4] = [Which::Interp, Which::Jit, Which::Tiered, Which::Native];
+    pub const ENGINES: [Which; 5] = [
+        Which::Interp,
+        Which::Jit,
+        Which::Tiered,
+        Which::Native,
+        Which::Cached,
+    ];
 
     /// Its name.
     pub const fn name(self) -> &'static str {
@@ -378,6 +387,7 @@ impl Which {
             Which::Interp => "interp",
             Which::Jit => "jit",
             Which::Tiered => "tiered",
+            Which::Cached => "tiered+cache",
             Which::Native => "native",
             Which::Memcpy => "memcpy",
         }
@@ -475,6 +485,17 @@ pub struct Workload {
     pub code_bytes: usize,
     /// Tiered: compile time (us) and regions of its last run.
     pub tiered_compile: (u64, u64),
+    /// [`Which::Cached`]'s options: the default ones with a code cache in a directory of its
+    /// own (removed with the workload).
+    cached_opts: VmOptions,
+}
+
+impl Drop for Workload {
+    fn drop(&mut self) {
+        if let Some(c) = &self.cached_opts.code_cache {
+            let _ = std::fs::remove_dir_all(c.dir());
+        }
+    }
 }
 
 impl Workload {
@@ -499,7 +520,20 @@ impl Workload {
         native.fill_guest(&mut machine);
         let decoded = Decoded::new(&program.code);
         let jit = JitRunner::new(&decoded, &machine, 0)?;
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "lanejit-bench-cache-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = lanejit_jit::diskcache::DiskCache::open(&dir)
+            .map_err(|e| BenchError::Jit(format!("code cache {}: {e}", dir.display())))?;
         Ok(Workload {
+            cached_opts: VmOptions {
+                code_cache: Some(std::sync::Arc::new(cache)),
+                ..VmOptions::default()
+            },
             kernel,
             size,
             n,
@@ -574,6 +608,11 @@ impl Workload {
                 self.tiered_compile = (stats.compile_us, stats.compiled_regions);
                 exit
             }
+            Which::Cached => {
+                self.quick_reset();
+                let opts = &self.cached_opts;
+                vm::run(Engine::Tiered, &mut self.machine, &self.decoded, opts).0
+            }
         };
         if exit != Exit::Halted {
             return Err(BenchError::NotHalted {
@@ -591,7 +630,8 @@ impl Workload {
     pub fn verify(&mut self) -> Result<(), BenchError> {
         self.native.restore(&mut self.machine);
         self.native.run(false);
-        for which in [Which::Interp, Which::Jit, Which::Tiered] {
+        // The cached tiered engine's first run fills its cache (the warm-up run does too).
+        for which in [Which::Interp, Which::Jit, Which::Tiered, Which::Cached] {
             // Stale output from the previous engine must not pass for this one's.
             // (A zero-length `bytes_mut` past the mapped extent panics in `Memory`.)
             let len = self.native.out_bytes();
@@ -637,7 +677,7 @@ impl Workload {
     /// Nanoseconds per run of one repetition of `iters` runs.
     pub fn time_once(&mut self, which: Which, iters: u64) -> Result<f64, BenchError> {
         self.restore();
-        if matches!(which, Which::Tiered) {
+        if matches!(which, Which::Tiered | Which::Cached) {
             // Each cold run alone: a compile the run left in hand finishes on another core,
             // untimed, so that the next run starts from a quiet machine, as a new process
             // would (the run itself never waits for it).

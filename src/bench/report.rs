@@ -15,8 +15,8 @@ use std::fmt::Write as _;
 pub const ISSUE11_SIZES: [u64; 2] = [256 << 10, 16 << 20];
 
 /// Column names of the throughput columns, in [`Row::melem`] order.
-pub const COLUMNS: [&str; 4] = ["interp", "jit", "tiered", "native"];
-const COLORS: [&str; 4] = ["#9e9e9e", "#1f77b4", "#ff7f0e", "#2ca02c"];
+pub const COLUMNS: [&str; 5] = ["interp", "jit", "tiered", "native", "tiered+cache"];
+const COLORS: [&str; 5] = ["#9e9e9e", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"];
 
 /// One kernel at one size.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -28,10 +28,15 @@ pub struct Row {
     pub size: u64,
     /// Elements per run.
     pub elements: u64,
-    /// Median Melem/s of interp, jit, tiered, native (`None`: not measured).
-    pub melem: [Option<f64>; 4],
+    /// Median Melem/s of interp, jit, tiered, native and tiered with a warm code cache
+    /// (`None`: not measured).
+    pub melem: [Option<f64>; 5],
     /// Median compile time of the regions the JIT compiled for this row, microseconds.
     pub compile_us_median: Option<f64>,
+    /// Total compile time of those regions, microseconds.
+    pub compile_us_total: u64,
+    /// The longest compile among them, microseconds.
+    pub compile_us_max: u64,
     /// Regions the JIT compiled for this row.
     pub regions: usize,
     /// Compile time inside one tiered run, microseconds.
@@ -61,11 +66,17 @@ struct RowJson {
     jit_melem_s: Option<f64>,
     tiered_melem_s: Option<f64>,
     native_melem_s: Option<f64>,
+    #[serde(default)]
+    cached_melem_s: Option<f64>,
     #[serde(skip_deserializing)]
     jit_native: Option<f64>,
     #[serde(skip_deserializing)]
     jit_interp: Option<f64>,
     compile_us_median: Option<f64>,
+    #[serde(default)]
+    compile_us_total: u64,
+    #[serde(default)]
+    compile_us_max: u64,
     regions: usize,
     tiered_compile_us: u64,
     code_bytes: usize,
@@ -73,7 +84,7 @@ struct RowJson {
 
 impl From<Row> for RowJson {
     fn from(r: Row) -> RowJson {
-        let [interp, jit, tiered, native] = r.melem;
+        let [interp, jit, tiered, native, cached] = r.melem;
         RowJson {
             jit_native: r.jit_native(),
             jit_interp: r.jit_interp(),
@@ -84,7 +95,10 @@ impl From<Row> for RowJson {
             jit_melem_s: jit,
             tiered_melem_s: tiered,
             native_melem_s: native,
+            cached_melem_s: cached,
             compile_us_median: r.compile_us_median,
+            compile_us_total: r.compile_us_total,
+            compile_us_max: r.compile_us_max,
             regions: r.regions,
             tiered_compile_us: r.tiered_compile_us,
             code_bytes: r.code_bytes,
@@ -103,8 +117,11 @@ impl From<RowJson> for Row {
                 r.jit_melem_s,
                 r.tiered_melem_s,
                 r.native_melem_s,
+                r.cached_melem_s,
             ],
             compile_us_median: r.compile_us_median,
+            compile_us_total: r.compile_us_total,
+            compile_us_max: r.compile_us_max,
             regions: r.regions,
             tiered_compile_us: r.tiered_compile_us,
             code_bytes: r.code_bytes,
@@ -380,7 +397,7 @@ impl Report {
         median(&v)
     }
 
-    fn cells(&self) -> Vec<[String; 11]> {
+    fn cells(&self) -> Vec<[String; 14]> {
         self.rows
             .iter()
             .map(|r| {
@@ -391,10 +408,21 @@ impl Report {
                     num(r.melem[1]),
                     num(r.melem[2]),
                     num(r.melem[3]),
+                    num(r.melem[4]),
                     ratio(r.jit_native()),
                     ratio(r.jit_interp()),
                     r.compile_us_median
                         .map_or_else(|| "-".into(), |c| format!("{c:.0}")),
+                    if r.regions == 0 {
+                        "-".into()
+                    } else {
+                        r.compile_us_max.to_string()
+                    },
+                    if r.regions == 0 {
+                        "-".into()
+                    } else {
+                        r.compile_us_total.to_string()
+                    },
                     if r.regions == 0 {
                         "-".into()
                     } else {
@@ -410,16 +438,19 @@ impl Report {
             .collect()
     }
 
-    const HEAD: [&'static str; 11] = [
+    const HEAD: [&'static str; 14] = [
         "kernel",
         "size",
         "interp",
         "jit",
         "tiered",
         "native",
+        "tiered+cache",
         "jit/native",
         "jit/interp",
         "compile us",
+        "max us",
+        "total us",
         "tiered compile us",
         "code bytes",
     ];
@@ -428,8 +459,9 @@ impl Report {
         format!(
             "Melem/s, median of {} repetitions, VL {}. jit = steady state (regions cached, compile \
              excluded); tiered = one cold `vm::run` per run (JIT setup, warm-up and compile \
-             included). compile us = median region compile time of the row (code bytes: their \
-             machine code); median over all {} regions compiled: {:.0} us.{}",
+             included); tiered+cache = the same with a warm `--code-cache` (what a second \
+             `lanejit run` costs). compile us / max us / total us = median, longest and total \
+             compile time of the row's regions (code bytes: their machine code); median over all {} regions compiled: {:.0} us.{}",
             self.reps,
             self.vl,
             self.compile_times_us.len(),
@@ -671,8 +703,16 @@ mod tests {
                 kernel: "copy32".into(),
                 size: 16 << 10,
                 elements: 4096,
-                melem: [Some(100.0), Some(2000.0), Some(50.0), Some(4000.0)],
+                melem: [
+                    Some(100.0),
+                    Some(2000.0),
+                    Some(50.0),
+                    Some(4000.0),
+                    Some(1500.0),
+                ],
                 compile_us_median: Some(80.0),
+                compile_us_total: 240,
+                compile_us_max: 90,
                 regions: 2,
                 tiered_compile_us: 150,
                 code_bytes: 4000,
@@ -711,7 +751,7 @@ mod tests {
             r.rows.push(Row {
                 kernel: kernel.into(),
                 size: 256 << 10,
-                melem: [Some(100.0), Some(jit), None, Some(1000.0)],
+                melem: [Some(100.0), Some(jit), None, Some(1000.0), None],
                 ..row.clone()
             });
         }
@@ -749,7 +789,7 @@ mod tests {
         r.rows.push(Row {
             kernel: "gather32".into(),
             size: 256 << 10,
-            melem: [Some(100.0), None, Some(f64::NAN), Some(1000.0)],
+            melem: [Some(100.0), None, Some(f64::NAN), Some(1000.0), None],
             compile_us_median: None,
             ..row
         });
@@ -760,11 +800,13 @@ mod tests {
                 r#"{"date":"2026-12-01 21:40 UTC","cpu":"Test CPU","command":"lanejit bench","vl":32,"#,
                 r#""reps":5,"rows":[{"kernel":"copy32","size":16384,"elements":4096,"#,
                 r#""interp_melem_s":100.0,"jit_melem_s":2000.0,"tiered_melem_s":50.0,"#,
-                r#""native_melem_s":4000.0,"jit_native":0.5,"jit_interp":20.0,"#,
-                r#""compile_us_median":80.0,"regions":2,"tiered_compile_us":150,"code_bytes":4000},"#,
+                r#""native_melem_s":4000.0,"cached_melem_s":1500.0,"jit_native":0.5,"#,
+                r#""jit_interp":20.0,"compile_us_median":80.0,"compile_us_total":240,"#,
+                r#""compile_us_max":90,"regions":2,"tiered_compile_us":150,"code_bytes":4000},"#,
                 r#"{"kernel":"gather32","size":262144,"elements":4096,"interp_melem_s":100.0,"#,
                 r#""jit_melem_s":null,"tiered_melem_s":null,"native_melem_s":1000.0,"#,
-                r#""jit_native":null,"jit_interp":null,"compile_us_median":null,"regions":2,"#,
+                r#""cached_melem_s":null,"jit_native":null,"jit_interp":null,"#,
+                r#""compile_us_median":null,"compile_us_total":240,"compile_us_max":90,"regions":2,"#,
                 r#""tiered_compile_us":150,"code_bytes":4000}],"compile_us_median":80.0,"#,
                 r#""geomean_jit_native":[{"size":16384,"geomean":0.5,"kernels":1}],"#,
                 r#""compile_times_us":[70,80,90],"targets":[{"what":"jit/native >= 0.8","#,
