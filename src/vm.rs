@@ -36,7 +36,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 pub const JIT_AVAILABLE: bool = true;
 
 /// Which engine runs a program (also the values of `--engine` and `--engines`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Engine {
     /// The reference interpreter only.
     Interp,
