@@ -1,8 +1,12 @@
 //! `lanejit`: the tiered VM ([`vm`]) and launches of many groups on many threads ([`launch`]) on top of the reference interpreter (`lanejit-interp`)
-//! and the Cranelift JIT (`lanejit-jit`), plus the differential fuzzing support ([`fuzz`])
-//! and the benchmark kernels and harness ([`bench`]).
+//! and the Cranelift JIT (`lanejit-jit`), the embedding API ([`embed`]: start there to run
+//! programs from Rust), plus, with the default `cli` feature, the differential fuzzing
+//! support (`fuzz`) and the benchmark kernels and harness (`bench`).
 
+#[cfg(feature = "cli")]
 pub mod bench;
+pub mod embed;
+#[cfg(feature = "cli")]
 pub mod fuzz;
 pub mod launch;
 pub mod timeline;

@@ -36,7 +36,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 pub const JIT_AVAILABLE: bool = true;
 
 /// Which engine runs a program (also the values of `--engine` and `--engines`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Engine {
     /// The reference interpreter only.
     Interp,
@@ -150,47 +151,12 @@ fn run_background(
     threshold: u32,
     opts: &VmOptions,
 ) -> (Exit, EngineStats) {
-    let delay_seed = opts.compile_delay_seed;
-    let mut tier = BackgroundTier {
-        d,
-        counts: vec![0; d.len()],
-        threshold,
-        opts: opts.clone(),
-        wait_rng: delay_seed.map(|k| ChaCha8Rng::seed_from_u64(!k)),
-        code: None,
-        tx: None,
-        failed: false,
-        sent: 0,
-        done: std::sync::Arc::new(AtomicU64::new(0)),
-    };
-    if opts.code_cache.is_some() {
-        // With a code cache the JIT is made at once (a millisecond or two of start-up): it
-        // installs the regions the cache holds for this program, which then run compiled
-        // from their first entry; the compiler thread still starts at the first hot region.
-        let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
-        if let Ok(code) = SharedCode::for_config(&words, &m.config, threshold) {
-            code.set_code_cache(opts.code_cache.clone());
-            let cell = std::sync::OnceLock::new();
-            let _ = cell.set(code);
-            tier.code = Some(std::sync::Arc::new(cell));
-        }
-    }
-    let mut stats = EngineStats::default();
-    let exit = dispatch(
-        &mut tier,
-        m,
-        d,
-        &mut stats.jit_retired,
-        &mut stats.interp_retired,
-    );
-    if let Some(code) = tier.code.as_ref().and_then(|c| c.get()) {
-        // Not waiting for a compile still in progress (the run is over).
-        let cs = code.jit.try_stats();
-        stats.compiled_regions = cs.compiled_regions;
-        stats.compile_us = cs.compile_us;
-        stats.compile_errors = cs.compile_errors;
-        stats.cached_regions = cs.cached_regions;
-    }
+    let mut tier = BackgroundTier::new(d, m, threshold, opts);
+    let (mut jit_retired, mut interp_retired) = (0, 0);
+    let exit = dispatch(&mut tier, m, d, &mut jit_retired, &mut interp_retired);
+    let mut stats = tier.compile_stats();
+    stats.jit_retired = jit_retired;
+    stats.interp_retired = interp_retired;
     (exit, stats)
 }
 
@@ -288,7 +254,52 @@ struct BackgroundTier<'d> {
 /// The entry count of a region start handed to the compiler thread.
 const REQUESTED: u32 = u32::MAX - 1;
 
-impl BackgroundTier<'_> {
+impl<'d> BackgroundTier<'d> {
+    /// No compiler thread yet, and nothing compiled (but what a code cache holds) for `d` on
+    /// machines configured as `m` is.
+    fn new(d: &'d Decoded, m: &Machine, threshold: u32, opts: &VmOptions) -> BackgroundTier<'d> {
+        let mut tier = BackgroundTier {
+            d,
+            counts: vec![0; d.len()],
+            threshold,
+            opts: opts.clone(),
+            wait_rng: opts
+                .compile_delay_seed
+                .map(|k| ChaCha8Rng::seed_from_u64(!k)),
+            code: None,
+            tx: None,
+            failed: false,
+            sent: 0,
+            done: std::sync::Arc::new(AtomicU64::new(0)),
+        };
+        if opts.code_cache.is_some() {
+            // With a code cache the JIT is made at once (a millisecond or two of start-up): it
+            // installs the regions the cache holds for this program, which then run compiled
+            // from their first entry; the compiler thread still starts at the first hot region.
+            let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
+            if let Ok(code) = SharedCode::for_config(&words, &m.config, threshold) {
+                code.set_code_cache(opts.code_cache.clone());
+                let cell = std::sync::OnceLock::new();
+                let _ = cell.set(code);
+                tier.code = Some(std::sync::Arc::new(cell));
+            }
+        }
+        tier
+    }
+
+    /// The compile statistics so far (not waiting for a compile still in progress).
+    fn compile_stats(&self) -> EngineStats {
+        let mut stats = EngineStats::default();
+        if let Some(code) = self.code.as_ref().and_then(|c| c.get()) {
+            let cs = code.jit.try_stats();
+            stats.compiled_regions = cs.compiled_regions;
+            stats.compile_us = cs.compile_us;
+            stats.compile_errors = cs.compile_errors;
+            stats.cached_regions = cs.cached_regions;
+        }
+        stats
+    }
+
     /// Start the compiler thread (first hot region).
     fn start(&mut self, m: &Machine) {
         let cell =
@@ -352,6 +363,118 @@ impl Tier for BackgroundTier<'_> {
             }
         }
         false
+    }
+}
+
+/// A run on one engine that can be continued after it ends: the embedding API
+/// ([`crate::embed`]) runs a program in slices of instructions (to poll a stop handle) and
+/// resumes it after a trap handler changed the machine. The engine's compiled code, entry
+/// counts and background compiler are kept from one [`Resumable::run`] to the next.
+///
+/// The machine's configuration must not change between calls in anything compiled code
+/// depends on: VL, alignment mode, and whether there is an instruction limit (its value may
+/// change).
+pub struct Resumable<'d> {
+    d: &'d Decoded,
+    tier: ResumableTier<'d>,
+    jit_retired: u64,
+    interp_retired: u64,
+}
+
+enum ResumableTier<'d> {
+    Interp,
+    Own(Box<Dispatcher>),
+    Background(Box<BackgroundTier<'d>>),
+    Shared(&'d SharedCode),
+}
+
+impl<'d> Resumable<'d> {
+    /// `engine` ready to run `d` on machines configured as `m` is.
+    pub fn new(engine: Engine, m: &Machine, d: &'d Decoded, opts: &VmOptions) -> Resumable<'d> {
+        let tier = match engine {
+            Engine::Interp => ResumableTier::Interp,
+            Engine::Tiered if opts.background => ResumableTier::Background(Box::new(
+                BackgroundTier::new(d, m, opts.jit_threshold, opts),
+            )),
+            Engine::Jit | Engine::Tiered => {
+                let threshold = if engine == Engine::Jit {
+                    0
+                } else {
+                    opts.jit_threshold
+                };
+                match Dispatcher::new(d, m, threshold) {
+                    Ok(mut disp) => {
+                        disp.jit_mut().set_disk_cache(opts.code_cache.clone());
+                        ResumableTier::Own(Box::new(disp))
+                    }
+                    // No code generator for this host: the interpreter gives the same result.
+                    Err(_) => ResumableTier::Interp,
+                }
+            }
+        };
+        Resumable {
+            d,
+            tier,
+            jit_retired: 0,
+            interp_retired: 0,
+        }
+    }
+
+    /// `d` on `code` (compiled code shared with other runs: the groups of a launch), or on the
+    /// interpreter when `None`.
+    pub fn shared(code: Option<&'d SharedCode>, d: &'d Decoded) -> Resumable<'d> {
+        Resumable {
+            d,
+            tier: code.map_or(ResumableTier::Interp, ResumableTier::Shared),
+            jit_retired: 0,
+            interp_retired: 0,
+        }
+    }
+
+    /// Run `m` from its pc until it halts, traps or reaches its instruction limit.
+    pub fn run(&mut self, m: &mut Machine) -> Exit {
+        match &mut self.tier {
+            ResumableTier::Interp => {
+                let before = m.retired;
+                let exit = interp::run(m, self.d);
+                self.interp_retired += m.retired - before;
+                exit
+            }
+            ResumableTier::Own(disp) => disp.run(m, self.d),
+            ResumableTier::Background(tier) => dispatch(
+                &mut **tier,
+                m,
+                self.d,
+                &mut self.jit_retired,
+                &mut self.interp_retired,
+            ),
+            ResumableTier::Shared(code) => dispatch(
+                &mut SharedTier { code },
+                m,
+                self.d,
+                &mut self.jit_retired,
+                &mut self.interp_retired,
+            ),
+        }
+    }
+
+    /// What the engines did over every run so far (for shared code, the instructions this
+    /// runner retired; the compile statistics are the [`SharedCode`]'s).
+    pub fn stats(&self) -> EngineStats {
+        match &self.tier {
+            ResumableTier::Own(disp) => disp.stats(),
+            ResumableTier::Interp | ResumableTier::Shared(_) => EngineStats {
+                jit_retired: self.jit_retired,
+                interp_retired: self.interp_retired,
+                ..EngineStats::default()
+            },
+            ResumableTier::Background(tier) => {
+                let mut stats = tier.compile_stats();
+                stats.jit_retired = self.jit_retired;
+                stats.interp_retired = self.interp_retired;
+                stats
+            }
+        }
     }
 }
 

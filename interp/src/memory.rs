@@ -118,6 +118,16 @@ pub enum MemoryError {
     /// The host refused the reservation.
     #[error("cannot reserve 0x{0:x} bytes of guest memory: {1}")]
     Reserve(u64, String),
+    /// A page range to map or unmap does not start or end on a page boundary, or is empty.
+    #[error(
+        "pages to map start at 0x{addr:x} and span 0x{len:x} bytes: both must be non-zero multiples of 4096"
+    )]
+    Unaligned {
+        /// First byte.
+        addr: u64,
+        /// Length in bytes.
+        len: u64,
+    },
     /// Initial data falls outside mapped memory or the tile.
     #[error("initial data at 0x{0:x} lies outside the mapped {1}")]
     DataOutside(u64, &'static str),
@@ -237,6 +247,8 @@ pub struct Memory {
     /// The guest bytes, accessed only through raw pointers (see "Sharing" above).
     map: MmapRaw,
     extent: u64,
+    /// The memory limit: nothing is ever mapped at or above it.
+    limit: u64,
     /// The program's map (sorted, non-overlapping, adjacent ranges of one permission merged).
     ranges: Vec<MemRange>,
     /// Per range: the end address of the chain of touching ranges from it (its readable run).
@@ -274,8 +286,25 @@ impl Memory {
                 .map_anon()
                 .map_err(|e| MemoryError::Reserve(host_len, e.to_string()))?,
         );
-        let pages = (extent / PAGE_SIZE) as usize;
-        let ranges = program.mem_map.clone();
+        let mut m = Memory {
+            map,
+            extent,
+            limit,
+            ranges: Vec::new(),
+            read_end: Vec::new(),
+            perms: Table::new(0, 0)?,
+            run_r: Table::new(0, 0)?,
+            run_w: Table::new(0, 0)?,
+            filled: Vec::new(),
+        };
+        m.set_ranges(program.mem_map.clone())?;
+        Ok(m)
+    }
+
+    /// Map `ranges` (sorted, non-overlapping, inside `extent`) and build the per-page tables
+    /// anew for them.
+    fn set_ranges(&mut self, ranges: Vec<MemRange>) -> Result<(), MemoryError> {
+        let pages = (self.extent / PAGE_SIZE) as usize;
         let mut read_end = vec![0u64; ranges.len()];
         for i in (0..ranges.len()).rev() {
             let end = ranges[i].start + ranges[i].len;
@@ -285,29 +314,132 @@ impl Memory {
             };
         }
         let chunks = (pages as u64).div_ceil(CHUNK_PAGES) as usize;
-        let m = Memory {
-            map,
-            extent,
-            ranges,
-            read_end,
-            perms: Table::new(pages, 0x440)?,
-            run_r: Table::new(pages, 0x880)?,
-            run_w: Table::new(pages, 0xcc0)?,
-            filled: (0..chunks.div_ceil(64))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
-        };
-        let mapped: u64 = m.ranges.iter().map(|r| r.len / PAGE_SIZE).sum();
+        self.perms = Table::new(pages, 0x440)?;
+        self.run_r = Table::new(pages, 0x880)?;
+        self.run_w = Table::new(pages, 0xcc0)?;
+        self.filled = (0..chunks.div_ceil(64))
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        self.ranges = ranges;
+        self.read_end = read_end;
+        let mapped: u64 = self.ranges.iter().map(|r| r.len / PAGE_SIZE).sum();
         if mapped <= EAGER_PAGES {
-            for r in &m.ranges {
+            for r in &self.ranges {
                 let first = r.start / PAGE_SIZE / CHUNK_PAGES;
                 let last = (r.start + r.len - 1) / PAGE_SIZE / CHUNK_PAGES;
                 for c in first..=last {
-                    m.fill(c);
+                    self.fill(c);
                 }
             }
         }
-        Ok(m)
+        Ok(())
+    }
+
+    /// Map, re-protect or unmap the pages `[addr, addr + len)` (`addr` and `len` multiples of
+    /// 4096, `len` > 0): `Some(perm)` maps them with `perm` (pages that were not mapped read
+    /// zero; mapped pages keep their bytes), `None` unmaps them (their bytes are dropped: a
+    /// later map reads zero). Memory grows when the range lies beyond its extent, never to or
+    /// beyond the memory limit. The per-page tables are built anew (filled lazily for a large
+    /// map, as by [`Memory::new`]), so a change costs about what setting up the map did.
+    ///
+    /// It takes `&mut self`: no launch and no compiled code is using the memory then, and
+    /// compiled code reads the tables anew ([`Memory::view`]) at every entry.
+    pub fn set_pages(
+        &mut self,
+        addr: u64,
+        len: u64,
+        perm: Option<MemPerm>,
+    ) -> Result<(), MemoryError> {
+        if addr % PAGE_SIZE != 0 || len % PAGE_SIZE != 0 || len == 0 {
+            return Err(MemoryError::Unaligned { addr, len });
+        }
+        let end = match addr.checked_add(len) {
+            Some(e) if e <= self.limit => e,
+            _ => {
+                return Err(MemoryError::BeyondLimit {
+                    end: addr.saturating_add(len),
+                    limit: self.limit,
+                });
+            }
+        };
+        // Pages that stop being mapped read zero if mapped again (the host drops them).
+        if perm.is_none() {
+            let mut at = addr;
+            while at < end.min(self.extent) {
+                if self.range_mapped(at, PAGE_SIZE) {
+                    self.zero(at, PAGE_SIZE);
+                }
+                at += PAGE_SIZE;
+            }
+        }
+        let mut ranges: Vec<MemRange> = Vec::with_capacity(self.ranges.len() + 2);
+        for r in &self.ranges {
+            let (s, e) = (r.start, r.start + r.len);
+            if e <= addr || s >= end {
+                ranges.push(*r);
+                continue;
+            }
+            if s < addr {
+                ranges.push(MemRange {
+                    start: s,
+                    len: addr - s,
+                    perm: r.perm,
+                });
+            }
+            if e > end {
+                ranges.push(MemRange {
+                    start: end,
+                    len: e - end,
+                    perm: r.perm,
+                });
+            }
+        }
+        if let Some(perm) = perm {
+            ranges.push(MemRange {
+                start: addr,
+                len,
+                perm,
+            });
+        }
+        ranges.sort_by_key(|r| r.start);
+        let mut merged: Vec<MemRange> = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            match merged.last_mut() {
+                Some(l) if l.start + l.len == r.start && l.perm == r.perm => l.len += r.len,
+                _ => merged.push(r),
+            }
+        }
+        let mapped_end = merged.last().map_or(0, |r| r.start + r.len);
+        let extent = self.extent.max(mapped_end);
+        let host_len = extent.max(PAGE_SIZE) as usize;
+        if host_len > self.map.len() {
+            grow(&mut self.map, host_len, &self.ranges)?;
+        }
+        self.extent = extent;
+        self.set_ranges(merged)
+    }
+
+    /// Zero the host bytes `[addr, addr + len)` (below the extent), giving their memory back
+    /// to the host where it can.
+    fn zero(&mut self, addr: u64, len: u64) {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: the range lies inside the private anonymous mapping (below `extent`),
+            // and `&mut self` excludes every other access to it; MADV_DONTNEED on such a
+            // mapping makes its pages read zero on their next touch, which is all we want.
+            let r = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    addr as usize,
+                    len as usize,
+                )
+            };
+            if r.is_ok() {
+                return;
+            }
+        }
+        // SAFETY: as above: inside the mapping, and no other access while `&mut self`.
+        unsafe { std::ptr::write_bytes(self.map.as_mut_ptr().add(addr as usize), 0, len as usize) }
     }
 
     /// Fill chunk `c` of the per-page tables from the range list (once).
@@ -504,6 +636,39 @@ impl Memory {
     }
 }
 
+/// Grow the host mapping `map` to `len` bytes, keeping the bytes of the mapped `ranges` (every
+/// other byte reads zero).
+fn grow(map: &mut MmapRaw, len: usize, ranges: &[MemRange]) -> Result<(), MemoryError> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: an anonymous mapping has no file to run past: its new pages read zero.
+        // Nothing points into it (`Memory::set_pages` holds `&mut Memory`), so it may move.
+        if unsafe { map.remap(len, memmap2::RemapOptions::new().may_move(true)) }.is_ok() {
+            return Ok(());
+        }
+    }
+    let new = MmapRaw::from(
+        MmapOptions::new()
+            .len(len)
+            .no_reserve_swap()
+            .map_anon()
+            .map_err(|e| MemoryError::Reserve(len as u64, e.to_string()))?,
+    );
+    for r in ranges {
+        // SAFETY: both mappings hold the range (it lies below the old extent, and `len` is
+        // larger); they are distinct, and nothing else accesses either.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                map.as_ptr().add(r.start as usize),
+                new.as_mut_ptr().add(r.start as usize),
+                r.len as usize,
+            )
+        }
+    }
+    *map = new;
+    Ok(())
+}
+
 /// Tile space.
 #[derive(Clone, Debug)]
 pub struct Tile {
@@ -630,6 +795,55 @@ pub fn load_data(program: &Program, mem: &mut Memory, tile: &mut Tile) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_pages_maps_protects_unmaps_and_grows() {
+        let p = crate::asm::assemble(".mem 0x10000, 0x2000, rw\n.text\nHALT\n", "t.s")
+            .expect("assembles");
+        let mut m = Memory::new(&p, 1 << 32).expect("memory");
+        m.bytes_mut(0x10000, 1).expect("mapped")[0] = 7;
+        let runs = |m: &Memory, page: u64| (m.page_perm(page * PAGE_SIZE), m.runs_at(page));
+        // Grow: a page far beyond the extent, the old bytes kept.
+        m.set_pages(0x80_0000, PAGE_SIZE, Some(MemPerm::R))
+            .expect("maps");
+        assert_eq!(m.extent(), 0x80_1000);
+        assert_eq!(m.bytes(0x10000, 1), Some(&[7u8][..]));
+        assert_eq!(m.bytes(0x80_0000, 4), Some(&[0u8; 4][..]));
+        assert_eq!(runs(&m, 0x800), (PERM_R, (1, 0)));
+        assert_eq!(
+            m.check(0x80_0000, 4, Access::Write),
+            Err(AccessFault::PermissionFault)
+        );
+        // Touching ranges: one readable run across both permissions.
+        m.set_pages(0x12000, PAGE_SIZE, Some(MemPerm::R))
+            .expect("maps");
+        assert_eq!(runs(&m, 0x10), (PERM_R | PERM_W, (3, 2)));
+        // Protect a mapped page: its bytes stay.
+        m.set_pages(0x10000, PAGE_SIZE, Some(MemPerm::R))
+            .expect("protects");
+        assert_eq!(runs(&m, 0x10), (PERM_R, (3, 0)));
+        assert_eq!(m.bytes(0x10000, 1), Some(&[7u8][..]));
+        // Unmap, then map again: it reads zero.
+        m.set_pages(0x10000, PAGE_SIZE, None).expect("unmaps");
+        assert_eq!(
+            m.check(0x10000, 1, Access::Read),
+            Err(AccessFault::PageFault)
+        );
+        assert_eq!(m.bytes(0x10000, 1), None);
+        assert_eq!(runs(&m, 0x11), (PERM_R | PERM_W, (2, 1)));
+        m.set_pages(0x10000, PAGE_SIZE, Some(MemPerm::Rw))
+            .expect("maps");
+        assert_eq!(m.bytes(0x10000, 1), Some(&[0u8][..]));
+        assert_eq!(runs(&m, 0x10), (PERM_R | PERM_W, (3, 2)));
+        // Bad ranges.
+        assert!(m.set_pages(0x10001, PAGE_SIZE, None).is_err());
+        assert!(m.set_pages(0x10000, 0, None).is_err());
+        assert!(m.set_pages(1 << 32, PAGE_SIZE, Some(MemPerm::R)).is_err());
+        assert!(
+            m.set_pages(u64::MAX - 0xfff, PAGE_SIZE, Some(MemPerm::R))
+                .is_err()
+        );
+    }
 
     #[test]
     fn permitted_runs_count_consecutive_pages() {

@@ -1,6 +1,6 @@
 //! The root crate's integration tests, as one test binary (one link instead of seven):
 //! every engine on the interpreter's tests (`all_engines`), the bench kernels, the command
-//! line (`cli`), the debugger (`debug`), the engine harness (`engines`), the fuzz corpus, smoke campaign and shards, launches of
+//! line (`cli`), the debugger (`debug`), the embedding API and its examples (`embed`), the engine harness (`engines`), the fuzz corpus, smoke campaign and shards, launches of
 //! many groups (`launches`), and the resource bounds of the CLI (`resources`). Run one part with `cargo test --test it cli::`.
 
 mod all_engines;
@@ -8,6 +8,7 @@ mod bench_kernels;
 mod cli;
 mod code_cache;
 mod debug;
+mod embed;
 mod engines;
 mod fuzz_corpus;
 mod fuzz_shards;

@@ -28,7 +28,8 @@ pub use trace::{Change, LaneAccess, MemTrace, TraceEvent};
 
 use crate::machine::{Exit, Machine, MemFault, Trap, TrapKind};
 use decoded::{F_CTL, Op};
-use trace::{Hook, NoTrace, Sink, Snap};
+use std::ops::ControlFlow;
+use trace::{Hook, NoTrace, Sink, Snap, StopSink};
 
 /// A handler: executes one instruction on the machine and returns the index of the next
 /// instruction (it retired), [`HALT`] (a HALT retired) or [`FAULT`] (it trapped, did not
@@ -108,16 +109,25 @@ fn run_loop<H: Hook, const ONE: bool, const BLOCK: bool>(
             }
             retired += 1;
             if H::ON {
+                // The hook sees the machine as it is after the HALT (pc and count too).
+                m.retired = retired;
+                m.pc = idx * 8;
                 if let Some(ev) = snap.and_then(|s| s.event(m, d, idx as usize)) {
-                    hook.retired(&ev);
+                    // A HALT ends the run whatever the hook says.
+                    let _ = hook.retired(&ev, m);
                 }
             }
             break Some(Exit::Halted);
         }
         retired += 1;
         if H::ON {
+            m.retired = retired;
+            m.pc = u64::from(next).wrapping_mul(8);
             if let Some(ev) = snap.and_then(|s| s.event(m, d, idx as usize)) {
-                hook.retired(&ev);
+                if hook.retired(&ev, m).is_break() {
+                    idx = next as u64;
+                    break None;
+                }
             }
         }
         idx = next as u64;
@@ -170,4 +180,17 @@ pub fn run_traced(m: &mut Machine, d: &Decoded, sink: &mut impl FnMut(&TraceEven
             return e;
         }
     }
+}
+
+/// As [`run_block`], calling `sink` with a [`TraceEvent`] and the machine (pc, retired count
+/// and registers as they are after the instruction) for every retired instruction. The sink
+/// may stop the run after any instruction but a HALT by returning [`ControlFlow::Break`]: then
+/// `None`, with `m.pc` at the next instruction, as at the end of a block. The embedding API's
+/// memory-access and block hooks run on this.
+pub fn run_block_traced(
+    m: &mut Machine,
+    d: &Decoded,
+    sink: &mut impl FnMut(&TraceEvent, &Machine) -> ControlFlow<()>,
+) -> Option<Exit> {
+    run_loop::<_, false, true>(m, d, &mut StopSink(sink))
 }

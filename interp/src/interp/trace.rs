@@ -4,7 +4,8 @@
 //!
 //! Tracing is a [`Hook`] type parameter of the shared run loop: the untraced loop is
 //! instantiated with [`NoTrace`], whose `ON = false` removes every tracing statement at
-//! compile time, so `run` pays nothing for it.
+//! compile time, so `run` pays nothing for it. A hook may stop the run after any instruction
+//! ([`super::run_block_traced`], which the embedding API's memory and block hooks use).
 
 use super::Decoded;
 use crate::for_each_op;
@@ -13,6 +14,7 @@ use crate::machine::Machine;
 use crate::program::Space;
 use std::fmt;
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 /// One state change made by a retired instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,8 +136,9 @@ impl fmt::Display for TraceEvent {
 pub(crate) trait Hook {
     /// Whether any hook code runs at all.
     const ON: bool;
-    /// Called with the event of each retired instruction (only when `ON`).
-    fn retired(&mut self, ev: &TraceEvent);
+    /// Called with the event of each retired instruction and the machine after it (only
+    /// when `ON`); `Break` stops the run after this instruction.
+    fn retired(&mut self, ev: &TraceEvent, m: &Machine) -> ControlFlow<()>;
 }
 
 /// No tracing.
@@ -144,16 +147,29 @@ pub(crate) struct NoTrace;
 impl Hook for NoTrace {
     const ON: bool = false;
     #[inline(always)]
-    fn retired(&mut self, _: &TraceEvent) {}
+    fn retired(&mut self, _: &TraceEvent, _: &Machine) -> ControlFlow<()> {
+        ControlFlow::Continue(())
+    }
 }
 
-/// Tracing into a sink.
+/// Tracing into a sink that never stops the run.
 pub(crate) struct Sink<'a, F: FnMut(&TraceEvent)>(pub &'a mut F);
 
 impl<F: FnMut(&TraceEvent)> Hook for Sink<'_, F> {
     const ON: bool = true;
-    fn retired(&mut self, ev: &TraceEvent) {
-        (self.0)(ev)
+    fn retired(&mut self, ev: &TraceEvent, _: &Machine) -> ControlFlow<()> {
+        (self.0)(ev);
+        ControlFlow::Continue(())
+    }
+}
+
+/// Tracing into a sink that sees the machine and may stop the run.
+pub(crate) struct StopSink<'a, F: FnMut(&TraceEvent, &Machine) -> ControlFlow<()>>(pub &'a mut F);
+
+impl<F: FnMut(&TraceEvent, &Machine) -> ControlFlow<()>> Hook for StopSink<'_, F> {
+    const ON: bool = true;
+    fn retired(&mut self, ev: &TraceEvent, m: &Machine) -> ControlFlow<()> {
+        (self.0)(ev, m)
     }
 }
 
