@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod fuzz;
 pub mod launch;
+pub mod regions;
 pub mod timeline;
 pub mod vm;
 

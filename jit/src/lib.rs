@@ -289,9 +289,15 @@ impl Jit {
 
     /// Show every region compiled from now on to `obs` ([`observe`]: profiler symbols,
     /// dumps, and with its counters on, code that counts for the region report, which then
-    /// bypasses the disk cache: counting code holds this process's counter addresses).
+    /// bypasses the disk cache: counting code holds this process's counter addresses). Set
+    /// before [`Jit::set_disk_cache`], which otherwise installs cached regions at once.
     pub fn set_observer(&mut self, obs: std::sync::Arc<observe::Observer>) {
         self.observer = Some(obs);
+    }
+
+    /// Whether compiled code counts for the region report.
+    fn counting(&self) -> bool {
+        self.observer.as_ref().is_some_and(|o| o.options().counters)
     }
 
     /// Use the on-disk code cache `disk` (or none): regions found there are installed
@@ -300,7 +306,8 @@ impl Jit {
     /// names and holds (see [`diskcache`]).
     pub fn set_disk_cache(&mut self, disk: Option<std::sync::Arc<diskcache::DiskCache>>) {
         self.disk = disk;
-        let Some(d) = self.disk.clone() else {
+        // Counting code is never taken from the cache (see `Jit::set_observer`).
+        let Some(d) = self.disk.clone().filter(|_| !self.counting()) else {
             return;
         };
         for pc in d.manifest(&self.prefix, &self.key(0, false)) {
