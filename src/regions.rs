@@ -77,7 +77,7 @@ pub fn table(report: &[RegionReport], obs: &Observer, engine: Engine) -> String 
     use std::fmt::Write as _;
     let mut out = String::new();
     if engine == Engine::Interp {
-        out.push_str("regions: nothing compiled (--engine interp runs the interpreter only)\n");
+        out.push_str("regions: nothing compiled (the run used the interpreter only)\n");
         return out;
     }
     if report.is_empty() {

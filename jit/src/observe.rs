@@ -76,19 +76,6 @@ pub enum Fallback {
 }
 
 impl Fallback {
-    /// Every reason.
-    pub const ALL: [Fallback; 9] = [
-        Fallback::FirstCompile,
-        Fallback::SoftFma,
-        Fallback::FailedCheck,
-        Fallback::PartialMask,
-        Fallback::Fault,
-        Fallback::RangeFault,
-        Fallback::Budget,
-        Fallback::Declined,
-        Fallback::Tail,
-    ];
-
     /// Where the instruction went: `helper`, `interp` or `tail`.
     pub const fn target(self) -> &'static str {
         match self {
@@ -222,6 +209,7 @@ struct Record {
     declined: Option<Inst>,
     us: u64,
     code_bytes: usize,
+    addr: u64,
     entries: Slot,
     retired: Slot,
     sites: Vec<(u64, Fallback, Slot)>,
@@ -263,6 +251,8 @@ pub struct RegionReport {
     pub compile_us: u64,
     /// Machine-code bytes.
     pub code_bytes: usize,
+    /// Where the code runs (the address profilers see).
+    pub addr: u64,
     /// Every instruction that went to a helper or back to the interpreter at least once, by
     /// pc and reason.
     pub fallbacks: Vec<FallbackCount>,
@@ -472,6 +462,7 @@ impl Observer {
                     declined: c.declined,
                     us: c.us,
                     code_bytes: c.code.len(),
+                    addr: c.code.as_ptr() as u64,
                     entries: p.entries.0,
                     retired: p.retired.0,
                     sites: p.sites.iter().map(|s| (s.0, s.1, s.2)).collect(),
@@ -550,6 +541,7 @@ impl Observer {
                     retired: self.counters.get(r.retired),
                     compile_us: r.us,
                     code_bytes: r.code_bytes,
+                    addr: r.addr,
                     fallbacks,
                 }
             })
