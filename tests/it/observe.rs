@@ -208,6 +208,42 @@ fn region_report_adds_up_over_the_groups_of_a_launch() {
     assert_eq!(json(&out)["regions"], serde_json::json!([]));
 }
 
+#[test]
+fn region_report_bypasses_the_code_cache() {
+    // Counting code holds this process's counter addresses: under --regions regions are
+    // neither taken from the code cache across runs nor stored in it.
+    let d = dir("cache");
+    let src = d.join("gather.s");
+    std::fs::write(&src, gather_loop(3)).unwrap();
+    let s = src.to_str().unwrap();
+    let run = |cache: &str, regions: bool| {
+        let mut args = vec![
+            "run",
+            s,
+            "--engine",
+            "jit",
+            "--vl",
+            "8",
+            "--json",
+            "--code-cache",
+            cache,
+        ];
+        if regions {
+            args.push("--regions");
+        }
+        json(&lanejit_in(&d, &args).0)
+    };
+    let j = run("counted", true);
+    assert!(j["engine_stats"]["compiled_regions"].as_u64().unwrap() > 0);
+    let stored = std::fs::read_dir(d.join("counted")).map_or(0, |r| r.count());
+    assert_eq!(stored, 0, "counting code must not be stored");
+    run("plain", false);
+    let j = run("plain", true);
+    assert_eq!(j["engine_stats"]["cached_regions"], 0, "{j}");
+    assert_eq!(j["regions"][0]["entries"], 3);
+    assert_eq!(j["regions"][0]["fallbacks"][0]["count"], 3);
+}
+
 /// One JIT_CODE_LOAD record of a jitdump file.
 #[derive(Debug)]
 struct CodeLoad {
@@ -290,9 +326,10 @@ fn jitdump_names_every_compiled_region_by_guest_location() {
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (hpid, hts, loads) = parse_jitdump(&bytes);
     assert_eq!(hpid, pid);
+    let es = &j["engine_stats"];
     assert_eq!(
         loads.len() as u64,
-        j["engine_stats"]["compiled_regions"].as_u64().unwrap()
+        es["compiled_regions"].as_u64().unwrap() + es["cached_regions"].as_u64().unwrap()
     );
     let mut last = hts;
     for (i, l) in loads.iter().enumerate() {
