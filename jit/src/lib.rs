@@ -189,7 +189,8 @@ impl Drop for Jit {
     /// With a disk cache: record the regions this JIT had (first compiles and loops, not
     /// tails or hot recompiles, which are found on demand) in the program's manifest.
     fn drop(&mut self) {
-        let Some(d) = &self.disk else {
+        // Nothing of a counting JIT goes to the cache (see `Jit::set_observer`).
+        let Some(d) = self.disk.as_ref().filter(|_| !self.counting()) else {
             return;
         };
         let mut pcs: Vec<u64> = self

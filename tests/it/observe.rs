@@ -242,6 +242,23 @@ fn region_report_bypasses_the_code_cache() {
     assert_eq!(j["engine_stats"]["cached_regions"], 0, "{j}");
     assert_eq!(j["regions"][0]["entries"], 3);
     assert_eq!(j["regions"][0]["fallbacks"][0]["count"], 3);
+    // A tiered run with a warm cache makes its JIT (and installs what the cache holds) before
+    // the run: not under --regions.
+    let (out, _) = lanejit_in(
+        &d,
+        &[
+            "run",
+            s,
+            "--vl",
+            "8",
+            "--json",
+            "--code-cache",
+            "plain",
+            "--regions",
+        ],
+    );
+    let j = json(&out);
+    assert_eq!(j["engine_stats"]["cached_regions"], 0, "{j}");
 }
 
 /// One JIT_CODE_LOAD record of a jitdump file.
