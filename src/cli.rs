@@ -15,6 +15,7 @@ use crate::diag;
 use crate::inspect::{self, DumpSpec, ShowSpec};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use lanejit::launch::{LaunchOptions, MAX_THREADS, launch};
+use lanejit::regions;
 use lanejit::vm::{self, Engine, VmOptions};
 use lanejit::{EXIT_CHECK_FAILED, EXIT_OUTPUT_FAILED};
 use lanejit_interp::asm::{SourceMap, assemble, assemble_mapped};
@@ -24,6 +25,7 @@ use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Machine, valid_vl};
 use lanejit_interp::program::{MAX_GROUPS, MAX_MEM_LIMIT, PAGE_SIZE, Program, Space};
 use lanejit_interp::result::{DumpRequest, RunResult};
+use lanejit_jit::observe::{self, ObserveOptions, Observer};
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
@@ -227,6 +229,29 @@ struct RunArgs {
     /// Write the trace to FILE instead of stderr; implies --trace.
     #[arg(long, value_name = "FILE")]
     trace_file: Option<PathBuf>,
+    /// Profiler symbols for compiled code (repeatable): `jitdump` writes `jit-<pid>.dump` in
+    /// `$JITDUMPDIR` or the current directory for `perf record -k 1` + `perf inject --jit`;
+    /// `perfmap` appends to `/tmp/perf-<pid>.map`.
+    #[arg(long, value_enum, value_name = "KIND")]
+    profile: Vec<ProfileKind>,
+    /// Report every compiled region after the run: pcs and label, kind, form, entries,
+    /// instructions retired, compile time, code bytes, and each instruction that went to a
+    /// helper or back to the interpreter, why and how often (with --json: a "regions" key).
+    #[arg(long)]
+    regions: bool,
+    /// Write, per compiled region, its guest instructions, Cranelift IR and host code
+    /// (disassembled) into DIR.
+    #[arg(long, value_name = "DIR")]
+    dump_jit: Option<PathBuf>,
+}
+
+/// What `run --profile` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ProfileKind {
+    /// A jitdump file for `perf inject --jit`.
+    Jitdump,
+    /// A perf map, `/tmp/perf-<pid>.map` (perf ignores it for code in memfd memory).
+    Perfmap,
 }
 
 /// Every way a command can fail before or around a run: all exit with status 2.
@@ -746,6 +771,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         Some(path) => Some((path, std::fs::File::create(path).map_err(io_err(path))?)),
         None => None,
     };
+    let observer = observer(&args, &setup.program)?;
     let decoded = Decoded::new(&setup.program.code);
     let mut filter = inspect::TraceFilter {
         from: args.trace_from.unwrap_or(0),
@@ -810,7 +836,10 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     } else {
         let opts = LaunchOptions {
             engine,
-            vm: args.prog.vm_options()?,
+            vm: VmOptions {
+                observer: observer.clone(),
+                ..args.prog.vm_options()?
+            },
             groups,
             threads,
             check_races: args.check_races,
@@ -852,6 +881,9 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
                     .collect();
                 o.insert("show".into(), serde_json::Value::Array(shown));
             }
+            if let (true, Some(obs)) = (args.regions, &observer) {
+                o.insert("regions".into(), regions::json(&obs.report(), obs));
+            }
         }
         let _ = writeln!(out, "{json}");
     } else {
@@ -872,6 +904,9 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
                 .collect();
             let _ = writeln!(out, "{} as {}: [{}]", sh.name(), sh.ty, vals.join(", "));
         }
+        if let (true, Some(obs)) = (args.regions, &observer) {
+            let _ = write!(out, "{}", regions::table(&obs.report(), obs, engine));
+        }
     }
     let _ = out.flush();
     drop(out);
@@ -887,6 +922,10 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
             );
             status = EXIT_OUTPUT_FAILED;
         }
+    }
+    if let Some(e) = observer.as_ref().and_then(|o| o.error()) {
+        diag::error(&format!("{e} (the run finished; its result is above)"));
+        status = EXIT_OUTPUT_FAILED;
     }
     for ((addr, len, path), mut f) in args.save.iter().zip(save_files) {
         let bytes = m.mem.bytes(*addr, *len).unwrap_or_default();
@@ -917,6 +956,37 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         };
     }
     Ok(status)
+}
+
+/// The observer of `run --profile`, `--regions` and `--dump-jit` (`None` without them), its
+/// files created now so that an unwritable path fails before the run.
+fn observer(
+    args: &RunArgs,
+    program: &Program,
+) -> Result<Option<std::sync::Arc<Observer>>, CliError> {
+    let opts = ObserveOptions {
+        counters: args.regions,
+        jitdump: args.profile.contains(&ProfileKind::Jitdump),
+        perf_map: args.profile.contains(&ProfileKind::Perfmap),
+        dump_dir: args.dump_jit.clone(),
+    };
+    if opts == ObserveOptions::default() {
+        return Ok(None);
+    }
+    if let Some(dir) = &opts.dump_dir {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    }
+    let labels: Vec<(String, u64)> = program
+        .symbols
+        .iter()
+        .filter(|s| s.kind == lanejit_interp::program::SymKind::Code)
+        .map(|s| (s.name.clone(), s.value))
+        .collect();
+    let obs = Observer::new(opts, &labels).map_err(|err| CliError::Io {
+        path: format!("--profile {}", observe::jitdump_path().display()),
+        err,
+    })?;
+    Ok(Some(std::sync::Arc::new(obs)))
 }
 
 fn cmd_asm(file: &Path, out: &Path, no_lines: bool) -> Result<i32, CliError> {

@@ -271,6 +271,9 @@ pub fn shared_code(engine: Engine, d: &Decoded, m: &Machine, vm: &VmOptions) -> 
         Engine::Jit => SharedCode::new(d, m, 0).ok(),
         Engine::Tiered => SharedCode::new(d, m, vm.jit_threshold).ok(),
     }?;
+    if let Some(o) = &vm.observer {
+        code.set_observer(o.clone());
+    }
     code.set_code_cache(vm.code_cache.clone());
     Some(code)
 }

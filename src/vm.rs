@@ -25,6 +25,7 @@
 use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_jit::diskcache::DiskCache;
+use lanejit_jit::observe::Observer;
 use lanejit_jit::shared::SharedJit;
 use lanejit_jit::{Jit, JitError, JitStats, RegionExit};
 use rand::{Rng, SeedableRng};
@@ -74,6 +75,9 @@ pub struct VmOptions {
     /// The on-disk code cache (`--code-cache DIR`, `LANEJIT_CODE_CACHE`): compiled regions
     /// are taken from it and stored in it (see `lanejit_jit::diskcache`).
     pub code_cache: Option<Arc<DiskCache>>,
+    /// What to observe of compiled code ([`lanejit_jit::observe`]: profiler symbols, the
+    /// region report's counters, dumps); shown every region the run's JITs compile.
+    pub observer: Option<Arc<Observer>>,
 }
 
 impl Default for VmOptions {
@@ -83,6 +87,7 @@ impl Default for VmOptions {
             background: true,
             compile_delay_seed: None,
             code_cache: None,
+            observer: None,
         }
     }
 }
@@ -96,6 +101,7 @@ impl VmOptions {
             background: false,
             compile_delay_seed: None,
             code_cache: None,
+            observer: None,
         }
     }
 }
@@ -132,6 +138,9 @@ pub fn run(engine: Engine, m: &mut Machine, d: &Decoded, opts: &VmOptions) -> (E
     }
     match Dispatcher::new(d, m, threshold) {
         Ok(mut disp) => {
+            if let Some(o) = &opts.observer {
+                disp.jit_mut().set_observer(o.clone());
+            }
             disp.jit_mut().set_disk_cache(opts.code_cache.clone());
             let exit = disp.run(m, d);
             (exit, disp.stats())
@@ -187,9 +196,10 @@ impl Drop for CompilerAlive {
     }
 }
 
-/// The compiler thread of a background run: create the JIT into `cell`, then compile every
-/// pc received, after a pseudo-random delay of 0-2 ms when `opts.compile_delay_seed` is given (a test
-/// hook). Without a code generator it ends at once (everything stays interpreted).
+/// The compiler thread of a background run: create the JIT into `cell` (with the code cache
+/// and observer of `opts`), then compile every pc received, after a pseudo-random delay of
+/// 0-2 ms when `opts.compile_delay_seed` is given (a test hook). Without a code generator it
+/// ends at once (everything stays interpreted).
 fn compiler_thread(
     cell: &std::sync::OnceLock<SharedCode>,
     words: &[u64],
@@ -202,6 +212,7 @@ fn compiler_thread(
     let VmOptions {
         compile_delay_seed: delay_seed,
         code_cache,
+        observer,
         ..
     } = opts;
     let code = match cell.get() {
@@ -212,6 +223,9 @@ fn compiler_thread(
                 done.store(u64::MAX, Ordering::Release);
                 return;
             };
+            if let Some(o) = observer {
+                code.set_observer(o);
+            }
             code.set_code_cache(code_cache);
             cell.get_or_init(|| code)
         }
@@ -278,6 +292,10 @@ impl<'d> BackgroundTier<'d> {
             // from their first entry; the compiler thread still starts at the first hot region.
             let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
             if let Ok(code) = SharedCode::for_config(&words, &m.config, threshold) {
+                // The observer first: a counting JIT takes nothing from the cache.
+                if let Some(o) = &opts.observer {
+                    code.set_observer(o.clone());
+                }
                 code.set_code_cache(opts.code_cache.clone());
                 let cell = std::sync::OnceLock::new();
                 let _ = cell.set(code);
@@ -404,6 +422,9 @@ impl<'d> Resumable<'d> {
                 };
                 match Dispatcher::new(d, m, threshold) {
                     Ok(mut disp) => {
+                        if let Some(o) = &opts.observer {
+                            disp.jit_mut().set_observer(o.clone());
+                        }
                         disp.jit_mut().set_disk_cache(opts.code_cache.clone());
                         ResumableTier::Own(Box::new(disp))
                     }
@@ -690,6 +711,11 @@ impl SharedCode {
             cached_regions: js.cached_regions,
             ..EngineStats::default()
         }
+    }
+
+    /// Show every region compiled from now on to `obs` (see [`lanejit_jit::observe`]).
+    pub fn set_observer(&self, obs: Arc<Observer>) {
+        self.jit.set_observer(obs);
     }
 
     /// Use the on-disk code cache `cache` (or none) from now on.

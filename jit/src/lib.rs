@@ -11,6 +11,7 @@ pub mod abi;
 pub mod cache;
 mod codemem;
 pub mod diskcache;
+pub mod observe;
 pub mod region;
 pub mod shared;
 mod translate;
@@ -182,6 +183,8 @@ pub struct Jit {
     prefix: diskcache::Prefix,
     /// The region starts of the disk cache's manifest when it was given (sorted).
     manifest: Vec<u64>,
+    /// What is observed of compiled code (profiler symbols, report counters, dumps).
+    observer: Option<std::sync::Arc<observe::Observer>>,
 }
 
 impl Drop for Jit {
@@ -190,7 +193,8 @@ impl Drop for Jit {
     /// those it already listed (a run that takes a different path adds to it, and one that
     /// adds nothing writes nothing).
     fn drop(&mut self) {
-        let Some(d) = &self.disk else {
+        // Nothing of a counting JIT goes to the cache (see `Jit::set_observer`).
+        let Some(d) = self.disk.as_ref().filter(|_| !self.counting()) else {
             return;
         };
         let mut pcs: Vec<u64> = self
@@ -287,7 +291,21 @@ impl Jit {
             // Two slots per instruction (its region, its loop body's straight form); at least
             // one pair, so that the table's address is always valid to read.
             chain: vec![0; 2 * words.len().max(1)],
+            observer: None,
         })
+    }
+
+    /// Show every region compiled from now on to `obs` ([`observe`]: profiler symbols,
+    /// dumps, and with its counters on, code that counts for the region report, which then
+    /// bypasses the disk cache: counting code holds this process's counter addresses). Set
+    /// before [`Jit::set_disk_cache`], which otherwise installs cached regions at once.
+    pub fn set_observer(&mut self, obs: std::sync::Arc<observe::Observer>) {
+        self.observer = Some(obs);
+    }
+
+    /// Whether compiled code counts for the region report.
+    fn counting(&self) -> bool {
+        self.observer.as_ref().is_some_and(|o| o.options().counters)
     }
 
     /// Use the on-disk code cache `disk` (or none): regions found there are installed
@@ -296,7 +314,8 @@ impl Jit {
     /// names and holds (see [`diskcache`]).
     pub fn set_disk_cache(&mut self, disk: Option<std::sync::Arc<diskcache::DiskCache>>) {
         self.disk = disk;
-        let Some(d) = self.disk.clone() else {
+        // Counting code is never taken from the cache (see `Jit::set_observer`).
+        let Some(d) = self.disk.clone().filter(|_| !self.counting()) else {
             return;
         };
         self.manifest = d.manifest(&self.prefix, &self.key(0, false));
@@ -420,7 +439,15 @@ impl Jit {
             self.chain.fill(0);
         }
         let t0 = Instant::now();
-        if let Some(stored) = self.disk.as_ref().and_then(|d| d.load(&self.prefix, &key)) {
+        // The region report's counters (`observe`), compiled in only when asked for; such
+        // code is neither taken from nor stored in the disk cache.
+        let mut probes = self
+            .observer
+            .as_ref()
+            .filter(|o| o.options().counters)
+            .map(|o| observe::Probes::new(o.clone()));
+        let disk = self.disk.clone().filter(|_| probes.is_none());
+        if let Some(stored) = disk.as_ref().and_then(|d| d.load(&self.prefix, &key)) {
             return self.install(key, region, stored, t0).map(Some);
         }
         let module = self.cache.module.as_mut().expect("module");
@@ -435,6 +462,9 @@ impl Jit {
         // Whether a loop over budget fell to the straight-line form of its body.
         let mut straight_body = false;
         let cfg = loop {
+            if let Some(p) = probes.as_mut() {
+                p.restart();
+            }
             if plan == Plan::Interpret {
                 if region.loop_head.is_none() || key.hot {
                     // A hot recompile over budget: the first compile stays.
@@ -480,7 +510,7 @@ impl Jit {
             };
             let fcfg = module.target_config();
             let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
-            translate::translate(&mut b, &region, cfg);
+            translate::translate(&mut b, &region, cfg, probes.as_mut());
             b.finalize(fcfg);
             let emitted = self.ctx.func.dfg.num_insts();
             if !vector || plan::fits(plan, emitted, self.vl) {
@@ -490,6 +520,11 @@ impl Jit {
             plan = plan::cheaper(plan);
         };
         let id = id.expect("declared");
+        let ir = self
+            .observer
+            .as_ref()
+            .filter(|o| o.wants_ir())
+            .map(|_| self.ctx.func.display().to_string());
         let ir_insts = self.ctx.func.dfg.num_insts();
         self.stats.ir_insts += ir_insts as u64;
         let size = if region.loop_head.is_some() && cfg.plan == Plan::Registers {
@@ -500,7 +535,7 @@ impl Jit {
             if !codemem::position_independent(code.buffer.relocs().iter().map(|r| r.kind)) {
                 return Err(err(&"position-dependent relocation"));
             }
-            if let Some(d) = &self.disk {
+            if let Some(d) = &disk {
                 store(
                     d,
                     &self.prefix,
@@ -524,7 +559,7 @@ impl Jit {
             if !codemem::position_independent(code.buffer.relocs().iter().map(|r| r.kind)) {
                 return Err(err(&"position-dependent relocation"));
             }
-            if let Some(d) = &self.disk {
+            if let Some(d) = &disk {
                 store(
                     d,
                     &self.prefix,
@@ -566,7 +601,8 @@ impl Jit {
             hot: key.hot,
             cached: false,
         };
-        self.finalize(key, id, stat, &region, t0).map(Some)
+        self.finalize(key, id, stat, &region, t0, ir, probes)
+            .map(Some)
     }
 
     /// Take the region of `key` from the disk cache: `region` is what was discovered at its
@@ -612,10 +648,13 @@ impl Jit {
             hot: key.hot,
             cached: true,
         };
-        self.finalize(key, id, stat, &region, t0)
+        self.finalize(key, id, stat, &region, t0, None, None)
     }
 
-    /// Make function `id` (just defined) runnable, record it and enter it in the cache.
+    /// Make function `id` (just defined) runnable, record it and enter it in the cache, and
+    /// show it to the observer (with its IR `ir` and report counters `probes`, when compiled
+    /// here with them).
+    #[allow(clippy::too_many_arguments)]
     fn finalize(
         &mut self,
         key: Key,
@@ -623,6 +662,8 @@ impl Jit {
         mut stat: RegionStat,
         region: &region::Region,
         t0: Instant,
+        ir: Option<String>,
+        probes: Option<observe::Probes>,
     ) -> Result<Compiled, JitError> {
         let pc = key.pc;
         let err = |e: &dyn std::fmt::Display| JitError::Compile {
@@ -645,6 +686,28 @@ impl Jit {
         let f: RegionFn = unsafe { std::mem::transmute::<*const u8, RegionFn>(ptr) };
         let us = t0.elapsed().as_micros() as u64;
         stat.us = us;
+        if let Some(obs) = &self.observer {
+            // SAFETY: `ptr` is where the function's `code_bytes` bytes were just placed and
+            // finalised: readable (and executable) memory of the module, which lives at least
+            // until the next compile, after this call.
+            let code = unsafe { std::slice::from_raw_parts(ptr, stat.code_bytes) };
+            let c = observe::Compiled {
+                pc,
+                end_pc: region.end_pc,
+                kind: stat.kind,
+                hot: key.hot,
+                plan: stat.plan,
+                insts: &region.insts,
+                declined: match region.end {
+                    region::RunEnd::Decline => self.code.at(region.end_pc).copied(),
+                    _ => None,
+                },
+                us,
+                code,
+                ir,
+            };
+            obs.compiled(c, probes);
+        }
         if stat.cached {
             self.stats.cached_regions += 1;
         } else {

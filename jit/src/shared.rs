@@ -88,6 +88,13 @@ impl SharedJit {
         }
     }
 
+    /// Show every region compiled from now on to `obs` (see [`crate::observe`]).
+    pub fn set_observer(&self, obs: std::sync::Arc<crate::observe::Observer>) {
+        if let Ok(mut jit) = self.inner.write() {
+            jit.set_observer(obs);
+        }
+    }
+
     /// Compilation statistics so far, without waiting for a compile in progress (whose
     /// region is then not counted yet; all zero if the JIT is held).
     pub fn try_stats(&self) -> JitStats {

@@ -401,3 +401,52 @@ fn a_spent_program_compile_budget_leaves_regions_to_the_interpreter() {
     // A region compiled before the budget ran out is still there.
     assert!(jit.compile(0).expect("cached").is_some());
 }
+
+#[test]
+fn observer_sees_code_where_it_runs_and_counts_only_when_asked() {
+    use crate::RegionKind;
+    use crate::observe::{ObserveOptions, Observer};
+    let code = encode(&copy_loop());
+    let dir = std::env::temp_dir().join(format!("lanejit-jit-observe-{}", std::process::id()));
+    for counters in [false, true] {
+        let _ = std::fs::remove_dir_all(&dir);
+        let opts = ObserveOptions {
+            counters,
+            dump_dir: Some(dir.clone()),
+            ..ObserveOptions::default()
+        };
+        let obs = std::sync::Arc::new(Observer::new(opts, &[("body".into(), 0x38)]).unwrap());
+        let mut m = machine(&code, 8);
+        let mut jit = Jit::new(&code, &m).expect("jit");
+        jit.set_observer(obs.clone());
+        run_compiled(&mut jit, &mut m);
+        assert_eq!(m.pc, 0x50, "stops at HALT");
+        // No counting code at all unless counters are asked for (the IR before compiling).
+        let mut clifs = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "clif") {
+                clifs += 1;
+                let ir = std::fs::read_to_string(&p).unwrap();
+                assert_eq!(ir.contains("atomic_rmw"), counters, "{}", p.display());
+            }
+        }
+        assert_eq!(clifs, jit.stats().compiled_regions);
+        let report = obs.report();
+        if !counters {
+            assert!(report.is_empty());
+            continue;
+        }
+        let lp = &report[0];
+        assert_eq!((lp.kind, lp.pc, lp.end_pc), (RegionKind::Loop, 0x38, 0x50));
+        // The code's address is the one the JIT calls (the executable view).
+        let f = jit.lookup(0x38).expect("compiled").0;
+        assert_eq!(lp.addr, f as usize as u64);
+        // 13 iterations (100 elements at VL 8) of three instructions, in one entry.
+        assert_eq!((lp.entries, lp.retired), (1, 39));
+        assert!(lp.fallbacks.is_empty(), "{lp:?}");
+        let straight = &report[1];
+        assert_eq!((straight.pc, straight.entries, straight.retired), (0, 1, 4));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

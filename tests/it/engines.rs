@@ -515,6 +515,7 @@ fn background_compiles_take_over_at_any_point_and_agree() {
             background: true,
             compile_delay_seed: Some(seed),
             code_cache: None,
+            observer: None,
         };
         let (exit, stats) = vm::run(Engine::Tiered, &mut m, &d, &opts);
         assert_eq!(snap(&m, exit), reference, "seed {seed}");

@@ -1,7 +1,9 @@
 //! The root crate's integration tests, as one test binary (one link instead of seven):
 //! every engine on the interpreter's tests (`all_engines`), the bench kernels, the command
-//! line (`cli`), the debugger (`debug`), the embedding API and its examples (`embed`), the engine harness (`engines`), the fuzz corpus, smoke campaign and shards, launches of
-//! many groups (`launches`), and the resource bounds of the CLI (`resources`). Run one part with `cargo test --test it cli::`.
+//! line (`cli`), the debugger (`debug`), the embedding API and its examples (`embed`), the
+//! engine harness (`engines`), the fuzz corpus, smoke campaign and shards, launches of many
+//! groups (`launches`), the JIT's profiler symbols, region report and dumps (`observe`), and
+//! the resource bounds of the CLI (`resources`). Run one part with `cargo test --test it cli::`.
 
 mod all_engines;
 mod bench_kernels;
@@ -14,6 +16,7 @@ mod fuzz_corpus;
 mod fuzz_shards;
 mod fuzz_smoke;
 mod launches;
+mod observe;
 mod resources;
 
 // The interpreter's shared test support calls `crate::run_setup`: here, every engine's.

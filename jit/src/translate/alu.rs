@@ -12,6 +12,7 @@
 //! write also records its lane shape (`shape`), which memory accesses use.
 
 use super::{Form, Tx};
+use crate::observe::Fallback;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, F64X2, I8X16, I16X8, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{InstBuilder, Value};
@@ -178,6 +179,8 @@ impl Tx<'_, '_> {
     }
 
     fn vop_emit(&mut self, code: u32, vd: VReg, va: VReg, b: Value) {
+        // Only helper-based straight-line code hands vector ALU work to `lj_vop`.
+        self.fallback(self.pc, Fallback::FirstCompile);
         let m = self.mask_value();
         let sig = self.sig(super::Helper::Vop);
         let f = self.helper_addr(crate::abi::HelperFn::Vop);
@@ -546,6 +549,7 @@ impl Tx<'_, '_> {
             let pa = self.spill(0, &a);
             let pb = self.spill(1, &bs);
             let pd = self.spill(2, &d);
+            self.fallback(self.pc, Fallback::SoftFma);
             let m = self.mask_value();
             let is_d = self.b.ins().iconst(I32, (w == FpWidth::D) as i64);
             let f = self.helper_addr(crate::abi::HelperFn::Fma);
@@ -597,6 +601,7 @@ impl Tx<'_, '_> {
     /// Sum of the active lanes of `va`.
     fn redsum(&mut self, va: VReg) -> Value {
         if self.helpers && self.vl > 2 {
+            self.fallback(self.pc, Fallback::FirstCompile);
             let sig = self.sig(super::Helper::Redsum);
             let f = self.helper_addr(crate::abi::HelperFn::Redsum);
             let a = self.b.ins().iconst(I32, va.0 as i64);

@@ -5,6 +5,7 @@
 
 use super::{Form, Helper, Tx};
 use crate::abi::{self, Status};
+use crate::observe::Fallback;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
@@ -47,6 +48,7 @@ impl Tx<'_, '_> {
         // Added, not stored: chained regions share the context.
         let before = self.b.ins().load(I64, f, self.ctx, abi::off::RETIRED);
         let total = self.b.ins().iadd(before, r);
+        self.count_retired(r);
         self.b.ins().store(f, total, self.ctx, abi::off::RETIRED);
         self.b.ins().store(f, pc, self.ctx, abi::off::NEXT_PC);
         self.chain(pc, st);
@@ -142,14 +144,15 @@ impl Tx<'_, '_> {
     }
 
     /// Continue only if `ok` is non-zero; otherwise exit (cold) so the interpreter executes the
-    /// instruction at `pc` with the state before it.
-    pub(crate) fn guard(&mut self, ok: Value, pc: u64) {
+    /// instruction at `pc` with the state before it (a fallback for `why`).
+    pub(crate) fn guard(&mut self, ok: Value, pc: u64, why: Fallback) {
         let fail = self.b.create_block();
         let cont = self.b.create_block();
         self.b.set_cold_block(fail);
         self.b.ins().brif(ok, cont, &[], fail, &[]);
         self.b.switch_to_block(fail);
         self.b.seal_block(fail);
+        self.fallback(pc, why);
         self.exit_pc(Status::Interp, pc, 0);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
@@ -167,7 +170,7 @@ impl Tx<'_, '_> {
             .b
             .ins()
             .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, n as i64);
-        self.guard(ok, pc);
+        self.guard(ok, pc, Fallback::Budget);
     }
 
     fn writeback(&mut self) {

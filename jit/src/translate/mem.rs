@@ -39,6 +39,7 @@
 
 use super::{Tx, flags};
 use crate::abi::{self, kind};
+use crate::observe::Fallback;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8, I8X16, I16, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
@@ -745,6 +746,17 @@ impl Tx<'_, '_> {
                 (vec![self.spill(0, &eas)], 1)
             }
         };
+        // Why this access reaches the helper: always in helper-based code; else only when
+        // the inline path's check failed, or (a gather or scatter under a mask not known to
+        // be full) the mask was partial.
+        let why = if self.helpers {
+            Fallback::FirstCompile
+        } else if self.full || matches!(addr, Addr::Contig { .. }) {
+            Fallback::FailedCheck
+        } else {
+            Fallback::PartialMask
+        };
+        self.fallback(pc, why);
         let m = self.mask_value();
         let kw = self.kind_word(ms, local) as i64;
         let k = self.b.ins().iconst(I32, kw);
@@ -764,7 +776,7 @@ impl Tx<'_, '_> {
                     abi::HelperFn::LoadEa,
                 ][kind];
                 let ok = self.helper_call(h, &eas, m, k, pout);
-                self.guard(ok, pc);
+                self.guard(ok, pc, Fallback::Fault);
                 if !self.vmem {
                     let vals = self.unspill(pout);
                     self.vset_masked(VReg(d), &vals);
@@ -785,7 +797,7 @@ impl Tx<'_, '_> {
                     abi::HelperFn::StoreEa,
                 ][kind];
                 let ok = self.helper_call(h, &eas, m, k, pd);
-                self.guard(ok, pc);
+                self.guard(ok, pc, Fallback::Fault);
             }
         }
         if fast_paths {
@@ -1437,6 +1449,7 @@ impl Tx<'_, '_> {
         let (base, _, _) = self.space(local);
         self.b.switch_to_block(fail);
         self.b.seal_block(fail);
+        self.fallback(pc, Fallback::RangeFault);
         self.exit_pc(crate::abi::Status::Interp, pc, 0);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);

@@ -64,6 +64,7 @@ mod exits;
 mod loops;
 mod mem;
 pub mod plan;
+mod probes;
 mod shape;
 
 use analysis::{
@@ -298,6 +299,10 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) nan: [Option<lanejit_interp::isa::FpWidth>; 32],
     /// The registers the current instruction left raw (set in `nan` by it).
     pub(crate) nan_set: u32,
+    /// The region report's counters, when counting (see `probes`).
+    probes: Option<&'a mut crate::observe::Probes>,
+    /// The pc of the instruction being translated.
+    pub(crate) pc: u64,
 }
 
 /// Tile space as compiled code sees it: host base, size, the granule permission table, and
@@ -741,6 +746,7 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Translate one non-control instruction (control instructions go to `control`).
     fn inst(&mut self, pc: u64, inst: &Inst) {
+        self.pc = pc;
         let (u, w) = reg_effects(inst);
         if !self.full && !self.lmask_valid && self.blends(inst, w) {
             self.refresh_lane_masks();
@@ -812,7 +818,10 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
         match r.end {
             RunEnd::Control => unreachable!("a control run ends in its control instruction"),
-            RunEnd::Decline => self.exit_pc(Status::Interp, r.end_pc, 0),
+            RunEnd::Decline => {
+                self.fallback(r.end_pc, crate::observe::Fallback::Declined);
+                self.exit_pc(Status::Interp, r.end_pc, 0)
+            }
             RunEnd::MaxLen => self.exit_pc(Status::Next, r.end_pc, 0),
         }
     }
@@ -845,8 +854,14 @@ fn lane_masks(b: &mut FunctionBuilder<'_>, m: Value, nch: usize) -> Vec<Value> {
         .collect()
 }
 
-/// Build the body of `func` for region `r`.
-pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) {
+/// Build the body of `func` for region `r`, with the region report's counters when `probes`
+/// is given.
+pub(crate) fn translate(
+    b: &mut FunctionBuilder<'_>,
+    r: &Region,
+    cfg: TxConfig,
+    probes: Option<&mut crate::observe::Probes>,
+) {
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -1077,7 +1092,10 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         shape: [None; 32],
         nan: [None; 32],
         nan_set: 0,
+        probes,
+        pc: r.start,
     };
+    tx.count_entry();
 
     let h = r.loop_head.unwrap_or(0);
     if h > 0 {
@@ -1162,6 +1180,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
             if tail_inline {
                 tx.b.switch_to_block(none);
                 tx.b.seal_block(none);
+                tx.fallback(head_pc, crate::observe::Fallback::Tail);
                 tx.exit_pc(Status::Partial, head_pc, 0);
             }
         }
@@ -1182,6 +1201,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
         tx.fast = None;
         tx.off = 0;
         if endloop && !tail_inline {
+            tx.fallback(head_pc, crate::observe::Fallback::Tail);
             tx.exit_pc(Status::Partial, head_pc, 0);
         } else if tail_inline && !tx.hoist.is_empty() && masked_tail_ok(r, &tx.hoist) {
             let top = tx.b.create_block();
@@ -1190,6 +1210,7 @@ pub(crate) fn translate(b: &mut FunctionBuilder<'_>, r: &Region, cfg: TxConfig) 
             tx.masked_tail_entry(top, fail);
             tx.b.switch_to_block(fail);
             tx.b.seal_block(fail);
+            tx.fallback(head_pc, crate::observe::Fallback::Tail);
             tx.exit_pc(Status::Partial, head_pc, 0);
             tx.b.switch_to_block(top);
             tx.b.seal_block(top);

@@ -53,6 +53,7 @@ fn others() -> [(Engine, VmOptions); 4] {
                 background: true,
                 compile_delay_seed: Some(0x13),
                 code_cache: None,
+                observer: None,
             },
         ),
     ]
