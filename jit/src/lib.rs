@@ -224,30 +224,40 @@ impl std::fmt::Debug for Jit {
     }
 }
 
-/// Store the just compiled `code` of `key` in the disk cache, unless it has relocations.
-fn store(
-    d: &diskcache::DiskCache,
-    prefix: &diskcache::Prefix,
-    key: Key,
-    code: &cranelift_codegen::CompiledCode,
+/// How a region was compiled, for its disk-cache entry.
+struct Stored {
     plan: Plan,
     straight_body: bool,
     ir_insts: usize,
-) {
-    if !code.buffer.relocs().is_empty() {
-        return;
+}
+
+/// Check that the just compiled `code` of `key` runs wherever it is placed (the dual-mapped
+/// code memory and the disk cache rely on it), and store it in the disk cache `disk` if any
+/// (code with relocations is not stored).
+fn check_and_store(
+    disk: Option<&diskcache::DiskCache>,
+    prefix: &diskcache::Prefix,
+    key: Key,
+    code: &cranelift_codegen::CompiledCode,
+    how: Stored,
+) -> Result<(), &'static str> {
+    if !codemem::position_independent(code.buffer.relocs().iter().map(|r| r.kind)) {
+        return Err("position-dependent relocation");
     }
-    d.store(
-        prefix,
-        &key,
-        &diskcache::Stored {
-            plan,
-            straight_body,
-            ir_insts: ir_insts as u32,
-            align: code.buffer.alignment,
-            code: code.code_buffer().to_vec(),
-        },
-    );
+    if let Some(d) = disk.filter(|_| code.buffer.relocs().is_empty()) {
+        d.store(
+            prefix,
+            &key,
+            &diskcache::Stored {
+                plan: how.plan,
+                straight_body: how.straight_body,
+                ir_insts: how.ir_insts as u32,
+                align: code.buffer.alignment,
+                code: code.code_buffer().to_vec(),
+            },
+        );
+    }
+    Ok(())
 }
 
 impl Jit {
@@ -532,20 +542,13 @@ impl Jit {
                 .define_function(id, &mut self.ctx)
                 .map_err(|e| err(&format!("{e:?}")))?;
             let code = self.ctx.compiled_code().expect("just compiled");
-            if !codemem::position_independent(code.buffer.relocs().iter().map(|r| r.kind)) {
-                return Err(err(&"position-dependent relocation"));
-            }
-            if let Some(d) = &disk {
-                store(
-                    d,
-                    &self.prefix,
-                    key,
-                    code,
-                    cfg.plan,
-                    straight_body,
-                    ir_insts,
-                );
-            }
+            let stored = Stored {
+                plan: cfg.plan,
+                straight_body,
+                ir_insts,
+            };
+            check_and_store(disk.as_deref(), &self.prefix, key, code, stored)
+                .map_err(|e| err(&e))?;
             code.code_buffer().len()
         } else {
             // Straight-line code runs once per entry, and the memory form of a large loop
@@ -556,20 +559,13 @@ impl Jit {
                 .compile(isa, &mut ControlPlane::default())
                 .map_err(|e| err(&format!("{:?}", e.inner)))?;
             let code = self.ctx.compiled_code().expect("just compiled");
-            if !codemem::position_independent(code.buffer.relocs().iter().map(|r| r.kind)) {
-                return Err(err(&"position-dependent relocation"));
-            }
-            if let Some(d) = &disk {
-                store(
-                    d,
-                    &self.prefix,
-                    key,
-                    code,
-                    cfg.plan,
-                    straight_body,
-                    ir_insts,
-                );
-            }
+            let stored = Stored {
+                plan: cfg.plan,
+                straight_body,
+                ir_insts,
+            };
+            check_and_store(disk.as_deref(), &self.prefix, key, code, stored)
+                .map_err(|e| err(&e))?;
             let relocs: Vec<ModuleReloc> = code
                 .buffer
                 .relocs()

@@ -855,7 +855,7 @@ mod tests {
     fn svg_has_one_bar_per_value() {
         let s = report().svg();
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
-        assert_eq!(s.matches("<title>").count(), 4);
+        assert_eq!(s.matches("<title>").count(), 5);
         assert!(s.contains("rotate(-90)\" text-anchor=\"middle\">elements per second"));
         // The rotated group labels fit below the plot: 56 + 360 + room for the longest.
         let height: f64 = s
