@@ -92,6 +92,25 @@ pub enum RegionKind {
     Tail,
 }
 
+impl RegionKind {
+    /// The kind of the function compiled for `key` from `region`.
+    fn of(key: Key, region: &region::Region) -> RegionKind {
+        match (key.straight, region.loop_head.is_some()) {
+            (true, _) => RegionKind::Tail,
+            (false, true) => RegionKind::Loop,
+            (false, false) => RegionKind::Straight,
+        }
+    }
+}
+
+/// The signature of every compiled region (`RegionFn`: the context in, the status out).
+fn region_signature(module: &cranelift_jit::JITModule) -> cranelift_codegen::ir::Signature {
+    let mut sig = module.make_signature();
+    sig.params.push(AbiParam::new(I64));
+    sig.returns.push(AbiParam::new(I64));
+    sig
+}
+
 /// One compiled region.
 #[derive(Clone, Copy, Debug)]
 pub struct RegionStat {
@@ -465,9 +484,7 @@ impl Jit {
             pc,
             msg: e.to_string(),
         };
-        let mut sig = module.make_signature();
-        sig.params.push(AbiParam::new(I64));
-        sig.returns.push(AbiParam::new(I64));
+        let sig = region_signature(module);
         let mut id = None;
         // Whether a loop over budget fell to the straight-line form of its body.
         let mut straight_body = false;
@@ -584,11 +601,7 @@ impl Jit {
         module.clear_context(&mut self.ctx);
         let stat = RegionStat {
             pc,
-            kind: match (key.straight, region.loop_head.is_some()) {
-                (true, _) => RegionKind::Tail,
-                (false, true) => RegionKind::Loop,
-                (false, false) => RegionKind::Straight,
-            },
+            kind: RegionKind::of(key, &region),
             insts: region.insts.len(),
             us: 0,
             code_bytes: size,
@@ -619,9 +632,7 @@ impl Jit {
             region = region::discover(&self.code, pc, true).ok_or_else(|| err(&"stale entry"))?;
         }
         let module = self.cache.module.as_mut().expect("module");
-        let mut sig = module.make_signature();
-        sig.params.push(AbiParam::new(I64));
-        sig.returns.push(AbiParam::new(I64));
+        let sig = region_signature(module);
         let id = module
             .declare_anonymous_function(&sig)
             .map_err(|e| err(&e))?;
@@ -631,11 +642,7 @@ impl Jit {
         self.stats.ir_insts += u64::from(stored.ir_insts);
         let stat = RegionStat {
             pc,
-            kind: match (key.straight, region.loop_head.is_some()) {
-                (true, _) => RegionKind::Tail,
-                (false, true) => RegionKind::Loop,
-                (false, false) => RegionKind::Straight,
-            },
+            kind: RegionKind::of(key, &region),
             insts: region.insts.len(),
             us: 0,
             code_bytes: stored.code.len(),
