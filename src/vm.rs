@@ -18,7 +18,9 @@
 //! the worker threads of a launch, whose entry counts add up across all groups, and a
 //! tiered run's background compiler ([`VmOptions::background`]): the run hands each hot
 //! region to a compiler thread and goes on interpreting; the region runs compiled from its
-//! first entry after its code is ready. Compiled code and the interpreter agree bit for bit
+//! first entry after its code is ready (loops first on quick baseline code, which the compiler
+//! thread replaces with optimised code when it has nothing else to do; see
+//! `lanejit_jit::Jit::set_baseline`). Compiled code and the interpreter agree bit for bit
 //! and leave the state exact at every region boundary, so the result does not depend on when
 //! a compile finishes; only the engine statistics do.
 
@@ -78,7 +80,21 @@ pub struct VmOptions {
     /// What to observe of compiled code ([`lanejit_jit::observe`]: profiler symbols, the
     /// region report's counters, dumps); shown every region the run's JITs compile.
     pub observer: Option<Arc<Observer>>,
+    /// With `background`: how long a run interprets before its first hot region starts the
+    /// compiler thread ([`COMPILE_AFTER`] by default; zero under `compile_delay_seed`).
+    pub compile_after: std::time::Duration,
+    /// Without `background`: compile loops with the quick settings only, as the background
+    /// tier's baseline does before their optimised code is ready (the fuzzer's tiered runs,
+    /// so that both codes of a loop are compared with the interpreter).
+    pub quick_loops: bool,
 }
+
+/// How long a tiered run interprets before it starts compiling: starting a compiler thread
+/// and a JIT costs 0.1-0.3 ms of the run's time (the spawn, then page faults and code
+/// memory mappings the whole process shares), and its first loop takes a millisecond or
+/// more to compile, so a run shorter than this is fastest interpreted throughout. A code
+/// cache's regions are installed before the run whatever this is.
+pub const COMPILE_AFTER: std::time::Duration = std::time::Duration::from_millis(1);
 
 impl Default for VmOptions {
     fn default() -> Self {
@@ -88,6 +104,8 @@ impl Default for VmOptions {
             compile_delay_seed: None,
             code_cache: None,
             observer: None,
+            compile_after: COMPILE_AFTER,
+            quick_loops: false,
         }
     }
 }
@@ -102,6 +120,8 @@ impl VmOptions {
             compile_delay_seed: None,
             code_cache: None,
             observer: None,
+            compile_after: std::time::Duration::ZERO,
+            quick_loops: false,
         }
     }
 }
@@ -124,6 +144,11 @@ pub struct EngineStats {
     /// Regions taken from the on-disk code cache instead of compiled (`--code-cache`).
     #[serde(default)]
     pub cached_regions: u64,
+    /// Loops of a tiered run whose quick (baseline) code the compiler thread has replaced by
+    /// optimised code (not counted in `compiled_regions`; their compile time is in
+    /// `compile_us`).
+    #[serde(default)]
+    pub optimized_regions: u64,
 }
 
 /// Run `m` from its pc on `engine` until it halts, traps or reaches its instruction limit.
@@ -142,6 +167,7 @@ pub fn run(engine: Engine, m: &mut Machine, d: &Decoded, opts: &VmOptions) -> (E
                 disp.jit_mut().set_observer(o.clone());
             }
             disp.jit_mut().set_disk_cache(opts.code_cache.clone());
+            disp.jit_mut().set_baseline(opts.quick_loops);
             let exit = disp.run(m, d);
             (exit, disp.stats())
         }
@@ -215,6 +241,7 @@ fn compiler_thread(
         observer,
         ..
     } = opts;
+    let has_cache = code_cache.is_some() || cell.get().is_some();
     let code = match cell.get() {
         // Made by the run already (a code cache).
         Some(code) => code,
@@ -230,15 +257,40 @@ fn compiler_thread(
             cell.get_or_init(|| code)
         }
     };
+    // Loops get quick code first; their optimised code replaces it when nothing else waits.
+    code.jit.set_baseline(true);
     let mut rng = delay_seed.map(ChaCha8Rng::seed_from_u64);
-    for pc in rx {
+    let mut delay = || {
         if let Some(r) = rng.as_mut() {
             let us = r.random_range(0..2000);
             std::thread::sleep(std::time::Duration::from_micros(us));
         }
+    };
+    loop {
+        let pc = match rx.try_recv() {
+            Ok(pc) => pc,
+            Err(std::sync::mpsc::TryRecvError::Empty) => {
+                delay();
+                if code.jit.optimize_one() {
+                    continue;
+                }
+                match rx.recv() {
+                    Ok(pc) => pc,
+                    Err(_) => break,
+                }
+            }
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => break,
+        };
+        delay();
         // Declined or failed pcs stay requested: the run interprets them.
         let _ = code.jit.compile(pc);
         done.fetch_add(1, Ordering::Release);
+    }
+    // The run has ended. With a code cache, the optimised code of every loop still running
+    // its baseline goes to the cache for the next run (`run` waits for it); else it is not
+    // worth the work.
+    if has_cache {
+        while code.jit.optimize_one() {}
     }
     done.store(u64::MAX, Ordering::Release);
 }
@@ -263,6 +315,11 @@ struct BackgroundTier<'d> {
     /// it has ended).
     sent: u64,
     done: std::sync::Arc<AtomicU64>,
+    /// When the run started, and how long it interprets before starting the compiler thread
+    /// (see [`VmOptions::compile_after`]); `None` once that time has passed.
+    wait_until: Option<std::time::Instant>,
+    /// Hot entries seen while waiting (the clock is read on every 64th).
+    waited: u32,
 }
 
 /// The entry count of a region start handed to the compiler thread.
@@ -285,6 +342,11 @@ impl<'d> BackgroundTier<'d> {
             failed: false,
             sent: 0,
             done: std::sync::Arc::new(AtomicU64::new(0)),
+            wait_until: match opts.compile_delay_seed {
+                Some(_) => None,
+                None => Some(std::time::Instant::now() + opts.compile_after),
+            },
+            waited: 0,
         };
         if opts.code_cache.is_some() {
             // With a code cache the JIT is made at once (a millisecond or two of start-up): it
@@ -314,6 +376,7 @@ impl<'d> BackgroundTier<'d> {
             stats.compile_us = cs.compile_us;
             stats.compile_errors = cs.compile_errors;
             stats.cached_regions = cs.cached_regions;
+            stats.optimized_regions = cs.optimized_regions;
         }
         stats
     }
@@ -361,6 +424,14 @@ impl Tier for BackgroundTier<'_> {
         *n += 1;
         if !hot(*n, self.threshold) {
             return false;
+        }
+        if let Some(t) = self.wait_until {
+            // Not yet worth a compiler thread: go on counting (and interpreting).
+            self.waited = self.waited.wrapping_add(1);
+            if self.waited % 64 != 1 || std::time::Instant::now() < t {
+                return false;
+            }
+            self.wait_until = None;
         }
         *n = REQUESTED;
         if self.tx.is_none() && !self.failed {
@@ -560,6 +631,7 @@ impl Dispatcher {
             compile_us: js.compile_us,
             compile_errors: js.compile_errors,
             cached_regions: js.cached_regions,
+            optimized_regions: js.optimized_regions,
         }
     }
 
@@ -709,6 +781,7 @@ impl SharedCode {
             compile_us: js.compile_us,
             compile_errors: js.compile_errors,
             cached_regions: js.cached_regions,
+            optimized_regions: js.optimized_regions,
             ..EngineStats::default()
         }
     }

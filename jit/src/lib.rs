@@ -5,7 +5,9 @@
 //! [`Machine`] through the context block of [`abi`]. Compiled code never traps: every failed
 //! check returns to the caller, which runs the reference interpreter for that instruction.
 //! [`shared::SharedJit`] lets the worker threads of a launch share one JIT, and [`diskcache`]
-//! keeps compiled regions on disk across runs (`--code-cache`).
+//! keeps compiled regions on disk across runs (`--code-cache`). With a baseline tier
+//! ([`Jit::set_baseline`]) loops are first compiled with the quick settings, and their
+//! optimised code, compiled from the same IR off the JIT's lock, replaces it later.
 
 pub mod abi;
 pub mod cache;
@@ -60,6 +62,9 @@ pub struct JitStats {
     pub compiled_regions: u64,
     /// Regions taken from the on-disk code cache instead of compiled ([`diskcache`]).
     pub cached_regions: u64,
+    /// Loops first compiled with the quick settings (a baseline, see [`Jit::set_baseline`])
+    /// whose optimised code has since replaced it; not counted in `compiled_regions`.
+    pub optimized_regions: u64,
     /// Total compile time in microseconds.
     pub compile_us: u64,
     /// Compile time of every region, microseconds (for medians).
@@ -103,9 +108,56 @@ impl RegionKind {
     }
 }
 
+/// What the translator's configuration takes from a [`Jit`] (see [`TxSetup::config`]).
+struct TxSetup {
+    vl: u32,
+    strict_align: bool,
+    budgeted: bool,
+    chain_slots: u64,
+}
+
+impl TxSetup {
+    /// The configuration to translate a region for `isa` in `plan`.
+    fn config(
+        self,
+        isa: &dyn cranelift_codegen::isa::TargetIsa,
+        plan: Plan,
+        hot: bool,
+    ) -> translate::TxConfig {
+        translate::TxConfig {
+            vl: self.vl,
+            strict_align: self.strict_align,
+            call_conv: isa.default_call_conv(),
+            budgeted: self.budgeted,
+            hot,
+            chain_slots: self.chain_slots,
+            plan,
+            native_fma: isa.has_native_fma(),
+        }
+    }
+}
+
+/// Translate `region` into `func` (empty, named) with signature `sig`.
+fn translate_into(
+    func: &mut cranelift_codegen::ir::Function,
+    fctx: &mut FunctionBuilderContext,
+    sig: cranelift_codegen::ir::Signature,
+    fcfg: cranelift_codegen::isa::TargetFrontendConfig,
+    region: &region::Region,
+    cfg: translate::TxConfig,
+    probes: &mut Option<observe::Probes>,
+) {
+    func.signature = sig;
+    let mut b = FunctionBuilder::new(func, fctx);
+    translate::translate(&mut b, region, cfg, probes.as_mut());
+    b.finalize(fcfg);
+}
+
 /// The signature of every compiled region (`RegionFn`: the context in, the status out).
-fn region_signature(module: &cranelift_jit::JITModule) -> cranelift_codegen::ir::Signature {
-    let mut sig = module.make_signature();
+fn region_signature(
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+) -> cranelift_codegen::ir::Signature {
+    let mut sig = cranelift_codegen::ir::Signature::new(isa.default_call_conv());
     sig.params.push(AbiParam::new(I64));
     sig.returns.push(AbiParam::new(I64));
     sig
@@ -133,6 +185,11 @@ pub struct RegionStat {
     pub hot: bool,
     /// Taken from the on-disk code cache (`us` is then the time to read and install it).
     pub cached: bool,
+    /// A loop compiled with the quick settings first, to be replaced by its optimised code
+    /// (see [`Jit::set_baseline`]).
+    pub baseline: bool,
+    /// The optimised code that replaced a baseline compile of this loop.
+    pub optimized: bool,
 }
 
 /// A handle to a compiled region.
@@ -204,6 +261,47 @@ pub struct Jit {
     manifest: Vec<u64>,
     /// What is observed of compiled code (profiler symbols, report counters, dumps).
     observer: Option<std::sync::Arc<observe::Observer>>,
+    /// Loops get a baseline compile first (see [`Jit::set_baseline`]).
+    baseline: bool,
+    /// Baseline compiles waiting for their optimised code, oldest first.
+    pending: std::collections::VecDeque<Baseline>,
+}
+
+/// A loop compiled with the quick settings, waiting for its optimised code.
+#[derive(Clone, Copy, Debug)]
+pub struct Baseline {
+    key: Key,
+    /// The form it was translated in (the optimised code is translated in the same).
+    plan: Plan,
+    /// `CacheStats::retired_modules` when it was compiled: a retired module took it away.
+    generation: u64,
+    ir_insts: usize,
+}
+
+/// The optimising recompile of a [`Baseline`]: its IR built by [`Jit::prepare_optimized`],
+/// compiled by [`OptimizeJob::compile`] without the JIT (so a shared JIT keeps running
+/// compiled code meanwhile) and installed by [`Jit::install_optimized`].
+pub struct OptimizeJob {
+    base: Baseline,
+    region: region::Region,
+    ctx: cranelift_codegen::Context,
+    ir: Option<String>,
+    t0: Instant,
+    compiled: Result<(), String>,
+}
+
+impl OptimizeJob {
+    /// Compile the IR with the optimising settings (Cranelift only: no JIT state).
+    pub fn compile(&mut self) {
+        self.compiled = cache::new_isa(false)
+            .map_err(|e| e.to_string())
+            .and_then(|isa| {
+                self.ctx
+                    .compile(&*isa, &mut ControlPlane::default())
+                    .map(|_| ())
+                    .map_err(|e| format!("{:?}", e.inner))
+            });
+    }
 }
 
 impl Drop for Jit {
@@ -321,6 +419,8 @@ impl Jit {
             // one pair, so that the table's address is always valid to read.
             chain: vec![0; 2 * words.len().max(1)],
             observer: None,
+            baseline: false,
+            pending: std::collections::VecDeque::new(),
         })
     }
 
@@ -426,6 +526,128 @@ impl Jit {
         self.compile_key(self.key(pc, false))
     }
 
+    /// Give loops a baseline compile first (`on`): a loop in register form is compiled with
+    /// the quick settings (several times cheaper to compile, code about half as fast) and
+    /// queued for its optimised code, which replaces it once [`Jit::prepare_optimized`],
+    /// [`OptimizeJob::compile`] and [`Jit::install_optimized`] have run (the tiered
+    /// engine's compiler thread does so when no region waits to be compiled). Both codes
+    /// come from the same IR, so results do not depend on which one runs. The compile budget
+    /// is charged once per region; the optimised code is the one kept in the disk cache. Off
+    /// (the default) for `--engine jit` and launches, and while the region report counts.
+    pub fn set_baseline(&mut self, on: bool) {
+        self.baseline = on;
+    }
+
+    /// The oldest baseline compile still waiting for its optimised code, taken off the queue.
+    pub fn next_baseline(&mut self) -> Option<Baseline> {
+        self.pending.pop_front()
+    }
+
+    /// The IR of `base`'s optimised code, or `None` when its baseline is gone (a retired
+    /// module). Needs only `&self`: threads sharing the JIT keep running compiled code.
+    pub fn prepare_optimized(&self, base: Baseline) -> Option<OptimizeJob> {
+        if base.generation != self.cache.stats.retired_modules {
+            return None;
+        }
+        let t0 = Instant::now();
+        let region = region::discover(&self.code, base.key.pc, base.key.straight)?;
+        let isa = cache::new_isa(false).ok()?;
+        let cfg = TxSetup {
+            vl: self.vl,
+            strict_align: self.strict_align,
+            budgeted: self.budgeted,
+            chain_slots: (self.chain.len() / 2) as u64,
+        }
+        .config(&*isa, base.plan, base.key.hot);
+        let mut ctx = cranelift_codegen::Context::new();
+        translate_into(
+            &mut ctx.func,
+            &mut FunctionBuilderContext::new(),
+            region_signature(&*isa),
+            isa.frontend_config(),
+            &region,
+            cfg,
+            &mut None,
+        );
+        let ir = self
+            .observer
+            .as_ref()
+            .filter(|o| o.wants_ir())
+            .map(|_| ctx.func.display().to_string());
+        Some(OptimizeJob {
+            base,
+            region,
+            ctx,
+            ir,
+            t0,
+            compiled: Err("not compiled".into()),
+        })
+    }
+
+    /// Put `job`'s optimised code in place of its baseline: the cache entry and the chaining
+    /// table point at it from now on (the baseline's code stays in the module, unused).
+    /// `Ok(false)` when the baseline is gone or the module is full (the baseline stays).
+    pub fn install_optimized(&mut self, job: OptimizeJob) -> Result<bool, JitError> {
+        let OptimizeJob {
+            base,
+            region,
+            ctx,
+            ir,
+            t0,
+            compiled,
+        } = job;
+        let key = base.key;
+        let err = |e: &dyn std::fmt::Display| JitError::Compile {
+            pc: key.pc,
+            msg: e.to_string(),
+        };
+        if let Err(e) = compiled {
+            self.stats.compile_errors += 1;
+            return Err(err(&e));
+        }
+        if base.generation != self.cache.stats.retired_modules
+            || !matches!(self.cache.get(&key), Some(Entry::Code(..)))
+            || self.cache.full()
+        {
+            return Ok(false);
+        }
+        let code = ctx.compiled_code().expect("compiled");
+        if !code.buffer.relocs().is_empty() {
+            // Nothing it calls is linked by name; keep the baseline if that ever changes.
+            return Ok(false);
+        }
+        let stored = Stored {
+            plan: base.plan,
+            straight_body: false,
+            ir_insts: base.ir_insts,
+        };
+        check_and_store(self.disk.as_deref(), &self.prefix, key, code, stored)
+            .map_err(|e| err(&e))?;
+        let module = self.cache.module.as_mut().expect("module");
+        let id = module
+            .declare_anonymous_function(&region_signature(module.isa()))
+            .map_err(|e| err(&e))?;
+        let bytes = code.code_buffer();
+        module
+            .define_function_bytes(id, u64::from(code.buffer.alignment), bytes, &[])
+            .map_err(|e| err(&format!("{e:?}")))?;
+        let stat = RegionStat {
+            pc: key.pc,
+            kind: RegionKind::of(key, &region),
+            insts: region.insts.len(),
+            us: 0,
+            code_bytes: bytes.len(),
+            ir_insts: base.ir_insts,
+            plan: base.plan,
+            hot: key.hot,
+            cached: false,
+            baseline: false,
+            optimized: true,
+        };
+        self.finalize(key, id, stat, &region, t0, ir, None)?;
+        Ok(true)
+    }
+
     /// Compile (or find) the region of `key`, counting failures.
     fn compile_key(&mut self, key: Key) -> Result<Option<Compiled>, JitError> {
         let r = self.compile_key_inner(key);
@@ -484,7 +706,7 @@ impl Jit {
             pc,
             msg: e.to_string(),
         };
-        let sig = region_signature(module);
+        let sig = region_signature(module.isa());
         let mut id = None;
         // Whether a loop over budget fell to the straight-line form of its body.
         let mut straight_body = false;
@@ -523,22 +745,24 @@ impl Jit {
                 ),
             };
             self.ctx.clear();
-            self.ctx.func.signature = sig.clone();
             self.ctx.func.name = UserFuncName::user(0, fid.as_u32());
-            let cfg = translate::TxConfig {
+            let cfg = TxSetup {
                 vl: self.vl,
                 strict_align: self.strict_align,
-                call_conv: module.isa().default_call_conv(),
                 budgeted: self.budgeted,
-                hot: key.hot,
                 chain_slots: (self.chain.len() / 2) as u64,
-                plan,
-                native_fma: module.isa().has_native_fma(),
-            };
-            let fcfg = module.target_config();
-            let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
-            translate::translate(&mut b, &region, cfg, probes.as_mut());
-            b.finalize(fcfg);
+            }
+            .config(module.isa(), plan, key.hot);
+            let (fcfg, sig) = (module.target_config(), sig.clone());
+            translate_into(
+                &mut self.ctx.func,
+                &mut self.fctx,
+                sig,
+                fcfg,
+                &region,
+                cfg,
+                &mut probes,
+            );
             let emitted = self.ctx.func.dfg.num_insts();
             if !vector || plan::fits(plan, emitted, self.vl) {
                 break cfg;
@@ -554,7 +778,11 @@ impl Jit {
             .map(|_| self.ctx.func.display().to_string());
         let ir_insts = self.ctx.func.dfg.num_insts();
         self.stats.ir_insts += ir_insts as u64;
-        let size = if region.loop_head.is_some() && cfg.plan == Plan::Registers {
+        // A loop in register form is what the optimising settings are for; with a baseline
+        // tier it first gets the quick ones, and the optimised code later.
+        let optimizing = region.loop_head.is_some() && cfg.plan == Plan::Registers;
+        let baseline = optimizing && self.baseline && probes.is_none();
+        let size = if optimizing && !baseline {
             module
                 .define_function(id, &mut self.ctx)
                 .map_err(|e| err(&format!("{e:?}")))?;
@@ -581,8 +809,9 @@ impl Jit {
                 straight_body,
                 ir_insts,
             };
-            check_and_store(disk.as_deref(), &self.prefix, key, code, stored)
-                .map_err(|e| err(&e))?;
+            // A baseline is not worth keeping across runs: its optimised code is.
+            let disk = disk.as_deref().filter(|_| !baseline);
+            check_and_store(disk, &self.prefix, key, code, stored).map_err(|e| err(&e))?;
             let relocs: Vec<ModuleReloc> = code
                 .buffer
                 .relocs()
@@ -609,7 +838,17 @@ impl Jit {
             plan: cfg.plan,
             hot: key.hot,
             cached: false,
+            baseline,
+            optimized: false,
         };
+        if baseline {
+            self.pending.push_back(Baseline {
+                key,
+                plan: cfg.plan,
+                generation: self.cache.stats.retired_modules,
+                ir_insts,
+            });
+        }
         self.finalize(key, id, stat, &region, t0, ir, probes)
             .map(Some)
     }
@@ -632,7 +871,7 @@ impl Jit {
             region = region::discover(&self.code, pc, true).ok_or_else(|| err(&"stale entry"))?;
         }
         let module = self.cache.module.as_mut().expect("module");
-        let sig = region_signature(module);
+        let sig = region_signature(module.isa());
         let id = module
             .declare_anonymous_function(&sig)
             .map_err(|e| err(&e))?;
@@ -650,6 +889,8 @@ impl Jit {
             plan: stored.plan,
             hot: key.hot,
             cached: true,
+            baseline: false,
+            optimized: false,
         };
         self.finalize(key, id, stat, &region, t0, None, None)
     }
@@ -713,6 +954,9 @@ impl Jit {
         }
         if stat.cached {
             self.stats.cached_regions += 1;
+        } else if stat.optimized {
+            self.stats.optimized_regions += 1;
+            self.stats.compile_us += us;
         } else {
             self.stats.compiled_regions += 1;
             self.stats.compile_us += us;

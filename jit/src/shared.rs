@@ -19,9 +19,11 @@ pub struct SharedJit {
 // SAFETY: `Jit` is `Send` but not `Sync`: its Cranelift module keeps state in a `RefCell` and a
 // memory provider that only compiling touches. Through a shared reference to `SharedJit` a
 // thread reaches the `Jit` only by the read lock, under which it calls only `Jit::lookup`
-// (a read of the cache map), `Jit::stats` (a copy of plain counters) and `Jit::enter` (a read
+// (a read of the cache map), `Jit::stats` (a copy of plain counters), `Jit::enter` (a read
 // of the configuration and the chaining table's address, and a call into compiled code,
-// which writes only the caller's machine and context); none of them touches the module.
+// which writes only the caller's machine and context) and `Jit::prepare_optimized` (reads of
+// the decoded program, configuration and observer into IR of its own); none of them touches
+// the module.
 // Everything else (`compile`, `finish`) runs under the write lock, excluding every other
 // access.
 unsafe impl Sync for SharedJit {}
@@ -86,6 +88,35 @@ impl SharedJit {
             // A thread panicked while compiling: leave this pc to the interpreter.
             Err(_) => Ok(None),
         }
+    }
+
+    /// Give loops a baseline compile first (see [`Jit::set_baseline`]).
+    pub fn set_baseline(&self, on: bool) {
+        if let Ok(mut jit) = self.inner.write() {
+            jit.set_baseline(on);
+        }
+    }
+
+    /// Replace the oldest baseline compile by its optimised code: the IR is built under the
+    /// shared lock and compiled under none, so other threads run compiled code meanwhile;
+    /// only installing it takes the JIT exclusively. `false` when no baseline waits.
+    pub fn optimize_one(&self) -> bool {
+        let Some(base) = self.inner.write().ok().and_then(|mut j| j.next_baseline()) else {
+            return false;
+        };
+        let job = self
+            .inner
+            .read()
+            .ok()
+            .and_then(|j| j.prepare_optimized(base));
+        if let Some(mut job) = job {
+            job.compile();
+            if let Ok(mut jit) = self.inner.write() {
+                // A failure leaves the baseline running (and is counted in the statistics).
+                let _ = jit.install_optimized(job);
+            }
+        }
+        true
     }
 
     /// Show every region compiled from now on to `obs` (see [`crate::observe`]).

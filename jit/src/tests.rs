@@ -450,3 +450,60 @@ fn observer_sees_code_where_it_runs_and_counts_only_when_asked() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_baseline_loop_is_replaced_by_its_optimised_code_with_the_same_results() {
+    for vl in [4, 32] {
+        let code = encode(&copy_loop());
+        let mut m1 = machine(&code, vl);
+        let mut jit = Jit::new(&code, &m1).expect("jit");
+        jit.set_baseline(true);
+        run_compiled(&mut jit, &mut m1);
+        let baselines = jit.stats().regions.iter().filter(|r| r.baseline).count();
+        assert_eq!(baselines, 1, "the loop, quick first (vl {vl})");
+        let base = jit.next_baseline().expect("queued");
+        assert!(jit.next_baseline().is_none(), "only loops (vl {vl})");
+        let pc = base.key.pc;
+        let quick = jit.lookup(pc).expect("baseline code").0 as usize;
+        let mut job = jit.prepare_optimized(base).expect("the baseline is there");
+        job.compile();
+        assert!(jit.install_optimized(job).expect("compiles"), "vl {vl}");
+        let optimized = jit.lookup(pc).expect("optimised code").0 as usize;
+        assert_ne!(optimized, quick, "the entry now runs the optimised code");
+        assert_eq!(
+            jit.chain[2 * (pc / 8) as usize],
+            optimized as u64,
+            "and so do exits"
+        );
+        let s = jit.stats();
+        assert_eq!(s.optimized_regions, 1);
+        assert_eq!(s.regions.iter().filter(|r| r.optimized).count(), 1);
+        // Same IR, same results: a fresh run on the optimised code.
+        let mut m2 = machine(&code, vl);
+        run_compiled(&mut jit, &mut m2);
+        assert_eq!((m2.pc, m2.retired), (m1.pc, m1.retired), "vl {vl}");
+        assert_eq!(m2.regs, m1.regs, "vl {vl}");
+        assert_eq!(
+            m2.mem.bytes(0x11000, 0x1000).expect("dst"),
+            m1.mem.bytes(0x11000, 0x1000).expect("dst")
+        );
+        // A baseline whose module was retired is not optimised.
+        jit.cache.retire().expect("new module");
+        assert!(jit.prepare_optimized(base).is_none(), "vl {vl}");
+    }
+}
+
+#[test]
+fn without_a_baseline_tier_loops_are_optimised_at_once() {
+    let code = encode(&copy_loop());
+    let mut m = machine(&code, 8);
+    let mut jit = Jit::new(&code, &m).expect("jit");
+    run_compiled(&mut jit, &mut m);
+    assert!(jit.next_baseline().is_none());
+    assert!(
+        jit.stats()
+            .regions
+            .iter()
+            .all(|r| !r.baseline && !r.optimized)
+    );
+}

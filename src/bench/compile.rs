@@ -239,6 +239,8 @@ mod tests {
             plan: lanejit_jit::Plan::Registers,
             hot,
             cached: false,
+            baseline: false,
+            optimized: false,
         };
         // transpose_tile's shape: the body entered at 0x48 (after a straight run ending in
         // LOOP), its tail, then the same loop entered at its LOOP (0x40, covering 0x48 too).

@@ -172,7 +172,12 @@ fn race_free_snapshot(program: &Program, config: Config) -> Option<Snapshot> {
 fn single_snapshot(program: &Program, config: Config, engine: Engine) -> Option<Snapshot> {
     let m = Machine::new(program, config).ok()?;
     let d = Decoded::new(&program.code);
-    let opts = VmOptions::foreground(FUZZ_JIT_THRESHOLD);
+    // Tiered runs loops on their quick (baseline) code, jit on their optimised code: both
+    // are compared with the interpreter.
+    let opts = VmOptions {
+        quick_loops: engine == Engine::Tiered,
+        ..VmOptions::foreground(FUZZ_JIT_THRESHOLD)
+    };
     Some(run_machine(m, &d, engine, &opts, &[]))
 }
 

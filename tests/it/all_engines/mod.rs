@@ -40,7 +40,7 @@ fn run_on(
 }
 
 /// The engines and options every test runs on besides the interpreter.
-fn others() -> [(Engine, VmOptions); 4] {
+fn others() -> [(Engine, VmOptions); 5] {
     [
         (Engine::Jit, VmOptions::foreground(0)),
         (Engine::Tiered, VmOptions::foreground(1)),
@@ -54,6 +54,16 @@ fn others() -> [(Engine, VmOptions); 4] {
                 compile_delay_seed: Some(0x13),
                 code_cache: None,
                 observer: None,
+                compile_after: std::time::Duration::ZERO,
+                quick_loops: false,
+            },
+        ),
+        // Loops on their quick (baseline) code only, as a background tier runs them first.
+        (
+            Engine::Tiered,
+            VmOptions {
+                quick_loops: true,
+                ..VmOptions::foreground(1)
             },
         ),
     ]
