@@ -956,7 +956,11 @@ fn race_checked<E: Elem>(
     access: Access,
     run: ExecFn,
 ) -> u32 {
-    let mut eas = [0u64; 64];
+    let Some(mut shadow) = m.races.take() else {
+        return run(m, op, out);
+    };
+    // The shadow's buffer for the lanes' EAs: no 512-byte array to zero per instruction.
+    let mut eas = shadow.take_eas();
     // Contiguous with every lane active: one range, one check (as in `load`/`store`).
     let contig = full_contig::<E, MemSpace>(m, op, access);
     let contiguous = contig.is_some();
@@ -967,13 +971,12 @@ fn race_checked<E: Elem>(
         match checked_eas::<E, MemSpace>(m, op, access, &mut eas) {
             Ok(v) => v,
             Err(f) => {
+                shadow.put_eas(eas);
+                m.races = Some(shadow);
                 *out = f;
                 return FAULT;
             }
         }
-    };
-    let Some(mut shadow) = m.races.take() else {
-        return run(m, op, out);
     };
     let lanes = crate::races::Lanes {
         eas: &eas[..vl],
@@ -997,6 +1000,7 @@ fn race_checked<E: Elem>(
             next
         }
     };
+    shadow.put_eas(eas);
     m.races = Some(shadow);
     next
 }
