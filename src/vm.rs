@@ -186,13 +186,58 @@ fn run_background(
     threshold: u32,
     opts: &VmOptions,
 ) -> (Exit, EngineStats) {
-    let mut tier = BackgroundTier::new(d, m, threshold, opts);
     let (mut jit_retired, mut interp_retired) = (0, 0);
+    // Until compiling is worth it, the plain interpreter (no tier set up, no entry counts,
+    // no dispatch); with a code cache the run enters the cached regions at once instead.
+    if opts.compile_delay_seed.is_none() && opts.code_cache.is_none() {
+        if let Some(e) = interpret_start(m, d, opts.compile_after, &mut interp_retired) {
+            let stats = EngineStats {
+                interp_retired,
+                ..EngineStats::default()
+            };
+            return (e, stats);
+        }
+    }
+    let mut tier = BackgroundTier::new(d, m, threshold, opts);
+    tier.wait_until = None;
     let exit = dispatch(&mut tier, m, d, &mut jit_retired, &mut interp_retired);
     let mut stats = tier.compile_stats();
     stats.jit_retired = jit_retired;
     stats.interp_retired = interp_retired;
     (exit, stats)
+}
+
+/// Instructions the interpreter runs between reads of the clock while a background-tier run
+/// interprets its start (see [`COMPILE_AFTER`]).
+const START_SLICE: u64 = 1024;
+
+/// Interpret `m` in slices of [`START_SLICE`] instructions (an instruction budget that is
+/// only a pause, as the embedding API's stop slices) for about `time`, measured from the end
+/// of the first slice (a short run reads no clock): the run's exit if it ended by then, else
+/// `None` (the machine exactly where the interpreter paused).
+fn interpret_start(
+    m: &mut Machine,
+    d: &Decoded,
+    time: std::time::Duration,
+    interp_retired: &mut u64,
+) -> Option<Exit> {
+    let limit = m.config.max_instructions;
+    let cap = limit.unwrap_or(u64::MAX);
+    let mut until = None;
+    loop {
+        let before = m.retired;
+        m.config.max_instructions = Some(m.retired.saturating_add(START_SLICE).min(cap));
+        let e = interp::run(m, d);
+        m.config.max_instructions = limit;
+        *interp_retired += m.retired - before;
+        if e != Exit::Limit || m.retired >= cap {
+            return Some(e);
+        }
+        let now = std::time::Instant::now();
+        if now >= *until.get_or_insert(now + time) {
+            return None;
+        }
+    }
 }
 
 /// Compiler threads of background runs still working (see [`wait_for_compilers`]).

@@ -528,6 +528,43 @@ fn background_compiles_take_over_at_any_point_and_agree() {
     vm::wait_for_compilers();
 }
 
+/// A background-tier run interprets its start in slices of instructions (no compiler until
+/// `compile_after` has passed): the slices are pauses, not limits, whatever the real limit.
+#[test]
+fn background_start_slices_keep_limits_and_results_exact() {
+    let p = asm(&copy_src(4096, 0x8000));
+    for max in [
+        None,
+        Some(5),
+        Some(1023),
+        Some(1024),
+        Some(1025),
+        Some(2049),
+        Some(3000),
+    ] {
+        let cfg = config(&p, 8, false, max);
+        let (reference, _) = run_one(&p, cfg, Engine::Interp, 0);
+        for after in [
+            std::time::Duration::ZERO,
+            std::time::Duration::from_secs(60),
+        ] {
+            let mut m = Machine::new(&p, cfg).expect("machine");
+            let opts = VmOptions {
+                compile_after: after,
+                ..VmOptions::default()
+            };
+            let (exit, stats) = vm::run(Engine::Tiered, &mut m, &Decoded::new(&p.code), &opts);
+            assert_eq!(snap(&m, exit), reference, "max {max:?}, after {after:?}");
+            assert_eq!(m.config.max_instructions, max, "the limit is restored");
+            assert_eq!(stats.jit_retired + stats.interp_retired, m.retired);
+            if after > std::time::Duration::ZERO {
+                assert_eq!(stats.interp_retired, m.retired, "interpreted throughout");
+            }
+        }
+    }
+    vm::wait_for_compilers();
+}
+
 #[test]
 fn faults_in_compiled_loop_first_middle_tail() {
     // dst has 0x1000 bytes = 1024 words; copying n > 1024 words faults at word 1024.
