@@ -92,8 +92,8 @@ pub struct VmOptions {
 /// How long a tiered run interprets before it starts compiling: starting a compiler thread
 /// and a JIT costs 0.1-0.3 ms of the run's time (the spawn, then page faults and code
 /// memory mappings the whole process shares), and its first loop takes a millisecond or
-/// more to compile, so a run shorter than this is fastest interpreted throughout. A code
-/// cache's regions are installed before the run whatever this is.
+/// more to compile, so a run shorter than this is fastest interpreted throughout. With a
+/// code cache the start is shorter ([`CACHED_START`]): nothing needs compiling.
 pub const COMPILE_AFTER: std::time::Duration = std::time::Duration::from_millis(1);
 
 impl Default for VmOptions {
@@ -188,9 +188,14 @@ fn run_background(
 ) -> (Exit, EngineStats) {
     let (mut jit_retired, mut interp_retired) = (0, 0);
     // Until compiling is worth it, the plain interpreter (no tier set up, no entry counts,
-    // no dispatch); with a code cache the run enters the cached regions at once instead.
-    if opts.compile_delay_seed.is_none() && opts.code_cache.is_none() {
-        if let Some(e) = interpret_start(m, d, opts.compile_after, &mut interp_retired) {
+    // no dispatch); with a code cache, until making the JIT that installs the cached regions
+    // is (`CACHED_START`).
+    let start = match opts.code_cache {
+        Some(_) => opts.compile_after.min(CACHED_START),
+        None => opts.compile_after,
+    };
+    if opts.compile_delay_seed.is_none() && !start.is_zero() {
+        if let Some(e) = interpret_start(m, d, start, &mut interp_retired) {
             let stats = EngineStats {
                 interp_retired,
                 ..EngineStats::default()
@@ -206,6 +211,12 @@ fn run_background(
     stats.interp_retired = interp_retired;
     (exit, stats)
 }
+
+/// How long a tiered run with a code cache interprets before it makes its JIT, which then
+/// installs the cached regions (see [`COMPILE_AFTER`]): about what making it costs, so that a
+/// run too short to gain from compiled code is not slowed by it, and a longer one pays at most
+/// twice that for waiting.
+pub const CACHED_START: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// Instructions the interpreter runs between reads of the clock while a background-tier run
 /// interprets its start (see [`COMPILE_AFTER`]).
@@ -394,9 +405,10 @@ impl<'d> BackgroundTier<'d> {
             waited: 0,
         };
         if opts.code_cache.is_some() {
-            // With a code cache the JIT is made at once (a millisecond or two of start-up): it
-            // installs the regions the cache holds for this program, which then run compiled
-            // from their first entry; the compiler thread still starts at the first hot region.
+            // With a code cache the JIT is made with the tier (after the run's interpreted
+            // start, `CACHED_START`; making it takes 0.2-0.5 ms): it installs the regions the
+            // cache holds for this program, which then run compiled from their next entry; the
+            // compiler thread still starts at the first hot region.
             let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
             if let Ok(code) = SharedCode::for_config(&words, &m.config, threshold) {
                 // The observer first: a counting JIT takes nothing from the cache.

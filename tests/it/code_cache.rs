@@ -69,6 +69,8 @@ fn second_runs_compile_nothing_and_agree() {
             let mut m = Machine::new(&p, cfg).expect("machine");
             let opts = VmOptions {
                 code_cache: Some(Arc::clone(&cache)),
+                // No interpreted start: these short kernels would end within it.
+                compile_after: std::time::Duration::ZERO,
                 ..VmOptions::default()
             };
             let (exit, s3) = vm::run(Engine::Tiered, &mut m, &Decoded::new(&p.code), &opts);
