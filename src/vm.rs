@@ -80,8 +80,10 @@ pub struct VmOptions {
     /// What to observe of compiled code ([`lanejit_jit::observe`]: profiler symbols, the
     /// region report's counters, dumps); shown every region the run's JITs compile.
     pub observer: Option<Arc<Observer>>,
-    /// With `background`: how long a run interprets before its first hot region starts the
-    /// compiler thread ([`COMPILE_AFTER`] by default; zero under `compile_delay_seed`).
+    /// With `background`: how long [`run`] interprets on the plain interpreter before it
+    /// counts entries and its first hot region starts the compiler thread ([`COMPILE_AFTER`]
+    /// by default; not at all under `compile_delay_seed`). A [`Resumable`] run, which the
+    /// embedding API slices, counts from its first instruction.
     pub compile_after: std::time::Duration,
     /// Without `background`: compile loops with the quick settings only, as the background
     /// tier's baseline does before their optimised code is ready (the fuzzer's tiered runs,
@@ -204,7 +206,6 @@ fn run_background(
         }
     }
     let mut tier = BackgroundTier::new(d, m, threshold, opts);
-    tier.wait_until = None;
     let exit = dispatch(&mut tier, m, d, &mut jit_retired, &mut interp_retired);
     let mut stats = tier.compile_stats();
     stats.jit_retired = jit_retired;
@@ -297,7 +298,7 @@ fn compiler_thread(
         observer,
         ..
     } = opts;
-    let has_cache = code_cache.is_some() || cell.get().is_some();
+    let has_cache = code_cache.is_some();
     let code = match cell.get() {
         // Made by the run already (a code cache).
         Some(code) => code,
@@ -371,11 +372,6 @@ struct BackgroundTier<'d> {
     /// it has ended).
     sent: u64,
     done: std::sync::Arc<AtomicU64>,
-    /// When the run started, and how long it interprets before starting the compiler thread
-    /// (see [`VmOptions::compile_after`]); `None` once that time has passed.
-    wait_until: Option<std::time::Instant>,
-    /// Hot entries seen while waiting (the clock is read on every 64th).
-    waited: u32,
 }
 
 /// The entry count of a region start handed to the compiler thread.
@@ -398,11 +394,6 @@ impl<'d> BackgroundTier<'d> {
             failed: false,
             sent: 0,
             done: std::sync::Arc::new(AtomicU64::new(0)),
-            wait_until: match opts.compile_delay_seed {
-                Some(_) => None,
-                None => Some(std::time::Instant::now() + opts.compile_after),
-            },
-            waited: 0,
         };
         if opts.code_cache.is_some() {
             // With a code cache the JIT is made with the tier (after the run's interpreted
@@ -481,14 +472,6 @@ impl Tier for BackgroundTier<'_> {
         *n += 1;
         if !hot(*n, self.threshold) {
             return false;
-        }
-        if let Some(t) = self.wait_until {
-            // Not yet worth a compiler thread: go on counting (and interpreting).
-            self.waited = self.waited.wrapping_add(1);
-            if self.waited % 64 != 1 || std::time::Instant::now() < t {
-                return false;
-            }
-            self.wait_until = None;
         }
         *n = REQUESTED;
         if self.tx.is_none() && !self.failed {

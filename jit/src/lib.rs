@@ -109,6 +109,7 @@ impl RegionKind {
 }
 
 /// What the translator's configuration takes from a [`Jit`] (see [`TxSetup::config`]).
+#[derive(Clone, Copy)]
 struct TxSetup {
     vl: u32,
     strict_align: bool,
@@ -526,6 +527,16 @@ impl Jit {
         self.compile_key(self.key(pc, false))
     }
 
+    /// What the translator's configuration takes from this JIT.
+    fn tx_setup(&self) -> TxSetup {
+        TxSetup {
+            vl: self.vl,
+            strict_align: self.strict_align,
+            budgeted: self.budgeted,
+            chain_slots: (self.chain.len() / 2) as u64,
+        }
+    }
+
     /// Give loops a baseline compile first (`on`): a loop in register form is compiled with
     /// the quick settings (several times cheaper to compile, code about half as fast) and
     /// queued for its optimised code, which replaces it once [`Jit::prepare_optimized`],
@@ -552,13 +563,7 @@ impl Jit {
         let t0 = Instant::now();
         let region = region::discover(&self.code, base.key.pc, base.key.straight)?;
         let isa = cache::new_isa(false).ok()?;
-        let cfg = TxSetup {
-            vl: self.vl,
-            strict_align: self.strict_align,
-            budgeted: self.budgeted,
-            chain_slots: (self.chain.len() / 2) as u64,
-        }
-        .config(&*isa, base.plan, base.key.hot);
+        let cfg = self.tx_setup().config(&*isa, base.plan, base.key.hot);
         let mut ctx = cranelift_codegen::Context::new();
         translate_into(
             &mut ctx.func,
@@ -701,6 +706,7 @@ impl Jit {
         if let Some(stored) = disk.as_ref().and_then(|d| d.load(&self.prefix, &key)) {
             return self.install(key, region, stored, t0).map(Some);
         }
+        let setup = self.tx_setup();
         let module = self.cache.module.as_mut().expect("module");
         let err = |e: &dyn std::fmt::Display| JitError::Compile {
             pc,
@@ -746,13 +752,7 @@ impl Jit {
             };
             self.ctx.clear();
             self.ctx.func.name = UserFuncName::user(0, fid.as_u32());
-            let cfg = TxSetup {
-                vl: self.vl,
-                strict_align: self.strict_align,
-                budgeted: self.budgeted,
-                chain_slots: (self.chain.len() / 2) as u64,
-            }
-            .config(module.isa(), plan, key.hot);
+            let cfg = setup.config(module.isa(), plan, key.hot);
             let (fcfg, sig) = (module.target_config(), sig.clone());
             translate_into(
                 &mut self.ctx.func,
