@@ -268,6 +268,15 @@ pub struct Jit {
     pending: std::collections::VecDeque<Baseline>,
 }
 
+/// Where code that [`Jit::place`] puts in the module comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Placed {
+    /// The on-disk code cache.
+    Cached,
+    /// The optimising recompile of a baseline.
+    Optimized,
+}
+
 /// A loop compiled with the quick settings, waiting for its optimised code.
 #[derive(Clone, Copy, Debug)]
 pub struct Baseline {
@@ -628,28 +637,9 @@ impl Jit {
         };
         check_and_store(self.disk.as_deref(), &self.prefix, key, code, stored)
             .map_err(|e| err(&e))?;
-        let module = self.cache.module.as_mut().expect("module");
-        let id = module
-            .declare_anonymous_function(&region_signature(module.isa()))
-            .map_err(|e| err(&e))?;
-        let bytes = code.code_buffer();
-        module
-            .define_function_bytes(id, u64::from(code.buffer.alignment), bytes, &[])
-            .map_err(|e| err(&format!("{e:?}")))?;
-        let stat = RegionStat {
-            pc: key.pc,
-            kind: RegionKind::of(key, &region),
-            insts: region.insts.len(),
-            us: 0,
-            code_bytes: bytes.len(),
-            ir_insts: base.ir_insts,
-            plan: base.plan,
-            hot: key.hot,
-            cached: false,
-            baseline: false,
-            optimized: true,
-        };
-        self.finalize(key, id, stat, &region, t0, ir, None)?;
+        let how = (base.plan, base.ir_insts, Placed::Optimized);
+        let bytes = (code.code_buffer(), code.buffer.alignment);
+        self.place(key, &region, bytes, how, t0, ir)?;
         Ok(true)
     }
 
@@ -870,29 +860,49 @@ impl Jit {
         if stored.straight_body {
             region = region::discover(&self.code, pc, true).ok_or_else(|| err(&"stale entry"))?;
         }
+        self.stats.ir_insts += u64::from(stored.ir_insts);
+        let how = (stored.plan, stored.ir_insts as usize, Placed::Cached);
+        self.place(key, &region, (&stored.code, stored.align), how, t0, None)
+    }
+
+    /// Place `bytes` (aligned to `align`), machine code of `key`'s region (`region`) that
+    /// needs no relocation, as a new function of the module and finalise it (see [`Jit::finalize`]); `how` is its
+    /// form, IR size and where it comes from.
+    fn place(
+        &mut self,
+        key: Key,
+        region: &region::Region,
+        (bytes, align): (&[u8], u32),
+        how: (Plan, usize, Placed),
+        t0: Instant,
+        ir: Option<String>,
+    ) -> Result<Compiled, JitError> {
+        let err = |e: &dyn std::fmt::Display| JitError::Compile {
+            pc: key.pc,
+            msg: e.to_string(),
+        };
         let module = self.cache.module.as_mut().expect("module");
-        let sig = region_signature(module.isa());
         let id = module
-            .declare_anonymous_function(&sig)
+            .declare_anonymous_function(&region_signature(module.isa()))
             .map_err(|e| err(&e))?;
         module
-            .define_function_bytes(id, u64::from(stored.align), &stored.code, &[])
+            .define_function_bytes(id, u64::from(align), bytes, &[])
             .map_err(|e| err(&format!("{e:?}")))?;
-        self.stats.ir_insts += u64::from(stored.ir_insts);
+        let (plan, ir_insts, from) = how;
         let stat = RegionStat {
-            pc,
-            kind: RegionKind::of(key, &region),
+            pc: key.pc,
+            kind: RegionKind::of(key, region),
             insts: region.insts.len(),
             us: 0,
-            code_bytes: stored.code.len(),
-            ir_insts: stored.ir_insts as usize,
-            plan: stored.plan,
+            code_bytes: bytes.len(),
+            ir_insts,
+            plan,
             hot: key.hot,
-            cached: true,
+            cached: from == Placed::Cached,
             baseline: false,
-            optimized: false,
+            optimized: from == Placed::Optimized,
         };
-        self.finalize(key, id, stat, &region, t0, None, None)
+        self.finalize(key, id, stat, region, t0, ir, None)
     }
 
     /// Make function `id` (just defined) runnable, record it and enter it in the cache, and
