@@ -962,6 +962,80 @@ fn streaming_copies_and_masked_tails_agree() {
 }
 
 #[test]
+fn iteration_local_registers_keep_every_lane_across_loop_runs() {
+    // An inner ENDLOOP loop run once per "row" of an outer loop, with trips that leave tails
+    // of every length and some runs with no full iteration at all. The registers its body
+    // writes before reading them live in the register file between iterations (not loaded
+    // at entry nor written back at exits): a tail's inactive lanes must keep what the last
+    // full iteration of the same run left, or, in a run of only a tail, what the previous run
+    // (or the code before the loop) left. In one variant the third row faults part-way (the
+    // source ends below an unmapped page), after full iterations of that row; every variant
+    // is also cut at every seventh instruction count.
+    let x = f32_words(700, 4);
+    for (start, mem, rows) in [(0x10000, 0x3000, 6), (0x10000 + 3476, 0x1000, 6)] {
+        let src = format!(
+            "
+            .mem 0x10000, {mem}, rw
+            .mem 0x20000, 0x3000, rw
+            .data 0x10000
+            {x}
+            .text
+            S.LI s1, {start}
+            S.LI s2, 0x20000
+            S.LI s3, 70
+            S.LI s7, {rows}
+            S.LI s4, 0x3fc00000
+            S.LI s5, 0xbe800000
+            V.MOV v1, 0x11
+            V.MOV v2, s4
+            V.LC0 v4
+            V.MOV v5, 0x55
+            V.MOV v7, s5
+    row:    LOOP s3
+            V.LW [s1, lc0<<2, 4], ->v1
+            V.LW [s1, lc0<<2, 0], ->v2
+            V.LC0 v6
+            V.SHL v6, v6, 2
+            V.ADD v6, v6, s1
+            V.LWI.U [v6 + 8], ->v7
+            V.FMUL.S v4, v1, s4
+            V.FMA.S v4, v2, s5
+            V.FMA.S v4, v7, s5
+            V.ADD v5, v2, v1
+            V.SW v4, [s2, lc0<<2, 0]
+            ENDLOOP
+            S.ADD s1, s1, 260
+            S.ADD s2, s2, 264
+            S.SUB s3, s3, 13
+            BGE s3, 1, more
+            S.LI s3, 37
+    more:   S.SUB s7, s7, 1
+            BNE s7, 0, row
+            V.REDSUM s9, v5
+            HALT
+            "
+        );
+        check_all_vls(&src);
+        let p = asm(&src);
+        if mem == 0x1000 {
+            let (r, _) = check(&p, 8, false, None);
+            assert!(
+                matches!(r.exit(), Exit::Trapped(_)),
+                "the third row faults: {:?}",
+                r.exit()
+            );
+        }
+        for vl in [4, 32] {
+            let total = check(&p, vl, false, None).0.result.instructions;
+            for max in (0..total + 2).step_by(7).chain([total - 1, total]) {
+                let (r, _) = check(&p, vl, false, Some(max));
+                assert_eq!(r.result.instructions, max.min(total), "vl {vl} max {max}");
+            }
+        }
+    }
+}
+
+#[test]
 fn hoisted_tile_accesses_and_read_only_registers() {
     // A matrix-kernel shape: x staged into tile space by a copy loop, then a loop doing FMAs
     // of tile rows with registers it never writes (broadcast before the loop) into y in

@@ -112,6 +112,36 @@ pub(super) fn masked_tail_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
         })
 }
 
+/// The *iteration-local* vector registers of a loop (see `Tx::local_v`): in an `ENDLOOP`
+/// loop whose full iterations stream and whose tail runs as the masked tail (`stream_ok`,
+/// `masked_tail_ok`, not a copy loop) and whose prologue touches no vector register, the
+/// registers the body overwrites whole (an instruction that writes them without reading
+/// them) before anything in the body reads them. No iteration reads what the one before left
+/// in them, so they are neither loaded at loop entry nor carried around the loop's edges nor
+/// written back at its exits: the last full iteration and the masked tail store them.
+pub(super) fn iteration_local(r: &Region, hoisted: &[Hoisted], copy: bool) -> u32 {
+    let Some(h) = r.loop_head else {
+        return 0;
+    };
+    if copy || !stream_ok(r, hoisted) || !masked_tail_ok(r, hoisted) {
+        return 0;
+    }
+    if r.insts[..h].iter().any(|(_, i)| {
+        let e = i.effects();
+        e.reads_v | e.writes_v != 0
+    }) {
+        return 0;
+    }
+    let mut seen = 0u32;
+    let mut local = 0u32;
+    for (_, i) in &r.insts[h..] {
+        let e = i.effects();
+        local |= e.writes_v & !e.reads_v & !seen;
+        seen |= e.reads_v | e.writes_v;
+    }
+    local
+}
+
 /// The hoisted loads (bits by index in `hoisted`) that access exactly the bytes of some hoisted
 /// store of the same iteration (same base and offset operands and element width: an in-place
 /// update such as `y = a x + y`). The streaming copy keeps them in program order instead of

@@ -241,6 +241,19 @@ impl Tx<'_, '_> {
         self.materialize_all();
         self.full = false;
         self.refresh_lane_masks();
+        // Iteration-local registers not stored yet (see `Tx::store_local`).
+        for n in 0..32u8 {
+            if self.local_v & !self.local_stored & (1 << n) != 0 {
+                let r = VReg(n);
+                for c in 0..self.nch {
+                    let new = self.vget(r, c);
+                    let old = self.vload(r, c);
+                    let m = self.lane_mask(c);
+                    let v = self.b.ins().bitselect(m, new, old);
+                    self.vstore(r, c, v);
+                }
+            }
+        }
         for (r, old) in std::mem::take(&mut self.tail_old) {
             let vals: Vec<Value> = old
                 .iter()
@@ -252,6 +265,36 @@ impl Tx<'_, '_> {
                 })
                 .collect();
             self.vset_raw(r, &vals);
+        }
+    }
+
+    /// Store iteration-local register `r` (`Tx::local_v`), canonical and wide, to the
+    /// register file, once its value in this body copy is final: all lanes in the first full
+    /// copy, the active lanes in the masked tail (the others keep what the register file
+    /// holds, the value before the tail).
+    pub(crate) fn store_local(&mut self, r: VReg) {
+        self.local_stored |= 1 << r.0;
+        self.canonicalize(r);
+        let vals = match self.form[r.0 as usize] {
+            Form::Packed { .. } => self.widen_packed(r),
+            Form::Acc { .. } => self.acc_values(r),
+            Form::Wide => self.vget_all(r),
+        };
+        // The masked tail computes as a full iteration (`Tx::full` is set there), with the
+        // tail's mask in `Tx::mask`.
+        let lanes = self.masked_tail.then(|| {
+            let m = self.b.use_var(self.mask);
+            super::lane_masks(self.b, m, self.nch)
+        });
+        for (c, v) in vals.into_iter().enumerate() {
+            let v = match &lanes {
+                Some(lm) => {
+                    let old = self.vload(r, c);
+                    self.b.ins().bitselect(lm[c], v, old)
+                }
+                None => v,
+            };
+            self.vstore(r, c, v);
         }
     }
 
@@ -330,6 +373,14 @@ impl Tx<'_, '_> {
                 }
                 if self.masked_tail {
                     self.tail_blend();
+                } else {
+                    // The first full copy: the iteration-local registers leave through the
+                    // register file (see `Tx::local_v`).
+                    for n in 0..32u8 {
+                        if self.local_v & !self.local_stored & (1 << n) != 0 {
+                            self.store_local(VReg(n));
+                        }
+                    }
                 }
                 let trip = self.b.use_var(self.trip);
                 if let (Some(fl), Some(_)) = (self.fast, header) {

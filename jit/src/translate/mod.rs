@@ -26,7 +26,12 @@
 //! (branch loops, bodies with `V.SETMASK`) get the general copy; every copy ends in the back
 //! edge to the header. Full iterations of an `ENDLOOP` loop whose stores are all hoisted run
 //! in the *streaming copy* (`Tx::stream`) while another proven iteration follows, which
-//! carries only loop-carried registers and lets hoisted loads move to their uses.
+//! carries only loop-carried registers and lets hoisted loads move to their uses. In such a
+//! loop whose tail is the masked tail, the registers every iteration overwrites before
+//! reading them are *iteration-local* (`Tx::local_v`): not loaded at entry, not written back
+//! at exits, but stored by the first full copy and blended in by the masked tail right
+//! after the body's last instruction that touches them (a 2D kernel enters such a loop once
+//! per row).
 //!
 //! Check hoisting: in an `ENDLOOP` loop, a guest-memory access whose lane `i` at LC0BASE `x`
 //! reads `inv + ((x + i) << log2e)` with `inv` loop-invariant (the `lc0` form with registers
@@ -69,7 +74,7 @@ mod shape;
 
 use analysis::{
     RegSet, accumulators, copy_loop, fast_loop_ok, has_vector_work, hoistable, in_place,
-    masked_tail_ok, packable, reg_effects, stream_ok, written_first,
+    iteration_local, masked_tail_ok, packable, reg_effects, stream_ok, written_first,
 };
 
 use crate::abi::{self, Status};
@@ -266,8 +271,22 @@ pub(crate) struct Tx<'a, 'f> {
     /// lazy NaNs work as in the full copies, so the tail costs about one full iteration
     /// instead of a copy with a blend per instruction.
     pub(crate) masked_tail: bool,
-    /// The entry values of the vector registers the masked tail writes.
+    /// The entry values of the vector registers the masked tail writes (but the
+    /// iteration-local ones, whose entry values are in the register file).
     pub(crate) tail_old: Vec<(VReg, Vec<Value>)>,
+    /// The *iteration-local* vector registers of a loop region ([`iteration_local`]): every
+    /// iteration overwrites them before reading them, so their values never cross an
+    /// iteration boundary in variables. They are not loaded at entry and not written back
+    /// by exits; instead the register file holds their architectural value at the loop
+    /// header: the first full copy (the last proven iteration, which leaves for the header
+    /// or the exit) stores them at its `ENDLOOP`, the masked tail blends its active lanes
+    /// into them there, and the streaming copy (always followed by another full iteration)
+    /// stores nothing. This keeps a loop entered once per row of a 2D kernel from loading and
+    /// storing every register it writes at each entry and exit, and keeps their values
+    /// out of the live state at every exit of the function.
+    pub(crate) local_v: u32,
+    /// The iteration-local registers the current body copy has stored already.
+    pub(crate) local_stored: u32,
     /// Whether the region contains `LOOP`/`ENDLOOP` (the only writers of LC0BASE): else it is
     /// not written back.
     loops: bool,
@@ -442,8 +461,15 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.b.ins().iadd_imm_s(self.regs, Self::voff(r, 0) as i64)
     }
 
+    /// Chunk `c` of `r` as the register file holds it.
+    pub(crate) fn vload(&mut self, r: VReg, c: usize) -> Value {
+        self.b
+            .ins()
+            .load(I64X2, MemFlagsData::trusted(), self.regs, Self::voff(r, c))
+    }
+
     /// Store chunk `c` of `r` to the register file (only lane 0 at VL 1, as the writeback).
-    fn vstore(&mut self, r: VReg, c: usize, v: Value) {
+    pub(crate) fn vstore(&mut self, r: VReg, c: usize, v: Value) {
         let fl = MemFlagsData::trusted();
         if self.vl == 1 {
             let l0 = self.b.ins().extractlane(v, 0);
@@ -456,10 +482,7 @@ impl<'a, 'f> Tx<'a, 'f> {
     /// Chunk `c` of vector register `r`.
     pub(crate) fn vget(&mut self, r: VReg, c: usize) -> Value {
         if self.vmem {
-            return self
-                .b
-                .ins()
-                .load(I64X2, MemFlagsData::trusted(), self.regs, Self::voff(r, c));
+            return self.vload(r, c);
         }
         if self.ro_v & (1 << r.0) != 0 {
             // Never written in this region: read from the register file, where it stays
@@ -805,6 +828,11 @@ impl<'a, 'f> Tx<'a, 'f> {
         // Every edge into a body copy canonicalised what it carried.
         self.nan = [None; 32];
         let head_pc = r.insts[r.loop_head.unwrap_or(0)].0;
+        // The copies that leave iteration-local registers in the register file (the first
+        // full copy and the masked tail) store each one right after the body's last
+        // instruction that touches it, so no value of it stays live to the `ENDLOOP`.
+        let leaves_local = self.local_v != 0 && self.stream.is_none() && self.full;
+        self.local_stored = 0;
         for (i, (pc, inst)) in r.insts.iter().enumerate().skip(from) {
             if i == 0 && matches!(inst, Inst::Loop(_)) {
                 self.loop_prologue(*pc, inst);
@@ -815,6 +843,19 @@ impl<'a, 'f> Tx<'a, 'f> {
                 return;
             }
             self.inst(*pc, inst);
+            if leaves_local {
+                let e = inst.effects();
+                let touched = (e.reads_v | e.writes_v) & self.local_v;
+                let later = r.insts[i + 1..].iter().fold(0, |acc, (_, j)| {
+                    let e = j.effects();
+                    acc | e.reads_v | e.writes_v
+                });
+                for n in 0..32u8 {
+                    if touched & !later & (1 << n) != 0 {
+                        self.store_local(VReg(n));
+                    }
+                }
+            }
         }
         match r.end {
             RunEnd::Control => unreachable!("a control run ends in its control instruction"),
@@ -838,7 +879,7 @@ fn zero_vector(b: &mut FunctionBuilder<'_>, ty: cranelift_codegen::ir::Type) -> 
 }
 
 /// The per-lane `i64x2` masks of mask value `m`.
-fn lane_masks(b: &mut FunctionBuilder<'_>, m: Value, nch: usize) -> Vec<Value> {
+pub(super) fn lane_masks(b: &mut FunctionBuilder<'_>, m: Value, nch: usize) -> Vec<Value> {
     let sm = b.ins().splat(I64X2, m);
     let z = zero_vector(b, I64X2);
     (0..nch)
@@ -935,6 +976,20 @@ pub(crate) fn translate(
     // (`Tx::ro_v`): no variables, nothing carried around loops.
     let ro_v = if vmem { 0 } else { used.v & !dirty.v };
     used.v &= !ro_v;
+    let hoist = hoistable(r);
+    let copy = if cfg.budgeted {
+        None
+    } else {
+        copy_loop(r, &hoist)
+    };
+    let local_v = if vmem || !has_vector_work(r) {
+        0
+    } else {
+        iteration_local(r, &hoist, copy.is_some())
+    };
+    // Iteration-local registers are stored by the iterations that leave them (see
+    // `Tx::local_v`), never by the exits.
+    dirty.v &= !local_v;
     if vmem {
         // Vector registers are stored as they are written (see `Tx::vmem`).
         used.v = 0;
@@ -963,10 +1018,17 @@ pub(crate) fn translate(
     for (n, slot) in v.iter_mut().enumerate() {
         if used.v & (1 << n) != 0 {
             let base = (Regs::OFFSET_V + 64 * 8 * n) as i32;
+            let local = local_v & (1 << n) != 0;
+            let zero = local.then(|| zero_vector(b, I64X2));
             let vars = (0..nch)
                 .map(|c| {
                     let var = b.declare_var(I64X2);
-                    let val = b.ins().load(I64X2, tf, regs, base + 16 * c as i32);
+                    // An iteration-local register is written before it is read: its entry
+                    // value is never used (nothing reads it from the variable).
+                    let val = match zero {
+                        Some(z) => z,
+                        None => b.ins().load(I64X2, tf, regs, base + 16 * c as i32),
+                    };
                     b.def_var(var, val);
                     var
                 })
@@ -1024,7 +1086,6 @@ pub(crate) fn translate(
     let zero = b.ins().iconst(I64, 0);
     b.def_var(retired, zero);
 
-    let hoist = hoistable(r);
     let mut tx = Tx {
         b,
         vl: cfg.vl,
@@ -1080,12 +1141,10 @@ pub(crate) fn translate(
         loops,
         writes_mask,
         writes_trip: r.insts.iter().any(|(_, i)| matches!(i, Inst::Loop(_))),
-        copy_loop: if cfg.budgeted {
-            None
-        } else {
-            copy_loop(r, &hoist)
-        },
+        copy_loop: copy,
         hoist,
+        local_v,
+        local_stored: 0,
         prechecked: false,
         lim: None,
         hoist_host: Vec::new(),
@@ -1218,6 +1277,7 @@ pub(crate) fn translate(
             for (_, i) in &r.insts[h..] {
                 written |= reg_effects(i).1.v;
             }
+            written &= !tx.local_v;
             tx.tail_old = (0..32u8)
                 .filter(|n| written & (1 << n) != 0)
                 .map(|n| (VReg(n), tx.vget_all(VReg(n))))
