@@ -1399,14 +1399,38 @@ impl Tx<'_, '_> {
         }
     }
 
+    /// The first hoisted access whose address differs from hoisted access `j`'s by a
+    /// constant in every lane and iteration (same space, element width and scalar terms),
+    /// and that constant: `j`'s host address is the leader's plus it.
+    fn hoist_lead(&self, j: usize) -> (usize, i64) {
+        let hj = &self.hoist[j];
+        let i = self.hoist[..j]
+            .iter()
+            .position(|hi| {
+                hi.inst.is_local() == hj.inst.is_local()
+                    && hi.ms().log2e == hj.ms().log2e
+                    && hi.inv.terms == hj.inv.terms
+            })
+            .unwrap_or(j);
+        (i, hj.inv.k.wrapping_sub(self.hoist[i].inv.k))
+    }
+
     /// Hoisted access `j` in a copy its span check proved (`Tx::precheck`, or the masked
     /// tail's entry): the native access at its host base plus LC0BASE's offset.
     fn hoisted_access(&mut self, j: usize, ms: MemSem, data: Reg) {
         // `Tx::precheck` proved this iteration's group, like every group up to `lim`.
-        let h = self.b.use_var(self.hoist_host[j]);
+        // Accesses whose invariant parts differ by a constant (a stencil's or a filter's
+        // neighbours) share one host base and one index: the constant goes into the address.
+        let (lead, delta) = self.hoist_lead(j);
+        let h = self.b.use_var(self.hoist_host[lead]);
         let l = self.b.use_var(self.lc0);
         let l = self.b.ins().ishl_imm_s(l, ms.log2e as i64);
         let host = self.b.ins().iadd(h, l);
+        let host = if delta == 0 {
+            host
+        } else {
+            self.b.ins().iadd_imm_s(host, delta)
+        };
         if self.masked_tail && ms.dir == Dir::Store {
             // The masked tail: only the active lanes' bytes.
             let bytes = match (data, self.form) {
