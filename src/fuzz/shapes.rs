@@ -14,7 +14,9 @@
 //! emit, mirrored), so they place their bases for the span to fit the region (the data pages,
 //! the table or the tile), and on the table they can fault on purpose in the first, a middle or
 //! the last iteration (a hole or read-only page exactly where the chosen lane lands) or put
-//! holes and read-only pages between lanes where no lane touches. The table is mapped with
+//! holes and read-only pages between lanes where no lane touches. A third of the snippet
+//! loops run two or three times, the trip halved each time and the registers as the run
+//! before left them (a loop entered once per row). The table is mapped with
 //! `.mem` only (untouched pages read zero); a little data (special floating-point values) is
 //! placed where snippets read.
 
@@ -36,6 +38,10 @@ const S_K: SReg = SReg(18);
 const S_TRIP: SReg = SReg(19);
 /// A snippet's second base address.
 const S_BASE2: SReg = SReg(20);
+/// The rounds left of a snippet loop run more than once (see [`Shapes::loop_snippet`]).
+const S_ROUNDS: SReg = SReg(25);
+/// Labels of the snippets' repeated loops: this plus a count (far above the generator's own).
+const ROUND_LABELS: usize = 1 << 20;
 /// Constants set before a loop (not constants inside its body).
 const S_PRE: [u8; 4] = [21, 22, 23, 24];
 /// Vectors that hold snippet addresses and indices.
@@ -200,6 +206,8 @@ pub struct Shapes {
     /// While set, [`Shapes::accesses`] makes accesses of width `1 << .0` with stride E, all
     /// loads (`.1` false) or all stores of what is in `loads` (`.1` true).
     force: Option<(u8, bool)>,
+    /// Snippet loops run more than once so far (their labels, see [`ROUND_LABELS`]).
+    rounds: usize,
 }
 
 /// Where a snippet's lanes get their index: the loop counter or the lane id.
@@ -256,6 +264,7 @@ impl Shapes {
             pokes: Vec::new(),
             pre: 0,
             force: None,
+            rounds: 0,
         }
     }
 
@@ -1062,9 +1071,42 @@ impl Shapes {
             items.extend(body);
         } else {
             items.push(li(S_TRIP, trip));
+            // Sometimes the loop runs again (2 or 3 rounds, the trip halved each time, the
+            // registers as the round before left them): a loop entered once per row, whose
+            // tails keep what earlier runs left in their inactive lanes.
+            let rounds = if trip > 1 && u.ratio(1, 3)? {
+                u.int_in_range(2..=3u64)?
+            } else {
+                1
+            };
+            let again = (rounds > 1).then(|| {
+                self.rounds += 1;
+                ROUND_LABELS + self.rounds
+            });
+            if let Some(l) = again {
+                items.push(li(S_ROUNDS, rounds));
+                items.push(Item::Label(l));
+            }
             items.push(Item::LoopStart(S_TRIP));
             items.extend(body);
             items.push(Item::LoopEnd);
+            if let Some(l) = again {
+                let alu = |sd, sb| SAlu {
+                    sd,
+                    sa: sd,
+                    sb: SOrImm::Imm(sb),
+                };
+                items.push(Item::Inst(Inst::SShr(alu(S_TRIP, 1))));
+                items.push(Item::Inst(Inst::SSub(alu(S_ROUNDS, 1))));
+                items.push(Item::Branch(
+                    Inst::Bne(Branch {
+                        sa: S_ROUNDS,
+                        sb: SOrImm::Imm(0),
+                        target: Target(0),
+                    }),
+                    l,
+                ));
+            }
         }
         Ok(())
     }
@@ -1236,9 +1278,14 @@ mod tests {
     fn snippets_reach_tables_loops_and_faults() {
         let (mut tables, mut fma, mut halted) = (0, 0, 0);
         let (mut first, mut later, mut perm) = (0, 0, 0);
+        let mut rounds = 0;
         let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
         for i in 0..600 {
             let g = case(9, i);
+            let again = g
+                .items
+                .iter()
+                .any(|it| matches!(it, Item::Label(l) if *l > ROUND_LABELS));
             let has_table = g.mem_map.iter().any(|r| r.start >= TABLE_BASE);
             tables += u32::from(has_table);
             fma += u32::from(
@@ -1251,6 +1298,7 @@ mod tests {
             if r.trap.is_none() && has_table {
                 halted += 1;
             }
+            rounds += u32::from(again && r.trap.is_none());
             let Some(t) = r.trap else { continue };
             let Some(mf) = t.mem else { continue };
             if (TABLE_BASE..table_end).contains(&mf.ea) {
@@ -1262,9 +1310,10 @@ mod tests {
                 perm += u32::from(t.kind == TrapKind::PermissionFault);
             }
         }
-        let counts = (tables, fma, halted, first, later, perm);
-        eprintln!("tables, fma, halted, first, later, perm: {counts:?}");
+        let counts = (tables, fma, halted, first, later, perm, rounds);
+        eprintln!("tables, fma, halted, first, later, perm, rounds: {counts:?}");
         assert!(tables >= 120 && fma >= 100 && halted >= 20, "{counts:?}");
+        assert!(rounds >= 10, "loops run again: {counts:?}");
         assert!(first >= 8 && later >= 3 && perm >= 2, "{counts:?}");
     }
 }
