@@ -821,6 +821,25 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.off += 1;
     }
 
+    /// Whether the mask is all ones (the test choosing a body's full or partial copy).
+    fn mask_is_full(&mut self) -> Value {
+        let m = self.b.use_var(self.mask);
+        let all = self.all();
+        self.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64)
+    }
+
+    /// Go on in `genb`, the partial-mask copy of a body, from the state at the mask test:
+    /// every register wide and canonical (whatever the full copy's translation left in
+    /// `form` and `nan`).
+    fn start_partial_copy(&mut self, genb: Block) {
+        self.form = [Form::Wide; 32];
+        self.nan = [None; 32];
+        self.b.switch_to_block(genb);
+        self.b.seal_block(genb);
+        self.full = false;
+        self.off = 0;
+    }
+
     /// Translate `r.insts[from..]` in the current block (one body version).
     fn run(&mut self, r: &Region, from: usize, header: Option<Block>) {
         self.lmask_valid = false;
@@ -1198,9 +1217,7 @@ pub(crate) fn translate(
     if r.loop_head.is_some() && has_vector_work(r) {
         let fullb = tx.b.create_block();
         let genb = tx.b.create_block();
-        let m = tx.b.use_var(tx.mask);
-        let all = tx.all();
-        let is_full = tx.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64);
+        let is_full = tx.mask_is_full();
         let endloop = fast_loop_ok(r);
         tx.ordered = in_place(&tx.hoist);
         let stream = (endloop && tx.copy_loop.is_none() && stream_ok(r, &tx.hoist)).then(|| {
@@ -1249,16 +1266,9 @@ pub(crate) fn translate(
         tx.off = 0;
         tx.fast = fast_top.map(|top| FastLoop { top, body_len });
         tx.run(r, h, back);
-        // The partial path starts from the header's state: every register wide and canonical
-        // (whatever the full copy's translation left in `form` and `nan`).
-        tx.form = [Form::Wide; 32];
-        tx.nan = [None; 32];
-        tx.b.switch_to_block(genb);
-        tx.b.seal_block(genb);
-        tx.full = false;
+        tx.start_partial_copy(genb);
         tx.prechecked = false;
         tx.fast = None;
-        tx.off = 0;
         if endloop && !tail_inline {
             tx.fallback(head_pc, crate::observe::Fallback::Tail);
             tx.exit_pc(Status::Partial, head_pc, 0);
@@ -1342,6 +1352,21 @@ pub(crate) fn translate(
             tx.stream = None;
             tx.readonly = false;
         }
+    } else if r.loop_head.is_none() && !tx.helpers && has_vector_work(r) {
+        // A hot straight-line region: like a loop body, a copy for a full mask (whole-register
+        // writes, no blends, contiguous accesses with one check) and one for a partial mask.
+        let fullb = tx.b.create_block();
+        let genb = tx.b.create_block();
+        let is_full = tx.mask_is_full();
+        tx.b.ins().brif(is_full, fullb, &[], genb, &[]);
+        tx.b.switch_to_block(fullb);
+        tx.b.seal_block(fullb);
+        tx.full = true;
+        tx.run(r, h, back);
+        tx.start_partial_copy(genb);
+        tx.known_partial = true;
+        tx.run(r, h, back);
+        tx.known_partial = false;
     } else {
         tx.full = false;
         tx.run(r, h, back);

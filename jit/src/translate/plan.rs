@@ -101,7 +101,8 @@ fn inst_cost(inst: &Inst, vl: usize, nch: usize, memory: bool) -> usize {
 }
 
 /// The estimated IR size of `r` at `vl` lanes in the register form or (`memory`) the memory
-/// form: a loop's body is emitted twice (the full copy and the partial or second full copy).
+/// form: a loop's body is emitted twice (the full copy and the partial or second full copy),
+/// and so is a hot straight-line region (a copy for a full mask and one for a partial mask).
 pub fn estimate(r: &Region, vl: u32, memory: bool) -> usize {
     let vl = vl as usize;
     let nch = vl.div_ceil(2);
@@ -110,8 +111,7 @@ pub fn estimate(r: &Region, vl: u32, memory: bool) -> usize {
         .iter()
         .map(|(_, i)| inst_cost(i, vl, nch, memory))
         .sum();
-    let copies = if r.loop_head.is_some() { 2 } else { 1 };
-    copies * body + 100
+    2 * body + 100
 }
 
 /// `i64x2` chunks of vector registers `r` writes at `vl` lanes (its live vector state; the
