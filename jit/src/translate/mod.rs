@@ -3,13 +3,15 @@
 //! Guest registers live in Cranelift [`Variable`]s for the whole region (a vector register is
 //! `ceil(VL / 2)` `i64x2` variables); they are loaded once at entry (except scalars a
 //! straight-line region overwrites before reading them or reaching an exit) and the registers
-//! the region can write are stored back at every exit. In a straight-line (non-loop) region, which runs
-//! once per entry, vector registers stay in the register file instead and compile time comes
-//! first: memory accesses, vector ALU, FP, move and lane-id operations and `V.REDSUM` (above
-//! VL 2) are calls
-//! to helpers that work on the register file in place (`abi::lj_load*`, `abi::lj_store*`,
-//! `abi::lj_vop`, `abi::lj_redsum`, with the ISA table's lane semantics); the remaining vector
-//! writes load and store their chunks. The mask, LC0BASE and trip count are `i64` variables
+//! the region can write are stored back at every exit. In a straight-line (non-loop) region,
+//! which runs once per entry, vector registers stay in the register file instead. Its first
+//! compile puts compile time first: memory accesses, vector ALU, FP, move and lane-id
+//! operations and `V.REDSUM` (above VL 2) are calls to helpers that work on the register file
+//! in place (`abi::lj_load*`, `abi::lj_store*`, `abi::lj_vop`, `abi::lj_redsum`, with the ISA
+//! table's lane semantics); the remaining vector writes load and store their chunks. Its hot
+//! recompile is inline code in two copies, chosen at entry as a loop body's are: one for a full
+//! mask (whole-register stores, no blends) and one for a partial mask. The mask, LC0BASE and
+//! trip count are `i64` variables
 //! too. The number of instructions retired is a variable updated once per loop iteration plus
 //! a static offset inside the current straight segment, so every exit stores the exact count.
 //!
