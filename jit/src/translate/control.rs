@@ -241,19 +241,6 @@ impl Tx<'_, '_> {
         self.materialize_all();
         self.full = false;
         self.refresh_lane_masks();
-        // Iteration-local registers not stored yet (see `Tx::store_local`).
-        for n in 0..32u8 {
-            if self.local_v & !self.local_stored & (1 << n) != 0 {
-                let r = VReg(n);
-                for c in 0..self.nch {
-                    let new = self.vget(r, c);
-                    let old = self.vload(r, c);
-                    let m = self.lane_mask(c);
-                    let v = self.b.ins().bitselect(m, new, old);
-                    self.vstore(r, c, v);
-                }
-            }
-        }
         for (r, old) in std::mem::take(&mut self.tail_old) {
             let vals: Vec<Value> = old
                 .iter()
@@ -371,16 +358,16 @@ impl Tx<'_, '_> {
                     self.stream_edge(st, lc);
                     return;
                 }
+                // The iteration-local registers leave the first full copy and the masked tail
+                // through the register file (see `Tx::local_v`); those the body's last use
+                // did not store yet go now.
+                for n in 0..32u8 {
+                    if self.local_v & !self.local_stored & (1 << n) != 0 {
+                        self.store_local(VReg(n));
+                    }
+                }
                 if self.masked_tail {
                     self.tail_blend();
-                } else {
-                    // The first full copy: the iteration-local registers leave through the
-                    // register file (see `Tx::local_v`).
-                    for n in 0..32u8 {
-                        if self.local_v & !self.local_stored & (1 << n) != 0 {
-                            self.store_local(VReg(n));
-                        }
-                    }
                 }
                 let trip = self.b.use_var(self.trip);
                 if let (Some(fl), Some(_)) = (self.fast, header) {
