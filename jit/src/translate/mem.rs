@@ -41,7 +41,7 @@ use super::{Tx, flags};
 use crate::abi::{self, kind};
 use crate::observe::Fallback;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I8, I8X16, I16, I32, I32X4, I64, I64X2};
+use cranelift_codegen::ir::types::{I8, I8X16, I16, I16X8, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
 use lanejit_interp::isa::{Dir, Ext, Inst, MemAddr, MemSem, Mode, Reg, SOrImm, SReg, VReg};
 use lanejit_interp::memory::{PERM_R, PERM_W};
@@ -634,6 +634,9 @@ impl Tx<'_, '_> {
         };
         // Lane EA chunks the inline path computed (they dominate its slow path too).
         let mut eas_done: Option<Vec<Value>> = None;
+        // Whether the inline gather left its destination packed (`Tx::gather_packs`): then
+        // the helper path leaves it packed too, so both reach the join in one form.
+        let mut packed = false;
         // Native fast paths on guest memory. Straight-line code compiled for compile speed
         // (`Tx::helpers`) always takes the helper, which reads and writes the register file
         // in place, so it compiles to a call instead of ~60 instructions per access.
@@ -720,8 +723,14 @@ impl Tx<'_, '_> {
                     self.strided_inline(acc, ea0, stride, slow);
                     self.b.ins().jump(join, &[]);
                 } else if self.full {
+                    packed = self.gather_packs(acc);
+                    let forms = self.form;
                     eas_done = Some(self.lanes_inline(acc, slow));
                     self.b.ins().jump(join, &[]);
+                    // The helper path starts from the state before the access (its exits
+                    // write the destination's old value back), whatever form the inline
+                    // path left the destination in.
+                    self.form = forms;
                 } else {
                     self.lanes_when_full(acc, slow, join);
                 }
@@ -777,7 +786,12 @@ impl Tx<'_, '_> {
                 ][kind];
                 let ok = self.helper_call(h, &eas, m, k, pout);
                 self.guard(ok, pc, Fallback::Fault);
-                if !self.vmem {
+                if packed {
+                    // Full mask: every lane is the loaded element, extended.
+                    let vals = self.unspill(pout);
+                    let bytes = self.narrow(ms.log2e, &vals);
+                    self.set_packed(VReg(d), ms, &bytes);
+                } else if !self.vmem {
                     let vals = self.unspill(pout);
                     self.vset_masked(VReg(d), &vals);
                 }
@@ -905,27 +919,57 @@ impl Tx<'_, '_> {
         self.check_lanes(acc, pea, fast, slow);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
+        let lane_ea = match self.packed_index(addr, local, data) {
+            Some(pi) => self.packed_lane_eas(pi),
+            None => lane_ea,
+        };
         let hosts: Vec<Value> = lane_ea
             .iter()
             .map(|&ea| self.b.ins().iadd(base, ea))
             .collect();
         match ms.dir {
             Dir::Load => {
-                let xs: Vec<Value> = hosts
-                    .iter()
-                    .map(|&h| self.load_lane(h, 0, ms.log2e, ms.ext))
-                    .collect();
-                let vals: Vec<Value> = (0..self.nch)
-                    .map(|c| {
-                        let v = self.b.ins().splat(I64X2, xs[2 * c]);
-                        match xs.get(2 * c + 1) {
-                            Some(&x) => self.b.ins().insertlane(v, x, 1),
-                            None => v,
-                        }
-                    })
-                    .collect();
                 let Reg::V(d) = data else { unreachable!() };
-                self.vset_raw(VReg(d), &vals);
+                if self.gather_packs(acc) {
+                    // The raw elements, 16 / E to a vector, as a contiguous load leaves them:
+                    // no widening here, and none at a store of the same width.
+                    let (ty, sty) = match ms.log2e {
+                        0 => (I8X16, I8),
+                        1 => (I16X8, I16),
+                        _ => (I32X4, I32),
+                    };
+                    let per = 16 >> ms.log2e;
+                    let bytes: Vec<Value> = hosts
+                        .chunks(per)
+                        .map(|hs| {
+                            let mut v = super::zero_vector(self.b, ty);
+                            for (k, &h) in hs.iter().enumerate() {
+                                let x = self.b.ins().load(sty, flags(), h, 0);
+                                v = self.b.ins().insertlane(v, x, k as u8);
+                            }
+                            self.bitcast(I8X16, v)
+                        })
+                        .collect();
+                    self.set_packed(VReg(d), ms, &bytes);
+                } else {
+                    // Two lanes loaded, then paired at once: 32 loaded lanes are never live
+                    // together.
+                    let vals: Vec<Value> = hosts
+                        .chunks(2)
+                        .map(|hs| {
+                            let x = self.load_lane(hs[0], 0, ms.log2e, ms.ext);
+                            let v = self.b.ins().splat(I64X2, x);
+                            match hs.get(1) {
+                                Some(&h) => {
+                                    let y = self.load_lane(h, 0, ms.log2e, ms.ext);
+                                    self.b.ins().insertlane(v, y, 1)
+                                }
+                                None => v,
+                            }
+                        })
+                        .collect();
+                    self.vset_raw(VReg(d), &vals);
+                }
             }
             Dir::Store => {
                 let chunks = self.data_chunks(data);
@@ -936,6 +980,31 @@ impl Tx<'_, '_> {
             }
         }
         eas
+    }
+
+    /// Whether a gather under a statically full mask leaves its destination in the packed
+    /// form: the register has packed variables (`Tx::can_pack`) and the elements are
+    /// narrower than a lane.
+    fn gather_packs(&self, acc: Access) -> bool {
+        match (acc.ms.dir, acc.data) {
+            (Dir::Load, Reg::V(d)) => {
+                self.full && !self.vmem && acc.ms.log2e < 3 && self.can_pack(VReg(d), acc.ms.log2e)
+            }
+            _ => false,
+        }
+    }
+
+    /// Leave `r` packed: `bytes` holds its elements of `ms`'s width, 16 bytes a value, all
+    /// lanes written.
+    fn set_packed(&mut self, r: VReg, ms: MemSem, bytes: &[Value]) {
+        let vars = self.pv[r.0 as usize].clone().expect("packed vars");
+        for (var, &v) in vars.iter().zip(bytes) {
+            self.b.def_var(*var, v);
+        }
+        self.form[r.0 as usize] = super::Form::Packed {
+            log2e: ms.log2e,
+            ext: ms.ext,
+        };
     }
 
     /// The stride of an access whose lane EAs step by a constant other than 0 and E (its
@@ -1308,13 +1377,6 @@ impl Tx<'_, '_> {
             };
             t.b.ins().ishl_imm_s(x, sh as i64)
         };
-        let lane_ea: Vec<Value> = (0..self.vl as usize)
-            .map(|i| {
-                let x = self.b.ins().extractlane(p[i / 4], (i % 4) as u8);
-                let o = widen(self, x);
-                self.b.ins().iadd(base, o)
-            })
-            .collect();
         let reduce = |t: &mut Self, f: fn(&mut Self, Value, Value) -> Value| {
             let mut v = p.clone();
             while v.len() > 1 {
@@ -1366,7 +1428,32 @@ impl Tx<'_, '_> {
         } else {
             base
         };
-        (lane_ea, lo, hi, or, Some(nowrap))
+        (Vec::new(), lo, hi, or, Some(nowrap))
+    }
+
+    /// The lane EAs of a packed-index access (see [`Self::packed_index_eas`]), computed
+    /// where they are used: in the block of the accesses, after the range check, so that
+    /// each is computed right before its lane's access instead of all of them before the
+    /// check (where they would all be live at once).
+    fn packed_lane_eas(&mut self, (b, n, ext, sh): (SReg, VReg, Ext, u32)) -> Vec<Value> {
+        let base = self.sget(b);
+        let p: Vec<Value> = self
+            .packed_vals(n, 2)
+            .into_iter()
+            .map(|v| self.bitcast(I32X4, v))
+            .collect();
+        (0..self.vl as usize)
+            .map(|i| {
+                let x = self.b.ins().extractlane(p[i / 4], (i % 4) as u8);
+                let x = if ext == Ext::Sign {
+                    self.b.ins().sextend(I64, x)
+                } else {
+                    self.b.ins().uextend(I64, x)
+                };
+                let o = self.b.ins().ishl_imm_s(x, sh as i64);
+                self.b.ins().iadd(base, o)
+            })
+            .collect()
     }
 
     /// A contiguous access under a statically full mask: its group's check hoisted to loop
