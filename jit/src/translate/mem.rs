@@ -1369,14 +1369,7 @@ impl Tx<'_, '_> {
             .into_iter()
             .map(|v| self.bitcast(I32X4, v))
             .collect();
-        let widen = |t: &mut Self, x: Value| {
-            let x = if sign {
-                t.b.ins().sextend(I64, x)
-            } else {
-                t.b.ins().uextend(I64, x)
-            };
-            t.b.ins().ishl_imm_s(x, sh as i64)
-        };
+        let widen = |t: &mut Self, x: Value| t.index_offset(x, sign, sh);
         let reduce = |t: &mut Self, f: fn(&mut Self, Value, Value) -> Value| {
             let mut v = p.clone();
             while v.len() > 1 {
@@ -1445,15 +1438,21 @@ impl Tx<'_, '_> {
         (0..self.vl as usize)
             .map(|i| {
                 let x = self.b.ins().extractlane(p[i / 4], (i % 4) as u8);
-                let x = if ext == Ext::Sign {
-                    self.b.ins().sextend(I64, x)
-                } else {
-                    self.b.ins().uextend(I64, x)
-                };
-                let o = self.b.ins().ishl_imm_s(x, sh as i64);
+                let o = self.index_offset(x, ext == Ext::Sign, sh);
                 self.b.ins().iadd(base, o)
             })
             .collect()
+    }
+
+    /// A 32-bit packed index `x` as a byte offset: extended to 64 bits (`sign`) and shifted
+    /// left by `sh`.
+    fn index_offset(&mut self, x: Value, sign: bool, sh: u32) -> Value {
+        let x = if sign {
+            self.b.ins().sextend(I64, x)
+        } else {
+            self.b.ins().uextend(I64, x)
+        };
+        self.b.ins().ishl_imm_s(x, sh as i64)
     }
 
     /// A contiguous access under a statically full mask: its group's check hoisted to loop

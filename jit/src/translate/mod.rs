@@ -854,6 +854,12 @@ impl<'a, 'f> Tx<'a, 'f> {
         // instruction that touches it, so no value of it stays live to the `ENDLOOP`.
         let leaves_local = self.local_v != 0 && self.stream.is_none() && self.full;
         self.local_stored = 0;
+        // `after[i]`: the vector registers instructions `i..` read or write.
+        let mut after = vec![0u32; r.insts.len() + 1];
+        for (i, (_, inst)) in r.insts.iter().enumerate().rev() {
+            let e = inst.effects();
+            after[i] = after[i + 1] | e.reads_v | e.writes_v;
+        }
         for (i, (pc, inst)) in r.insts.iter().enumerate().skip(from) {
             if i == 0 && matches!(inst, Inst::Loop(_)) {
                 self.loop_prologue(*pc, inst);
@@ -865,14 +871,10 @@ impl<'a, 'f> Tx<'a, 'f> {
             }
             self.inst(*pc, inst);
             if leaves_local {
-                let e = inst.effects();
-                let touched = (e.reads_v | e.writes_v) & self.local_v;
-                let later = r.insts[i + 1..].iter().fold(0, |acc, (_, j)| {
-                    let e = j.effects();
-                    acc | e.reads_v | e.writes_v
-                });
+                // Touched here and by nothing after: its value in this copy is final.
+                let last = self.local_v & (after[i] & !after[i + 1]);
                 for n in 0..32u8 {
-                    if touched & !later & (1 << n) != 0 {
+                    if last & (1 << n) != 0 {
                         self.store_local(VReg(n));
                     }
                 }
