@@ -19,7 +19,9 @@
 //! the lowest group that wrote any byte of the page and the lowest that accessed any. An
 //! access by group g to a page whose summary is not below g cannot race there, so a group
 //! working on its own pages pays only for recording; a contiguous access with every lane
-//! active is checked and recorded as one byte range.
+//! active is checked and recorded as one byte range, and when that range lies in one page
+//! whose summary rules a race out, with one page lookup for both
+//! ([`Shadow::quiet_page`], [`Shadow::record_in`]).
 
 use crate::interp::{self, Decoded};
 use crate::machine::{Exit, Machine, TrapKind};
@@ -345,6 +347,51 @@ impl Shadow {
     }
 
     /// Record the accesses of an instruction at `pc` that retired.
+    /// A contiguous access of `len` bytes from `addr` (all lanes active) inside one page, by
+    /// the instruction at `pc`: when no earlier group accessed that page in a way it could
+    /// race with (its summary), the page's index, found or created once for both the check
+    /// and [`Shadow::record_in`]; otherwise (or across a page boundary) `None`, and the
+    /// general [`Shadow::first_race`] and [`Shadow::record`] apply.
+    pub(crate) fn quiet_page(
+        &mut self,
+        addr: u64,
+        len: u64,
+        access: Access,
+        pc: u64,
+    ) -> Option<usize> {
+        let pn = addr / PAGE_SIZE;
+        if len == 0 || (addr + len - 1) / PAGE_SIZE != pn {
+            return None;
+        }
+        let i = self.page(pn, pc);
+        let p = &self.pages[i];
+        let summary = match access {
+            Access::Read => p.min_writer,
+            Access::Write => p.min_accessor,
+        };
+        (summary >= self.group).then_some(i)
+    }
+
+    /// [`Shadow::record`] of a contiguous access inside page `i` (from
+    /// [`Shadow::quiet_page`]).
+    pub(crate) fn record_in(&mut self, i: usize, addr: u64, len: u64, access: Access, pc: u64) {
+        let g = self.group;
+        let id = self.rec_id(RaceOther {
+            group: g,
+            pc,
+            access,
+        });
+        let lo = (addr % PAGE_SIZE) as usize;
+        let hi = lo + len as usize;
+        let p = &mut self.pages[i];
+        p.access.fill(lo, hi, id);
+        p.min_accessor = p.min_accessor.min(g);
+        if access == Access::Write {
+            p.write.fill(lo, hi, id);
+            p.min_writer = p.min_writer.min(g);
+        }
+    }
+
     pub(crate) fn record(&mut self, lanes: &Lanes<'_>, access: Access, pc: u64) {
         let g = self.group;
         let id = self.rec_id(RaceOther {
