@@ -375,41 +375,40 @@ impl Shadow {
     /// [`Shadow::record`] of a contiguous access inside page `i` (from
     /// [`Shadow::quiet_page`]).
     pub(crate) fn record_in(&mut self, i: usize, addr: u64, len: u64, access: Access, pc: u64) {
-        let g = self.group;
-        let id = self.rec_id(RaceOther {
-            group: g,
+        let id = self.own_id(access, pc);
+        let lo = (addr % PAGE_SIZE) as usize;
+        self.mark(i, lo, lo + len as usize, access, id);
+    }
+
+    pub(crate) fn record(&mut self, lanes: &Lanes<'_>, access: Access, pc: u64) {
+        let id = self.own_id(access, pc);
+        for (_, addr, len) in lanes.ranges() {
+            for (pn, lo, hi) in pieces(addr, len) {
+                let i = self.page(pn, pc);
+                self.mark(i, lo, hi, access, id);
+            }
+        }
+    }
+
+    /// The record id of the running group's `access` by the instruction at `pc`.
+    fn own_id(&mut self, access: Access, pc: u64) -> RecId {
+        self.rec_id(RaceOther {
+            group: self.group,
             pc,
             access,
-        });
-        let lo = (addr % PAGE_SIZE) as usize;
-        let hi = lo + len as usize;
+        })
+    }
+
+    /// Record `id` on the bytes `lo..hi` of page `i` not yet recorded, and the running
+    /// group in the page's summaries.
+    fn mark(&mut self, i: usize, lo: usize, hi: usize, access: Access, id: RecId) {
+        let g = self.group;
         let p = &mut self.pages[i];
         p.access.fill(lo, hi, id);
         p.min_accessor = p.min_accessor.min(g);
         if access == Access::Write {
             p.write.fill(lo, hi, id);
             p.min_writer = p.min_writer.min(g);
-        }
-    }
-
-    pub(crate) fn record(&mut self, lanes: &Lanes<'_>, access: Access, pc: u64) {
-        let g = self.group;
-        let id = self.rec_id(RaceOther {
-            group: g,
-            pc,
-            access,
-        });
-        for (_, addr, len) in lanes.ranges() {
-            for (pn, lo, hi) in pieces(addr, len) {
-                let i = self.page(pn, pc);
-                let p = &mut self.pages[i];
-                p.access.fill(lo, hi, id);
-                p.min_accessor = p.min_accessor.min(g);
-                if access == Access::Write {
-                    p.write.fill(lo, hi, id);
-                    p.min_writer = p.min_writer.min(g);
-                }
-            }
         }
     }
 }
