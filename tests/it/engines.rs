@@ -1090,6 +1090,50 @@ fn iteration_local_registers_keep_every_lane_across_loop_runs() {
 }
 
 #[test]
+fn loop_bodies_entered_under_masks_that_are_not_a_prefix() {
+    // A branch into a loop body under a mask `V.SETMASK` made (lanes 0 and 2, then every
+    // other lane, ...): not the prefix `LOOP`/`ENDLOOP` leave, which the masked tail's stores
+    // of iteration-local registers rely on. The body's registers are written before they
+    // are read, so they are iteration-local; their inactive lanes must keep the values the
+    // previous pass left, and the stores skip inactive lanes.
+    let x = f32_words(600, 9);
+    let src = format!(
+        "
+        .mem 0x10000, 0x3000, rw
+        .mem 0x20000, 0x3000, rw
+        .data 0x10000
+        {x}
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x20000
+        S.LI s3, 100
+        S.LI s9, 0
+        LOOP s3
+body:   V.LW [s1, lc0<<2, 0], ->v1
+        V.ADD v2, v1, 7
+        V.FMUL.S v3, v1, v2
+        V.SW v3, [s2, lc0<<2, 0]
+        ENDLOOP
+        S.ADD s9, s9, 1
+        BEQ s9, 1, m1
+        BEQ s9, 2, m2
+        BEQ s9, 3, m3
+        HALT
+m1:     S.LI s6, 0x5
+        J go
+m2:     S.LI s6, 0x5555555555555555
+        J go
+m3:     S.LI s6, 0x7ffffffffffffffe
+go:     V.SETMASK s6
+        S.ADD s1, s1, 12
+        S.ADD s2, s2, 20
+        J body
+        "
+    );
+    check_all_vls(&src);
+}
+
+#[test]
 fn hoisted_tile_accesses_and_read_only_registers() {
     // A matrix-kernel shape: x staged into tile space by a copy loop, then a loop doing FMAs
     // of tile rows with registers it never writes (broadcast before the loop) into y in

@@ -9,7 +9,9 @@
 use super::{Form, Tx};
 use crate::abi::Status;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{Block, InstBuilder, Value};
+use cranelift_codegen::ir::{
+    Block, BlockArg, BlockCall, InstBuilder, JumpTableData, MemFlagsData, Value,
+};
 use lanejit_interp::isa::{Cond, Inst, SOrImm, Sem, VReg};
 
 impl Tx<'_, '_> {
@@ -269,20 +271,61 @@ impl Tx<'_, '_> {
         };
         // The masked tail computes as a full iteration (`Tx::full` is set there), with the
         // tail's mask in `Tx::mask`.
-        let lanes = self.masked_tail.then(|| {
-            let m = self.b.use_var(self.mask);
-            super::lane_masks(self.b, m, self.nch)
-        });
-        for (c, v) in vals.into_iter().enumerate() {
-            let v = match &lanes {
-                Some(lm) => {
-                    let old = self.vload(r, c);
-                    self.b.ins().bitselect(lm[c], v, old)
-                }
-                None => v,
-            };
-            self.vstore(r, c, v);
+        if self.masked_tail {
+            self.store_prefix(r, &vals);
+        } else {
+            for (c, v) in vals.into_iter().enumerate() {
+                self.vstore(r, c, v);
+            }
         }
+    }
+
+    /// Store the active lanes of `vals` (chunks of register `r`) to the register file in the
+    /// masked tail, whose mask is a prefix of `n` lanes (checked at its entry,
+    /// `Tx::masked_tail_entry`): one jump through a table on `ceil(n / 2)` into a chain of
+    /// whole-chunk stores, as Duff's device does, so nothing is blended. For an odd `n` the
+    /// last chunk stored also writes lane `n`, which is inactive: its old value, loaded
+    /// before the chain, is stored back after it (for an even `n` that rewrites lane `n`
+    /// with the value it holds).
+    fn store_prefix(&mut self, r: VReg, vals: &[Value]) {
+        let nch = vals.len();
+        let m = self.b.use_var(self.mask);
+        let n = self.b.ins().popcnt(m);
+        // The mask is partial, so lane `n` is below VL: inside register `r`.
+        let at = self.b.ins().ishl_imm_s(n, 3);
+        let at = self.b.ins().iadd(self.regs, at);
+        let keep = self.b.ins().load(
+            cranelift_codegen::ir::types::I64,
+            MemFlagsData::trusted(),
+            at,
+            Self::voff(r, 0),
+        );
+        let q = self.b.ins().iadd_imm_s(n, 1);
+        let q = self.b.ins().ushr_imm_s(q, 1);
+        // chain[k]: stores chunk k - 1 and goes on to chain[k - 1]; chain[0] is the end.
+        let chain: Vec<Block> = (0..=nch).map(|_| self.b.create_block()).collect();
+        let pool = &mut self.b.func.dfg.value_lists;
+        let calls: Vec<_> = chain
+            .iter()
+            .map(|&blk| BlockCall::new(blk, std::iter::empty::<BlockArg>(), pool))
+            .collect();
+        // No mask has more lanes than VL: the default is never taken.
+        let def = BlockCall::new(chain[0], std::iter::empty::<BlockArg>(), pool);
+        let jt = self.b.create_jump_table(JumpTableData::new(def, &calls));
+        let q32 = self.b.ins().ireduce(cranelift_codegen::ir::types::I32, q);
+        self.b.ins().br_table(q32, jt);
+        for k in (1..=nch).rev() {
+            self.b.switch_to_block(chain[k]);
+            self.vstore(r, k - 1, vals[k - 1]);
+            self.b.ins().jump(chain[k - 1], &[]);
+        }
+        for &blk in &chain {
+            self.b.seal_block(blk);
+        }
+        self.b.switch_to_block(chain[0]);
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), keep, at, Self::voff(r, 0));
     }
 
     /// A leading `LOOP`: zero trips leave the region, otherwise the run continues into the body.

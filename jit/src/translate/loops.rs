@@ -87,11 +87,21 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// The entry of the masked tail copy (see `Tx::masked_tail`): every hoisted access's
-    /// group at the current LC0BASE, all VL lanes, checked for its permission (and lane 0's
-    /// alignment under `--strict-align`); its host base recorded as `Tx::precheck` does. All
-    /// pass: `top`; else `fail` (the straight form then runs the iteration lane by lane).
+    /// The entry of the masked tail copy (see `Tx::masked_tail`): the mask must be a prefix
+    /// (the lanes below the trip count, as `LOOP` and `ENDLOOP` leave it; the stores of
+    /// iteration-local registers rely on it, see `Tx::store_prefix`), and every hoisted
+    /// access's group at the current LC0BASE, all VL lanes, is checked for its permission (and
+    /// lane 0's alignment under `--strict-align`); its host base recorded as `Tx::precheck`
+    /// does. All pass: `top`; else `fail` (the straight form then runs the iteration lane by
+    /// lane).
     pub(super) fn masked_tail_entry(&mut self, top: Block, fail: Block) {
+        let m = self.b.use_var(self.mask);
+        let plus = self.b.ins().iadd_imm_s(m, 1);
+        let t = self.b.ins().band(m, plus);
+        let next = self.b.create_block();
+        self.b.ins().brif(t, fail, &[], next, &[]);
+        self.b.switch_to_block(next);
+        self.b.seal_block(next);
         let lc = self.b.use_var(self.lc0);
         for (j, hz) in self.hoist.clone().into_iter().enumerate() {
             let (ms, local) = (hz.ms(), hz.inst.is_local());

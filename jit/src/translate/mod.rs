@@ -31,9 +31,10 @@
 //! carries only loop-carried registers and lets hoisted loads move to their uses. In such a
 //! loop whose tail is the masked tail, the registers every iteration overwrites before
 //! reading them are *iteration-local* (`Tx::local_v`): not loaded at entry, not written back
-//! at exits, but stored by the first full copy and blended in by the masked tail right
-//! after the body's last instruction that touches them (a 2D kernel enters such a loop once
-//! per row).
+//! at exits, but stored by the first full copy, and by the masked tail in its active lanes
+//! only (whole chunks entered through a jump table on the lane count: the tail's mask is a
+//! prefix, checked at its entry), right after the body's last instruction that touches them
+//! (a 2D kernel enters such a loop once per row).
 //!
 //! Check hoisting: in an `ENDLOOP` loop, a guest-memory access whose lane `i` at LC0BASE `x`
 //! reads `inv + ((x + i) << log2e)` with `inv` loop-invariant (the `lc0` form with registers
@@ -281,8 +282,8 @@ pub(crate) struct Tx<'a, 'f> {
     /// iteration boundary in variables. They are not loaded at entry and not written back
     /// by exits; instead the register file holds their architectural value at the loop
     /// header: the first full copy (the last proven iteration, which leaves for the header
-    /// or the exit) stores them at its `ENDLOOP`, the masked tail blends its active lanes
-    /// into them there, and the streaming copy (always followed by another full iteration)
+    /// or the exit) stores them after their last use, the masked tail stores its active
+    /// lanes there (`Tx::store_prefix`), and the streaming copy (always followed by another full iteration)
     /// stores nothing. This keeps a loop entered once per row of a 2D kernel from loading and
     /// storing every register it writes at each entry and exit, and keeps their values
     /// out of the live state at every exit of the function.
