@@ -1134,6 +1134,68 @@ go:     V.SETMASK s6
 }
 
 #[test]
+fn gathers_and_scatters_indexed_by_read_only_registers_in_loops() {
+    // A branch loop whose gather and scatter add a vector register computed before the loop
+    // (lane offsets, as a compiler hoists them) to a scalar that moves each iteration: their
+    // range checks use the offsets' bounds, computed once at loop entry. Variants: in range;
+    // a later iteration reaching an unmapped page; offsets that wrap below the scalar (valid
+    // EAs); offsets whose largest unsigned value wraps while another lane's EA lies far
+    // above memory, so the wrapped maximum must not be taken for the top of the range; and
+    // offsets misaligned under --strict-align.
+    let x = f32_words(3000, 5);
+    for (stride, s4, iters, top) in [
+        (12, 0x10000, 9, 0),
+        (12, 0x12000, 100, 0),
+        (-4, 0x11000, 9, 0),
+        (-4, 0x10ff8, 9, 1),
+        (6, 0x10000, 9, 0),
+    ] {
+        // `J top`: the loop's first entry is the loop region itself (no straight-line run of
+        // its first iteration before it).
+        let src = format!(
+            "
+            .mem 0x10000, 0x3000, rw
+            .mem 0x20000, 0x3000, rw
+            .data 0x10000
+            {x}
+            .text
+            V.LANEID v1
+            S.LI s12, {stride}
+            V.MUL v2, v1, s12
+            BEQ s0, {top}, go
+            S.VL s7
+            S.SUB s7, s7, 1
+            S.LI s13, 1
+            S.SHL s13, s13, s7
+            V.SETMASK s13
+            S.LI s14, 0x8000000000000000
+            V.MOV v2, s14
+            S.LI s15, -1
+            V.SETMASK s15
+    go:     S.LI s4, {s4}
+            S.LI s6, 0x20000
+            S.LI s3, {iters}
+            S.MOV s9, s0
+            J top
+            NOP
+    top:    V.LW [s4 + v2], ->v4
+            V.LWI [v2 + (0x4400 << 2)], ->v6
+            V.ADD v5, v4, s9
+            V.ADD v5, v5, v6
+            V.SW v5, [s6 + (v1 << 2)]
+            V.SWI.U v4, [v2 + 0x21000]
+            S.ADD s4, s4, 64
+            S.ADD s6, s6, 44
+            S.ADD s9, s9, 1
+            BLT s9, s3, top
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
+#[test]
 fn hoisted_tile_accesses_and_read_only_registers() {
     // A matrix-kernel shape: x staged into tile space by a copy loop, then a loop doing FMAs
     // of tile rows with registers it never writes (broadcast before the loop) into y in

@@ -236,6 +236,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// The f32 lanes (see `Tx::f32_lanes`) of read-only registers that FP instructions read,
     /// computed once at loop entry.
     pub(crate) ro_f32: Vec<Option<Vec<Value>>>,
+    /// The bounds of read-only registers that gathers and scatters add to a scalar address
+    /// part (see `Tx::ro_offsets`), computed once at loop entry.
+    pub(crate) ro_bounds: Vec<mem::RoBounds>,
     /// Current form of every vector register.
     pub(crate) form: [Form; 32],
     /// Packed variables of registers that a contiguous load may leave packed.
@@ -1155,6 +1158,7 @@ pub(crate) fn translate(
         fast_forms: None,
         ro_v,
         ro_f32: vec![None; 32],
+        ro_bounds: Vec::new(),
         stream: None,
         acc_seen: [(0, 0); 32],
         acc_n: None,
@@ -1207,6 +1211,10 @@ pub(crate) fn translate(
                     }
                 }
             }
+        }
+        // The bounds of read-only lane offsets of gathers and scatters, also once.
+        if !tx.vmem && tx.vl >= 4 {
+            tx.ro_offsets(r);
         }
         tx.b.ins().jump(header, &[]);
         tx.b.switch_to_block(header);
