@@ -16,7 +16,9 @@
 //! the last iteration (a hole or read-only page exactly where the chosen lane lands) or put
 //! holes and read-only pages between lanes where no lane touches. A third of the snippet
 //! loops run two or three times, the trip halved each time and the registers as the run
-//! before left them (a loop entered once per row). The table is mapped with
+//! before left them (a loop entered once per row). A fifth index by lane id through vectors
+//! computed before the loop, which the loop only reads (the JIT's read-only index bounds).
+//! The table is mapped with
 //! `.mem` only (untouched pages read zero); a little data (special floating-point values) is
 //! placed where snippets read.
 
@@ -208,6 +210,9 @@ pub struct Shapes {
     force: Option<(u8, bool)>,
     /// Snippet loops run more than once so far (their labels, see [`ROUND_LABELS`]).
     rounds: usize,
+    /// While set, [`Shapes::accesses`] computes its index vectors before the loop (lane-id
+    /// based): registers the loop only reads, as a compiler hoists lane offsets.
+    hoist_index: bool,
 }
 
 /// Where a snippet's lanes get their index: the loop counter or the lane id.
@@ -265,6 +270,7 @@ impl Shapes {
             pre: 0,
             force: None,
             rounds: 0,
+            hoist_index: false,
         }
     }
 
@@ -304,8 +310,8 @@ impl Shapes {
 
     /// Emit `vd = c + lane * mul` (lane: lc0 or lane id) in one of several spellings the
     /// shape analysis follows (or, with `breakers`, some it does not follow but that compute
-    /// the same values). `pre` receives instructions that must run before the loop.
-    /// Returns whether the values are still as modelled (a partial mask breaks that).
+    /// the same values). `pre` receives instructions that must run before the loop (all of
+    /// them while `hoist_index` is set). Returns whether the values are still as modelled (a partial mask breaks that).
     #[allow(clippy::too_many_arguments)]
     fn affine(
         &mut self,
@@ -318,6 +324,15 @@ impl Shapes {
         pre: &mut Vec<Item>,
         body: &mut Vec<Item>,
     ) -> Result<bool> {
+        if self.hoist_index {
+            // Before the loop: the loop only reads `vd`.
+            let mut before = Vec::new();
+            self.hoist_index = false;
+            let exact = self.affine(u, vd, src, mul, c, breakers, pre, &mut before);
+            self.hoist_index = true;
+            pre.extend(before);
+            return exact;
+        }
         let mut exact = true;
         if mul == 0 {
             // Uniform: a scalar or immediate broadcast, or lanes times zero.
@@ -880,7 +895,14 @@ impl Shapes {
                 _ => u.int_in_range(600..=3000)?,
             }
         };
-        let src = if straight { Src::Id } else { Src::Lc };
+        // A fifth of the loops index by lane id with index vectors computed before the loop
+        // (gathers and scatters through registers the loop never writes).
+        self.hoist_index = !straight && u.ratio(1, 5)?;
+        let src = if straight || self.hoist_index {
+            Src::Id
+        } else {
+            Src::Lc
+        };
         let local = region == Region::Tile;
         let wide = region == Region::Table;
         let bases = [S_BASE, S_BASE2];
@@ -1108,6 +1130,7 @@ impl Shapes {
                 ));
             }
         }
+        self.hoist_index = false;
         Ok(())
     }
 
@@ -1273,12 +1296,13 @@ mod tests {
 
     /// The snippets reach what they are for: cases with a table of several MiB, lane-shape
     /// loops that run to the end, and faults on the table in the first and in later
-    /// iterations of a loop, both unmapped and read-only.
+    /// iterations of a loop, both unmapped and read-only, and loops whose gathers or
+    /// scatters go through vector registers the loop never writes.
     #[test]
     fn snippets_reach_tables_loops_and_faults() {
         let (mut tables, mut fma, mut halted) = (0, 0, 0);
         let (mut first, mut later, mut perm) = (0, 0, 0);
-        let mut rounds = 0;
+        let (mut rounds, mut ro_index) = (0, 0);
         let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
         for i in 0..600 {
             let g = case(9, i);
@@ -1299,6 +1323,7 @@ mod tests {
                 halted += 1;
             }
             rounds += u32::from(again && r.trap.is_none());
+            ro_index += u32::from(r.trap.is_none() && read_only_index(&g.items));
             let Some(t) = r.trap else { continue };
             let Some(mf) = t.mem else { continue };
             if (TABLE_BASE..table_end).contains(&mf.ea) {
@@ -1310,10 +1335,47 @@ mod tests {
                 perm += u32::from(t.kind == TrapKind::PermissionFault);
             }
         }
-        let counts = (tables, fma, halted, first, later, perm, rounds);
-        eprintln!("tables, fma, halted, first, later, perm, rounds: {counts:?}");
+        let counts = (tables, fma, halted, first, later, perm, rounds, ro_index);
+        eprintln!("tables, fma, halted, first, later, perm, rounds, ro_index: {counts:?}");
         assert!(tables >= 120 && fma >= 100 && halted >= 20, "{counts:?}");
         assert!(rounds >= 10, "loops run again: {counts:?}");
+        assert!(ro_index >= 10, "read-only index registers: {counts:?}");
         assert!(first >= 8 && later >= 3 && perm >= 2, "{counts:?}");
+    }
+
+    /// Whether a hardware loop of `items` has a gather or scatter with a vector address
+    /// register that the loop body never writes.
+    fn read_only_index(items: &[Item]) -> bool {
+        let mut body: Option<Vec<&Inst>> = None;
+        for it in items {
+            match it {
+                Item::LoopStart(_) => body = Some(Vec::new()),
+                Item::LoopEnd => {
+                    let insts = body.take().unwrap_or_default();
+                    let written = insts.iter().fold(0, |w, i| w | i.effects().writes_v);
+                    let ro = insts
+                        .iter()
+                        .any(|i| match i.mem_operands().map(|o| o.addr) {
+                            Some(MemAddr::RegOff { base, off, .. }) => [base, off]
+                                .iter()
+                                .any(|r| matches!(r, Reg::V(n) if written & (1 << n) == 0)),
+                            Some(MemAddr::Imm {
+                                base: Reg::V(n), ..
+                            }) => written & (1 << n) == 0,
+                            _ => false,
+                        });
+                    if ro {
+                        return true;
+                    }
+                }
+                Item::Inst(i) => {
+                    if let Some(b) = body.as_mut() {
+                        b.push(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
     }
 }
