@@ -170,14 +170,11 @@ impl Tx<'_, '_> {
             let Some(ms) = inst.opcode().mem() else {
                 continue;
             };
-            let Some((data, addr, _)) = operands(inst, ms) else {
+            // Contiguous forms have no vector operand; a read-only register is never in a
+            // packed form, so no packed-index gather uses one.
+            let Some((_, addr, _)) = operands(inst, ms) else {
                 continue;
             };
-            if matches!(addr, Addr::Contig { .. })
-                || self.packed_index(addr, inst.is_local(), data).is_some()
-            {
-                continue;
-            }
             let Some((reg, shift, _)) = self.ro_split(addr) else {
                 continue;
             };
@@ -246,6 +243,13 @@ impl Tx<'_, '_> {
         // Low bits clear in s and in every x_i: clear in every sum.
         let or = self.b.ins().bor(s, orx);
         Some((lo, hi, or, nowrap))
+    }
+
+    /// The VL lanes of `chunks` (`i64x2` values), each an `i64`.
+    fn lanes_of(&mut self, chunks: &[Value]) -> Vec<Value> {
+        (0..self.vl as usize)
+            .map(|i| self.b.ins().extractlane(chunks[i / 2], (i % 2) as u8))
+            .collect()
     }
 
     /// The chunks of a register used as an address operand (`lc0` reads LC0BASE + lane); a
@@ -609,15 +613,20 @@ impl Tx<'_, '_> {
     fn store_active_bytes(&mut self, host: Value, log2e: u8, bytes: &[Value]) {
         let mask = self.b.use_var(self.mask);
         let pd = self.spill(1, bytes);
-        // Whole chunks of a prefix mask: `mask & (mask + 1) == 0`.
+        // Whole chunks of a prefix mask: `mask & (mask + 1) == 0` (the masked tail's entry
+        // checked that already, `Tx::masked_tail_entry`).
         let lpc = 4 - log2e as i64;
-        let plus = self.b.ins().iadd_imm_s(mask, 1);
-        let t = self.b.ins().band(mask, plus);
-        let prefix = self.b.ins().icmp_imm_s(IntCC::Equal, t, 0);
         let n = self.b.ins().popcnt(mask);
         let q = self.b.ins().ushr_imm_s(n, lpc);
         let zero = self.iconst(0);
-        let q = self.b.ins().select(prefix, q, zero);
+        let q = if self.masked_tail {
+            q
+        } else {
+            let plus = self.b.ins().iadd_imm_s(mask, 1);
+            let t = self.b.ins().band(mask, plus);
+            let prefix = self.b.ins().icmp_imm_s(IntCC::Equal, t, 0);
+            self.b.ins().select(prefix, q, zero)
+        };
         let lp = self.b.create_block();
         let body = self.b.create_block();
         let done = self.b.create_block();
@@ -1008,21 +1017,17 @@ impl Tx<'_, '_> {
             self.lanes_loop(acc, &eas, slow);
             return eas;
         }
+        // A packed index register is written in the region, so never read-only: at most one
+        // of the two applies.
         let pi = self.packed_index(addr, local, data);
-        let ro = if pi.is_none() {
-            self.ro_range(addr)
-        } else {
-            None
-        };
+        let ro = self.ro_range(addr);
         let (lane_ea, lo, hi, or, nowrap) = match (pi, ro) {
             (Some(pi), _) => self.packed_index_eas(pi, amask),
             // Bounds from the read-only register's: the lane EAs are extracted after the
             // check (`lane_ea` empty), so they are not live across it.
             (None, Some((lo, hi, or, nowrap))) => (Vec::new(), lo, hi, or, Some(nowrap)),
             (None, None) => {
-                let lane_ea: Vec<Value> = (0..vl)
-                    .map(|i| self.b.ins().extractlane(eas[i / 2], (i % 2) as u8))
-                    .collect();
+                let lane_ea = self.lanes_of(&eas);
                 let (mut lo, mut hi, mut or) = (lane_ea[0], lane_ea[0], lane_ea[0]);
                 for &ea in &lane_ea[1..] {
                     lo = self.b.ins().umin(lo, ea);
@@ -1067,9 +1072,7 @@ impl Tx<'_, '_> {
         self.b.seal_block(fast);
         let lane_ea = match self.packed_index(addr, local, data) {
             Some(pi) => self.packed_lane_eas(pi),
-            None if lane_ea.is_empty() => (0..vl)
-                .map(|i| self.b.ins().extractlane(eas[i / 2], (i % 2) as u8))
-                .collect(),
+            None if lane_ea.is_empty() => self.lanes_of(&eas),
             None => lane_ea,
         };
         let hosts: Vec<Value> = lane_ea
