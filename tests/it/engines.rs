@@ -1241,6 +1241,121 @@ fn hoisted_tile_accesses_and_read_only_registers() {
 }
 
 #[test]
+fn accesses_at_constant_distances_share_one_span_check() {
+    // Loads (and stores) off one base at constant distances, as a stencil's rows or a
+    // filter's taps: their loop-entry span checks are one check of the lowest's range widened
+    // by the largest distance (per space, width, permission and alignment class). Variants:
+    // neighbours in range; a far row across an unmapped hole (the gap is checked too, which
+    // may only cost speed); the far row running off its mapping in a later iteration; a
+    // member misaligned under --strict-align; a second store reaching a read-only page in a
+    // later iteration; a store at a distance from loads of a read-only page (different
+    // permissions: never one check); tile rows with a protected granule in the gap or under
+    // the far row; rows that a store into the same buffer overlaps.
+    let x = f32_words(3000, 11);
+    let y = f32_words(1500, 12);
+    for (base, o, sb, so, trip) in [
+        (0x10004, [-4, 0, 4], "s2", 0x800, 300),
+        (0x10004, [-4, 0, 0x4000], "s2", 0x800, 700),
+        (0x10004, [-4, 0, 0x4000], "s2", 0x800, 1500),
+        (0x10004, [-4, 0, 0x4000], "s2", 0x800, 1700),
+        (0x10004, [0, 2, 4], "s2", 0x800, 300),
+        (0x10004, [-4, 0, 4], "s2", 0x1800, 700),
+        (0x14004, [-4, 0, 4], "s1", 0x100, 300),
+    ] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x3000, rw
+            .mem 0x14000, 0x1800, r
+            .mem 0x20000, 0x2000, rw
+            .mem 0x22000, 0x1000, r
+            .data 0x10000
+            {x}
+            .data 0x14000
+            {y}
+            .text
+            S.LI s1, {base}
+            S.LI s2, 0x20000
+            S.LI s3, {trip}
+            LOOP s3
+            V.LW [s1, lc0<<2, {o0}], ->v1
+            V.LW [s1, lc0<<2, {o1}], ->v2
+            V.LW [s1, lc0<<2, {o2}], ->v3
+            V.ADD v4, v1, v2
+            V.ADD v4, v4, v3
+            V.SW v4, [s2, lc0<<2, 0]
+            V.SW v1, [{sb}, lc0<<2, {so}]
+            ENDLOOP
+            HALT
+            ",
+            o0 = o[0],
+            o1 = o[1],
+            o2 = o[2],
+        );
+        check_all_vls(&src);
+    }
+    for (protect, far, trip) in [
+        (".tileprotect 0x600, 0x40, none", 0x800, 300),
+        (".tileprotect 0x900, 0x40, none", 0x800, 300),
+        ("", 0x800, 300),
+    ] {
+        let src = format!(
+            "
+            .tilesize 0x1000
+            {protect}
+            .mem 0x10000, 0x2000, rw
+            .data 0x10000
+            {y}
+            .text
+            S.LI s1, 0x10000
+            S.LI s3, {trip}
+            LOOP s3
+            V.LW [s1, lc0<<2, 0], ->v1
+            V.SW.local v1, [s0, lc0<<2, 0]
+            ENDLOOP
+            S.LI s3, 100
+            LOOP s3
+            V.LW.local [s0, lc0<<2, 0], ->v1
+            V.LW.local [s0, lc0<<2, 4], ->v2
+            V.LW.local [s0, lc0<<2, {far}], ->v3
+            V.FADD.S v1, v1, v2
+            V.FADD.S v1, v1, v3
+            V.SW v1, [s1, lc0<<2, 0x1000]
+            ENDLOOP
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+    // Loads at two distances from one base taken as one range against a store into the same
+    // buffer near either end, which a loaded value is used after: the loads may not move past
+    // the store (the streaming copy is not taken) when the store overlaps the low row or
+    // the far row.
+    for (first, far, st) in [(0, 0x1000, 0x20), (0x1000, 0, 0x1020)] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x3000, rw
+            .mem 0x20000, 0x1000, rw
+            .data 0x10000
+            {x}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, 0x20000
+            S.LI s3, 600
+            LOOP s3
+            V.LW [s1, lc0<<2, {first}], ->v1
+            V.LW [s1, lc0<<2, {far}], ->v2
+            V.SW v2, [s1, lc0<<2, {st}]
+            V.ADD v3, v1, v2
+            V.SW v3, [s2, lc0<<2, 0]
+            ENDLOOP
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
+#[test]
 fn narrow_multiplies_are_exact_for_every_extension() {
     // V.MUL of loaded bytes and halfwords runs on 16- or 32-bit lanes: products of the
     // extreme values of every pair of extensions and widths, stored as 64-bit lanes, summed

@@ -1,7 +1,8 @@
-//! Loops: the span check hoisted to loop entry (`Tx::precheck`, `Tx::span_groups`), the bulk
-//! copy of copy loops, and the prologue `LOOP`.
+//! Loops: the span check hoisted to loop entry (`Tx::precheck`, one `Tx::span_fit` per group
+//! of accesses at constant distances, `Tx::span_checks`), the bulk copy of copy loops, and
+//! the prologue `LOOP`.
 
-use super::{Helper, MAX_SPAN_ITERS, Tx, flags};
+use super::{Helper, MAX_SPAN_ITERS, Tx};
 use crate::abi;
 use crate::region::Region;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -9,9 +10,20 @@ use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{Block, InstBuilder, Value};
 use lanejit_interp::isa::Inst;
 
+/// The most bytes between the lowest and highest invariant constant of hoisted accesses that
+/// share one span check ([`Tx::span_checks`]).
+const MAX_SPAN_SPREAD: u64 = 1 << 20;
+
+/// One span check of hoisted accesses: the group's lowest access (an index into `Tx::hoist`)
+/// and how many bytes above it the group's other accesses start at most.
+pub(super) struct SpanCheck {
+    low: usize,
+    extra: u64,
+}
+
 impl Tx<'_, '_> {
     /// At the header of a hoisting loop with a full mask: find how many iterations from here
-    /// all hoisted accesses may make (`Tx::span_groups` per access, at most the remaining full
+    /// all hoisted accesses may make (`Tx::span_fit` per group of accesses, at most the remaining full
     /// iterations, at least this one), record their LC0BASE bound in `lim`, and go to `full`;
     /// with none (a fault ahead), go to `none`.
     pub(super) fn precheck(&mut self, full: Block, none: Block, stream: Option<super::StreamLoop>) {
@@ -21,8 +33,9 @@ impl Tx<'_, '_> {
         let left = self.b.ins().isub(trip, lc);
         let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
         let q = self.b.ins().ushr_imm_s(left, log2vl);
-        // At most MAX_SPAN_ITERS per entry, which bounds the page scan of one entry; longer
-        // loops come back to the header and check their next stretch.
+        // At most MAX_SPAN_ITERS per entry (a bound from when this check scanned the page
+        // table; the run-table lookups cost the same for any span); longer loops come back to
+        // the header and check their next stretch.
         let cap = self.iconst(MAX_SPAN_ITERS);
         let big = self.b.ins().icmp(IntCC::UnsignedGreaterThan, q, cap);
         let q = self.b.ins().select(big, cap, q);
@@ -32,22 +45,23 @@ impl Tx<'_, '_> {
         let q_is0 = self.b.ins().icmp_imm_s(IntCC::Equal, q, 0);
         let mut k = self.b.ins().select(q_is0, one, q);
         // Per access: its loop-invariant host base (so the loop keeps one register per
-        // access), then its span.
+        // access); then one span check per group of accesses at constant distances.
         let mut hosts = Vec::new();
+        let mut ea0s = Vec::new();
         for hz in self.hoist.clone() {
-            let (ms, local) = (hz.ms(), hz.inst.is_local());
             let (h, ea0) = self.hoisted_at(&hz, lc);
             let var = self.b.declare_var(I64);
             self.b.def_var(var, h);
             hosts.push(var);
+            ea0s.push(ea0);
+        }
+        for g in self.span_checks() {
+            let hz = &self.hoist[g.low];
+            let (ms, local) = (hz.ms(), hz.inst.is_local());
             let need = super::mem::need(ms);
             let lg = self.vl.trailing_zeros() + ms.log2e as u32;
             let amask = self.align_mask(ms);
-            k = if local {
-                self.tile_span_groups(ea0, lg, k, need, amask)
-            } else {
-                self.span_groups(ea0, lg, k, need, amask)
-            };
+            k = self.span_fit(local, ea0s[g.low], lg, k, need, amask, g.extra);
         }
         self.hoist_host = hosts;
         let span = self.b.ins().ishl_imm_s(k, log2vl);
@@ -103,22 +117,20 @@ impl Tx<'_, '_> {
         self.b.switch_to_block(next);
         self.b.seal_block(next);
         let lc = self.b.use_var(self.lc0);
+        let mut ea0s = Vec::new();
         for (j, hz) in self.hoist.clone().into_iter().enumerate() {
-            let (ms, local) = (hz.ms(), hz.inst.is_local());
             let (h, ea0) = self.hoisted_at(&hz, lc);
             self.b.def_var(self.hoist_host[j], h);
+            ea0s.push(ea0);
+        }
+        for g in self.span_checks() {
+            let hz = &self.hoist[g.low];
+            let (ms, local) = (hz.ms(), hz.inst.is_local());
             let need = super::mem::need(ms);
             let amask = self.align_mask(ms);
             let next = self.b.create_block();
-            self.check_space(
-                local,
-                ea0,
-                (self.vl as u64) << ms.log2e,
-                need,
-                amask,
-                next,
-                fail,
-            );
+            let len = ((self.vl as u64) << ms.log2e) + g.extra;
+            self.check_space(local, ea0s[g.low], len, need, amask, next, fail);
             self.b.switch_to_block(next);
             self.b.seal_block(next);
         }
@@ -136,33 +148,99 @@ impl Tx<'_, '_> {
         (h, self.b.ins().iadd(bo, l))
     }
 
-    /// How many of `k` groups of `1 << lg` bytes from tile address `lo` lie in tile space
-    /// with permission `need` (and `lo` aligned to `amask`): one lookup in the granule run
-    /// table, whatever the span (runs are exact granule counts).
-    fn tile_span_groups(&mut self, lo: Value, lg: u32, k: Value, need: u8, amask: u64) -> Value {
-        let t = self
-            .tile
-            .expect("a region with tile accesses loads the tile view");
+    /// The hoisted accesses grouped for their span checks (`Tx::precheck`,
+    /// `Tx::masked_tail_entry`): accesses in the same space, of the same element width,
+    /// permission and scalar terms, whose invariant constants differ by at most
+    /// [`MAX_SPAN_SPREAD`] (and by a multiple of the alignment under `--strict-align`). In
+    /// every lane and iteration their EAs are the lowest one's plus a constant of at most the
+    /// group's `extra` bytes, without wrapping once the lowest is in the space (whose size is
+    /// far below `2^64 - MAX_SPAN_SPREAD`), so one check of the lowest's range widened by
+    /// `extra` covers them all: the matrix kernel's 16 tile rows or a stencil's three rows
+    /// cost one table lookup per loop entry instead of one each. Bytes in the gaps between
+    /// the accesses are checked too; a hole there only sends iterations to the checked path.
+    pub(super) fn span_checks(&self) -> Vec<SpanCheck> {
+        let mut order: Vec<usize> = (0..self.hoist.len()).collect();
+        order.sort_by_key(|&j| self.hoist[j].inv.k);
+        let mut groups: Vec<SpanCheck> = Vec::new();
+        for j in order {
+            let hz = &self.hoist[j];
+            let ms = hz.ms();
+            let amask = self.align_mask(ms);
+            let joined = groups.iter_mut().find_map(|g| {
+                let lo = &self.hoist[g.low];
+                let lms = lo.ms();
+                let d = hz.inv.k.checked_sub(lo.inv.k)?;
+                let same = lo.inst.is_local() == hz.inst.is_local()
+                    && lms.log2e == ms.log2e
+                    && super::mem::need(lms) == super::mem::need(ms)
+                    && self.align_mask(lms) == amask
+                    && lo.inv.terms == hz.inv.terms
+                    && (0..=MAX_SPAN_SPREAD as i64).contains(&d)
+                    && d as u64 & amask == 0;
+                same.then_some((g, d as u64))
+            });
+            match joined {
+                Some((g, d)) => g.extra = g.extra.max(d),
+                None => groups.push(SpanCheck { low: j, extra: 0 }),
+            }
+        }
+        groups
+    }
+
+    /// How many of `k` groups of `1 << lg` bytes from `lo`, each widened by `extra` bytes
+    /// (see [`Tx::span_checks`]), lie in the space of `local` with permission `need` (and
+    /// `lo` aligned to `amask`): group `g` counts when `[lo, lo + extra + (g + 1) << lg)`
+    /// does. One lookup in the space's permitted-run table (pages of guest memory, granules of
+    /// tile space), whatever the span: runs are exact unit counts, and in line (a helper call
+    /// would clobber what the loop keeps in registers and make the allocator spill it for the
+    /// whole loop).
+    #[allow(clippy::too_many_arguments)]
+    fn span_fit(
+        &mut self,
+        local: bool,
+        lo: Value,
+        lg: u32,
+        k: Value,
+        need: u8,
+        amask: u64,
+        extra: u64,
+    ) -> Value {
+        let (_, size, shift) = self.space(local);
         let zero = self.iconst(0);
-        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, lo, t.size);
+        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, lo, size);
         let ok = self.and_aligned(inb, lo, amask);
-        // Out of range reads granule 0's run instead (`ok` is false then).
+        // Out of range reads unit 0's run instead (`ok` is false then).
         let lo_in = self.b.ins().select(inb, lo, zero);
-        let avail = self.b.ins().isub(t.size, lo_in);
-        let fit = self.b.ins().ushr_imm_s(avail, lg as i64);
-        let u0 = self.b.ins().ushr_imm_s(lo_in, 6);
-        let run = self.run_at(true, need, u0);
-        // Permitted bytes from `lo`: the run's granules less lo's offset in its granule (no
-        // wrap: a run of 0 gives 0).
-        let run_bytes = self.b.ins().ishl_imm_s(run, 6);
-        let inner = self.b.ins().band_imm_s(lo_in, 63);
+        let avail = self.b.ins().isub(size, lo_in);
+        let fit = self.groups_past(avail, extra, lg);
+        let u0 = self.b.ins().ushr_imm_s(lo_in, shift);
+        let run = self.run_at(local, need, u0);
+        // Permitted bytes from `lo`: the run's units less lo's offset in its unit (no wrap:
+        // a run of 0 gives 0).
+        let run_bytes = self.b.ins().ishl_imm_s(run, shift);
+        let inner = self.b.ins().band_imm_s(lo_in, (1i64 << shift) - 1);
         let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, run, 0);
         let pb = self.b.ins().isub(run_bytes, inner);
         let pb = self.b.ins().select(has, pb, zero);
-        let pfit = self.b.ins().ushr_imm_s(pb, lg as i64);
+        let pfit = self.groups_past(pb, extra, lg);
         let g = self.b.ins().umin(k, fit);
         let g = self.b.ins().umin(g, pfit);
         self.b.ins().select(ok, g, zero)
+    }
+
+    /// `(bytes - extra) >> lg`, or 0 when `bytes <= extra`.
+    fn groups_past(&mut self, bytes: Value, extra: u64, lg: u32) -> Value {
+        if extra == 0 {
+            return self.b.ins().ushr_imm_s(bytes, lg as i64);
+        }
+        let zero = self.iconst(0);
+        let more = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThan, bytes, extra as i64);
+        let rest = self.b.ins().iadd_imm_s(bytes, -(extra as i64));
+        let rest = self.b.ins().select(more, rest, zero);
+        self.b.ins().ushr_imm_s(rest, lg as i64)
     }
 
     /// The value of a loop-invariant symbolic form (scalars and a constant).
@@ -195,31 +273,45 @@ impl Tx<'_, '_> {
     }
 
     /// Whether, over the iterations from LC0BASE `lc` up to `lim`, the bytes every hoisted
-    /// load that may move reads and the bytes every hoisted store writes are disjoint (one
-    /// comparison of host ranges per such load and store; all lie in guest memory, proved, so
-    /// none wraps). In-place loads (`Tx::ordered`) keep their order and are not compared.
+    /// load that may move reads and the bytes every hoisted store writes are disjoint. All lie
+    /// in their space, proved, so no range wraps. Accesses that share a host base
+    /// (`Tx::hoist_lead`: the same space, element width and scalar terms) are taken together
+    /// as one range from the lowest's start to the highest's end, so a stencil's three rows
+    /// are one range; loads and stores in different spaces (guest memory and tile space are
+    /// separate host allocations) are never compared. In-place loads (`Tx::ordered`) keep
+    /// their order and are not compared.
     fn stream_disjoint(&mut self, lc: Value, lim: Value) -> Value {
-        let mut loads = Vec::new();
-        let mut stores = Vec::new();
-        for (j, hz) in self.hoist.clone().into_iter().enumerate() {
-            let ms = hz.ms();
-            let is_load = ms.dir == lanejit_interp::isa::Dir::Load;
+        // Per (lead, is_load): the lowest and highest delta from the lead's host base.
+        let mut sets: Vec<(usize, bool, i64, i64)> = Vec::new();
+        for (j, hz) in self.hoist.iter().enumerate() {
+            let is_load = hz.ms().dir == lanejit_interp::isa::Dir::Load;
             if is_load && self.ordered & (1 << j) != 0 {
                 continue;
             }
-            let h = self.b.use_var(self.hoist_host[j]);
-            let a = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
-            let e = self.b.ins().ishl_imm_s(lim, ms.log2e as i64);
-            let range = (self.b.ins().iadd(h, a), self.b.ins().iadd(h, e));
-            if is_load {
-                loads.push(range);
-            } else {
-                stores.push(range);
+            let (lead, delta) = self.hoist_lead(j);
+            match sets.iter_mut().find(|s| s.0 == lead && s.1 == is_load) {
+                Some(s) => {
+                    s.2 = s.2.min(delta);
+                    s.3 = s.3.max(delta);
+                }
+                None => sets.push((lead, is_load, delta, delta)),
             }
         }
+        let mut ranges = Vec::new();
+        for &(lead, is_load, lo, hi) in &sets {
+            let log2e = self.hoist[lead].ms().log2e as i64;
+            let h = self.b.use_var(self.hoist_host[lead]);
+            let a = self.b.ins().ishl_imm_s(lc, log2e);
+            let e = self.b.ins().ishl_imm_s(lim, log2e);
+            let start = self.b.ins().iadd(h, a);
+            let start = self.b.ins().iadd_imm_s(start, lo);
+            let end = self.b.ins().iadd(h, e);
+            let end = self.b.ins().iadd_imm_s(end, hi);
+            ranges.push((self.hoist[lead].inst.is_local(), is_load, start, end));
+        }
         let mut ok = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
-        for &(ls, le) in &loads {
-            for &(ss, se) in &stores {
+        for &(lspace, _, ls, le) in ranges.iter().filter(|r| r.1) {
+            for &(_, _, ss, se) in ranges.iter().filter(|r| !r.1 && r.0 == lspace) {
                 let before = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, se, ls);
                 let after = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, le, ss);
                 let apart = self.b.ins().bor(before, after);
@@ -273,71 +365,6 @@ impl Tx<'_, '_> {
         let r = self.b.ins().iadd(r, body);
         self.b.def_var(self.retired, r);
         self.b.ins().jump(full, &[]);
-    }
-
-    /// The span check hoisted out of a loop, inline (a helper call would clobber what the loop
-    /// keeps in registers and make the allocator spill it for the whole loop): how many of `k` groups of `1 << lg` bytes from `lo` lie in guest memory on
-    /// pages with permission `need`, with `lo & amask == 0`. Returns the count in a new block.
-    fn span_groups(&mut self, lo: Value, lg: u32, k: Value, need: u8, amask: u64) -> Value {
-        let done = self.b.create_block();
-        let res = self.b.append_block_param(done, I64);
-        let inb = self.b.create_block();
-        let scan = self.b.create_block();
-        let page = self.b.create_block();
-        let p = self.b.append_block_param(page, I64);
-        let next = self.b.create_block();
-        let bad = self.b.create_block();
-        let zero = self.iconst(0);
-        let ok = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedLessThan, lo, self.mem_extent);
-        let ok = self.and_aligned(ok, lo, amask);
-        self.b.ins().brif(ok, inb, &[], done, &[zero.into()]);
-        self.b.switch_to_block(inb);
-        self.b.seal_block(inb);
-        // lo < extent: avail > 0, and g groups end at lo + (g << lg) <= extent.
-        let avail = self.b.ins().isub(self.mem_extent, lo);
-        let fit = self.b.ins().ushr_imm_s(avail, lg as i64);
-        let less = self.b.ins().icmp(IntCC::UnsignedLessThan, fit, k);
-        let g = self.b.ins().select(less, fit, k);
-        self.b.ins().brif(g, scan, &[], done, &[zero.into()]);
-        self.b.switch_to_block(scan);
-        self.b.seal_block(scan);
-        let len = self.b.ins().ishl_imm_s(g, lg as i64);
-        let end = self.b.ins().iadd(lo, len);
-        let last = self.b.ins().iadd_imm_s(end, -1);
-        let lastp = self.b.ins().ushr_imm_s(last, 12);
-        let firstp = self.b.ins().ushr_imm_s(lo, 12);
-        self.b.ins().jump(page, &[firstp.into()]);
-        self.b.switch_to_block(page);
-        // Every page index here is at most (extent - 1) / 4096: inside the table.
-        let a = self.b.ins().iadd(self.mem_perms, p);
-        let byte = self
-            .b
-            .ins()
-            .uload8(cranelift_codegen::ir::types::I32, flags(), a, 0);
-        let t = self.b.ins().band_imm_s(byte, need as i64);
-        self.b.ins().brif(t, next, &[], bad, &[]);
-        self.b.switch_to_block(next);
-        self.b.seal_block(next);
-        let p1 = self.b.ins().iadd_imm_s(p, 1);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p1, lastp);
-        self.b
-            .ins()
-            .brif(more, page, &[p1.into()], done, &[g.into()]);
-        self.b.seal_block(page);
-        self.b.switch_to_block(bad);
-        self.b.seal_block(bad);
-        let pa = self.b.ins().ishl_imm_s(p, 12);
-        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, pa, lo);
-        let first_bad = self.b.ins().select(below, lo, pa);
-        let before = self.b.ins().isub(first_bad, lo);
-        let gb = self.b.ins().ushr_imm_s(before, lg as i64);
-        self.b.ins().jump(done, &[gb.into()]);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
-        res
     }
 
     /// Translate the prologue instructions `r.insts[..h]` (a leading LOOP).

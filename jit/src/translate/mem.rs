@@ -1640,7 +1640,7 @@ impl Tx<'_, '_> {
     /// The first hoisted access whose address differs from hoisted access `j`'s by a
     /// constant in every lane and iteration (same space, element width and scalar terms),
     /// and that constant: `j`'s host address is the leader's plus it.
-    fn hoist_lead(&self, j: usize) -> (usize, i64) {
+    pub(super) fn hoist_lead(&self, j: usize) -> (usize, i64) {
         let hj = &self.hoist[j];
         let i = self.hoist[..j]
             .iter()

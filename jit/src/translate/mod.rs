@@ -41,8 +41,9 @@
 //! the body never writes, or a vector address the body builds from `V.LC0`: see
 //! [`shape::lane_forms`]) touches one group after another. On the way from
 //! the header into the full copies, `Tx::precheck` checks the whole span of the next
-//! iterations once (an inline scan of the page table, at most [`MAX_SPAN_ITERS`] iterations)
-//! and records how far it holds as an LC0BASE bound; the full copies then access those groups
+//! iterations once (one lookup in the space's permitted-run table per group of accesses at
+//! constant distances from one another, such as a stencil's rows: `Tx::span_checks`; at most
+//! [`MAX_SPAN_ITERS`] iterations) and records how far it holds as an LC0BASE bound; the full copies then access those groups
 //! with no check at all, and iterate while the next group is within the bound. When the span
 //! check proves not even the current iteration (a fault ahead), that iteration runs in the
 //! straight-line form, which checks every access and exits precisely at the faulting one.
