@@ -4,9 +4,11 @@
 //!
 //! The kernels are race-free launch versions of bench kernels (`seeds/kernels/bench/groups/`):
 //! group g works on its own slice of `PER` elements, `[g*PER, (g+1)*PER)`, of the source and
-//! destination buffers. Each (engine, thread count) gets a fresh machine with the same data;
-//! its first launch is checked byte for byte against the native output, then `reps` launches
-//! are timed twice: cold (each one a whole `lanejit run` launch: worker threads started, the
+//! destination buffers. Each (engine, thread count) first launches from a fresh machine with
+//! the same data, checked byte for byte against the native output; then `reps` repetitions
+//! each time native and every engine at every thread count in turn (interleaved, so that a
+//! shared host's drift does not bias the speed-ups, which are medians of the ratios within
+//! one repetition), every engine twice: cold (each one a whole `lanejit run` launch: worker threads started, the
 //! launch's JIT created and its regions compiled, every group run) and warm (the launches
 //! share one JIT that a first launch compiled: the steady state, as the single-group suite's
 //! jit column, and what a speed-up per thread is about, since compiling is serial). `/native`
@@ -322,72 +324,109 @@ pub fn run(o: &LaunchBenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Str
             "/native",
             "compile ms"
         );
-        // Per engine: the --threads 1 (cold, warm) medians, the base of the speed-ups.
-        let mut base: Vec<(f64, f64)> = vec![(0.0, 0.0); ENGINES.len() + 1];
-        for &t in &o.threads {
-            let (want, _) = w.native(t);
-            let native = median(&(0..o.reps).map(|_| w.native(t).1).collect::<Vec<_>>());
-            if base[ENGINES.len()].0 == 0.0 {
-                base[ENGINES.len()] = (native, native);
-            }
-            for (k, &(name, engine)) in engines.iter().enumerate() {
-                progress(&format!("{} {name} x{t}", kernel.name()));
-                let m = w.machine()?;
-                let (mut m, _, _) = timed_launch(&w, m, engine, t, false, None);
+        // Every (engine, thread count) launch is first checked against the native output,
+        // from a fresh machine. Then the timed launches are interleaved: each repetition
+        // times native, and every engine cold and warm, at every thread count in turn, so
+        // that the drift of a shared host's speed (which moved single-thread times by up to
+        // 1.5x between minutes here) hits every thread count alike instead of biasing the
+        // speed-ups.
+        let (want, _) = w.native(o.threads[0]);
+        let mut machines = Vec::new();
+        for &(name, engine) in &engines {
+            let mut last = None;
+            for &t in &o.threads {
+                progress(&format!("{} {name} x{t}: check", kernel.name()));
+                let (m, _, _) = timed_launch(&w, w.machine()?, engine, t, false, None);
                 if w.guest_output(&m) != want {
                     return Err(w.bad(&format!("{name} at {t} threads: output differs")));
                 }
-                // Cold: every launch creates its JIT and compiles its regions.
-                let mut cold = Vec::new();
-                let mut compile = Vec::new();
-                for _ in 0..o.reps {
-                    let (m2, secs, cu) = timed_launch(&w, m, engine, t, false, None);
-                    m = m2;
-                    cold.push(secs);
-                    compile.push(cu as f64 / 1e3);
-                }
-                // Warm: the launches share one JIT, warmed up by a first launch (the
-                // interpreter has nothing to warm).
-                let code = shared_code(engine, &w.decoded, &m, &VmOptions::default());
-                let warm = match &code {
-                    None => cold.clone(),
-                    Some(code) => {
-                        let (m2, _, _) = timed_launch(&w, m, engine, t, false, Some(code));
-                        m = m2;
-                        let mut warm = Vec::new();
-                        for _ in 0..o.reps {
-                            let (m2, secs, _) = timed_launch(&w, m, engine, t, false, Some(code));
-                            m = m2;
-                            warm.push(secs);
+                last = Some(m);
+            }
+            machines.push(last.expect("at least one thread count"));
+        }
+        // Warm: the launches share one JIT per engine, warmed up by a first launch (the
+        // interpreter has nothing to warm).
+        let mut codes = Vec::new();
+        for (k, &(_, engine)) in engines.iter().enumerate() {
+            let code = shared_code(engine, &w.decoded, &machines[k], &VmOptions::default());
+            if let Some(code) = &code {
+                let m = machines.remove(k);
+                let (m, _, _) = timed_launch(&w, m, engine, o.threads[0], false, Some(code));
+                machines.insert(k, m);
+            }
+            codes.push(code);
+        }
+        let nt = o.threads.len();
+        let mut native = vec![Vec::new(); nt];
+        let mut cold = vec![vec![Vec::new(); nt]; engines.len()];
+        let mut warm = vec![vec![Vec::new(); nt]; engines.len()];
+        let mut compile = vec![vec![Vec::new(); nt]; engines.len()];
+        for rep in 0..o.reps {
+            progress(&format!(
+                "{} repetition {}/{}",
+                kernel.name(),
+                rep + 1,
+                o.reps
+            ));
+            for (ti, &t) in o.threads.iter().enumerate() {
+                native[ti].push(w.native(t).1);
+                for (k, &(_, engine)) in engines.iter().enumerate() {
+                    let m = machines.remove(k);
+                    // Cold: the launch creates its JIT and compiles its regions.
+                    let (m, secs, cu) = timed_launch(&w, m, engine, t, false, None);
+                    cold[k][ti].push(secs);
+                    compile[k][ti].push(cu as f64 / 1e3);
+                    let m = match &codes[k] {
+                        None => {
+                            warm[k][ti].push(secs);
+                            m
                         }
-                        warm
-                    }
-                };
-                drop(m);
-                let (c, wm) = (median(&cold), median(&warm));
-                if base[k].0 == 0.0 {
-                    base[k] = (c, wm);
+                        Some(code) => {
+                            let (m, secs, _) = timed_launch(&w, m, engine, t, false, Some(code));
+                            warm[k][ti].push(secs);
+                            m
+                        }
+                    };
+                    machines.insert(k, m);
                 }
+            }
+        }
+        drop(machines);
+        // A speed-up is the median over repetitions of the first thread count's time over
+        // this one's in the same repetition (paired, so drift between repetitions cancels).
+        let speedup = |v: &[Vec<f64>], ti: usize| {
+            median(
+                &v[0]
+                    .iter()
+                    .zip(&v[ti])
+                    .map(|(a, b)| a / b)
+                    .collect::<Vec<_>>(),
+            )
+        };
+        for (ti, &t) in o.threads.iter().enumerate() {
+            let nat = median(&native[ti]);
+            for (k, &(name, _)) in engines.iter().enumerate() {
+                let (c, wm) = (median(&cold[k][ti]), median(&warm[k][ti]));
                 let _ = writeln!(
                     s,
                     "{name:<8} {t:>7} {:>10.2} {:>7.2}x {:>10.2} {:>7.2}x {:>10.2} {:>7.2}x {:>10.1}",
                     c * 1e3,
-                    base[k].0 / c,
+                    speedup(&cold[k], ti),
                     wm * 1e3,
-                    base[k].1 / wm,
-                    native * 1e3,
-                    wm / native,
-                    median(&compile)
+                    speedup(&warm[k], ti),
+                    nat * 1e3,
+                    wm / nat,
+                    median(&compile[k][ti])
                 );
             }
             let _ = writeln!(
                 s,
                 "{:<8} {t:>7} {:>10.2} {:>7.2}x {:>10.2} {:>7.2}x",
                 "native",
-                native * 1e3,
-                base[ENGINES.len()].0 / native,
-                native * 1e3,
-                base[ENGINES.len()].1 / native
+                nat * 1e3,
+                speedup(&native, ti),
+                nat * 1e3,
+                speedup(&native, ti)
             );
         }
     }

@@ -959,6 +959,46 @@ fn compare_launches_and_locates_the_first_differing_group() {
 }
 
 #[test]
+fn launch_bench_reports_every_engine_at_every_thread_count() {
+    // Small launches (the output of each engine at each thread count is checked against the
+    // native reference before timing; a mismatch fails the command).
+    let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args([
+            "bench",
+            "--groups",
+            "4",
+            "--threads",
+            "1,2",
+            "--sizes",
+            "64K",
+        ])
+        .args(["--reps", "2", "--kernel", "saxpy_g,copy_g"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for kernel in ["saxpy_g", "copy_g"] {
+        let at = text.find(&format!("\n{kernel} (4 groups")).expect(kernel);
+        let rows: Vec<Vec<&str>> = text[at..]
+            .lines()
+            .skip(3)
+            .take(8)
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        let want = ["interp", "jit", "tiered", "native"];
+        for (i, row) in rows.iter().enumerate() {
+            let t = if i < 4 { "1" } else { "2" };
+            assert_eq!((row[0], row[1]), (want[i % 4], t), "{text}");
+            // Speed-ups are over the first thread count: 1.00x there.
+            if t == "1" {
+                assert_eq!(row[3], "1.00x", "{text}");
+            }
+            assert!(row[3].ends_with('x') && row[5].ends_with('x'), "{text}");
+        }
+    }
+}
+
+#[test]
 fn bench_times_user_kernels_with_spread_and_baselines() {
     let dir = tmp("bench-dir");
     std::fs::create_dir_all(&dir).unwrap();
