@@ -98,7 +98,8 @@ pub struct CodeCache {
 /// Which settings a code generator compiles with (see [`new_isa`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Settings {
-    /// Straight-line regions (which run once per entry) and loops in the memory form: no
+    /// First compiles of straight-line regions (which run once per entry) and loops in the
+    /// memory form: no
     /// optimisation and the single-pass register allocator, several times cheaper to compile
     /// than [`Settings::Optimizing`].
     Quick,
@@ -110,7 +111,8 @@ pub(crate) enum Settings {
     /// 254 points: 1.32M -> 0.99M instructions of compiled code; fir8 0.23M -> 0.17M;
     /// matmul N=64 1.43M -> 1.22M; saxpy 64K 0.36M -> 0.26M).
     Baseline,
-    /// Loops in register form: optimiser and backtracking allocator.
+    /// Loops in register form and hot recompiles of straight-line regions: optimiser and
+    /// backtracking allocator.
     Optimizing,
 }
 
