@@ -111,8 +111,8 @@ pub(crate) enum Settings {
     /// 254 points: 1.32M -> 0.99M instructions of compiled code; fir8 0.23M -> 0.17M;
     /// matmul N=64 1.43M -> 1.22M; saxpy 64K 0.36M -> 0.26M).
     Baseline,
-    /// Loops in register form and hot recompiles of straight-line regions: optimiser and
-    /// backtracking allocator.
+    /// Loops in register form, and hot recompiles of straight-line regions without a
+    /// baseline tier: optimiser and backtracking allocator.
     Optimizing,
 }
 
