@@ -474,16 +474,20 @@ impl Shapes {
         Ok(())
     }
 
-    /// An EA stride for an access of `width` bytes: mostly E, else 0, -E, another constant,
-    /// or (`wide`) one that spreads the lanes over pages.
+    /// An EA stride for an access of `width` bytes: mostly E, else 0, -E, 2E or 4E, another
+    /// constant, or (`wide`) one that spreads the lanes over pages.
     fn stride(u: &mut Unstructured, width: u64, wide: bool) -> Result<u64> {
         let e = width as i64;
         Ok(match u.int_in_range(0..=19)? {
-            0..=8 => e,
+            0..=7 => e,
+            // Fields of arrays of structs (the JIT's hoisted strided loads: 4-byte elements
+            // 8 or 16 bytes apart).
+            8 if width == 4 => pick(u, &[2 * e, 4 * e])?,
+            8 => e,
             9 | 10 => 0,
             11 => -e,
             12 => -2 * e,
-            13 => 2 * e,
+            13 => pick(u, &[2 * e, 4 * e])?,
             14 => pick(u, &[1i64, 3, 12, 24, 40, -3])?,
             15 if width > 1 => e / 2,
             16..=19 if wide => match u.int_in_range(0..=3)? {

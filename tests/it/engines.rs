@@ -1356,6 +1356,114 @@ fn accesses_at_constant_distances_share_one_span_check() {
 }
 
 #[test]
+fn strided_loads_of_struct_fields_in_loops() {
+    // Fields of arrays of 2- and 4-word structs loaded with strides of 8 and 16 bytes
+    // (register-offset lc0 forms and a vector address from V.LC0), the loop's span check
+    // covering them: each group is read as 16-byte loads, VL * stride bytes from lane 0.
+    // Variants: in range with a tail; the last struct ending at the end of its mapping (the
+    // last group's loads would read 12 bytes past it: the check sends that group to the
+    // checked path), also with a tail whose active lanes end there while its group's loads
+    // would read on past the mapping; a struct array that runs into an unmapped page in a later iteration; a
+    // misaligned base under --strict-align; a store into the struct array itself (near its
+    // start, or into the far part of the span the loads cover), which the loads may not move
+    // past; tile space.
+    let x = f32_words(2048, 21);
+    for (base, n, st, words) in [
+        (0x30000, 333, "s2, lc0<<2, 0x2000", 16),
+        (0x32000 - 16 * 130, 130, "s2, lc0<<2, 0x2000", 16),
+        (0x32000 - 16 * 148, 148, "s2, lc0<<2, 0x2000", 16),
+        (0x31000, 700, "s2, lc0<<2, 0x2000", 16),
+        (0x30002, 64, "s2, lc0<<2, 0x2000", 16),
+        (0x30000, 200, "s1, lc0<<2, 0x40", 16),
+        (0x30000, 200, "s1, lc0<<2, 0x800", 16),
+        (0x30000, 333, "s2, lc0<<2, 0x2000", 8),
+        (0x32000 - 8 * 300, 300, "s2, lc0<<2, 0x2000", 8),
+    ] {
+        let (f2, f3) = if words == 16 { (8, 12) } else { (0, 4) };
+        let src = format!(
+            "
+            .mem 0x20000, 0x4000, rw
+            .mem 0x30000, 0x2000, rw
+            .data 0x30000
+            {x}
+            .text
+            S.LI s1, {base}
+            S.LI s2, 0x20000
+            S.LI s3, {n}
+            S.ADD s5, s1, 4
+            S.ADD s6, s1, {f2}
+            S.ADD s7, s1, {f3}
+            LOOP s3
+            V.LW [s1 + (lc0 << {sh})], ->v1
+            V.LWU [s5 + (lc0 << {sh})], ->v2
+            V.LC0 v8
+            V.SHL v8, v8, {sh}
+            V.ADD v8, v8, s6
+            V.LWI.U [v8 + 0], ->v3
+            V.LW [s7 + (lc0 << {sh})], ->v4
+            V.SW v4, [{st}]
+            V.FADD.S v5, v1, v2
+            V.SW v5, [s2, lc0<<2, 0]
+            V.SW v3, [s2, lc0<<2, 0x1000]
+            ENDLOOP
+            HALT
+            ",
+            sh = if words == 16 { 4 } else { 3 },
+        );
+        check_all_vls(&src);
+    }
+    // A loop of a strided load and a contiguous store of what it loaded: the shape of a copy
+    // loop, but no bulk copy (its lanes are not adjacent).
+    for n in [40, 333] {
+        check_all_vls(&format!(
+            "
+            .mem 0x20000, 0x4000, rw
+            .mem 0x30000, 0x2000, rw
+            .data 0x30000
+            {x}
+            .text
+            S.LI s1, 0x30000
+            S.LI s2, 0x20000
+            S.LI s3, {n}
+            LOOP s3
+            V.LW [s1 + (lc0 << 4)], ->v1
+            V.SW v1, [s2, lc0<<2, 0]
+            ENDLOOP
+            HALT
+            "
+        ));
+    }
+    for (protect, n) in [("", 100), (".tileprotect 0x600, 0x40, none", 100)] {
+        let src = format!(
+            "
+            .tilesize 0x1000
+            {protect}
+            .mem 0x10000, 0x2000, rw
+            .data 0x10000
+            {x}
+            .text
+            S.LI s1, 0x10000
+            S.LI s3, 0x400
+            LOOP s3
+            V.LW [s1, lc0<<2, 0], ->v1
+            V.SW.local v1, [s0, lc0<<2, 0]
+            ENDLOOP
+            S.LI s3, {n}
+            S.LI s4, 4
+            LOOP s3
+            V.LW.local [s0 + (lc0 << 4)], ->v1
+            V.LW.local [s4 + (lc0 << 4)], ->v2
+            V.FMUL.S v1, v1, v2
+            V.SW v1, [s1, lc0<<2, 0x1000]
+            ENDLOOP
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
+#[test]
 fn narrow_multiplies_are_exact_for_every_extension() {
     // V.MUL of loaded bytes and halfwords runs on 16- or 32-bit lanes: products of the
     // extreme values of every pair of extensions and widths, stored as 64-bit lanes, summed

@@ -97,7 +97,7 @@ pub(super) fn stream_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
 
 /// Whether the partial iteration of an `ENDLOOP` loop (its tail) may run as the *masked
 /// tail* copy (see `Tx::masked_tail`): every memory access of the body is one of the hoisted
-/// contiguous accesses `hoisted`, and every vector instruction works lane by lane (no
+/// accesses `hoisted` (contiguous, or strided loads), and every vector instruction works lane by lane (no
 /// `V.REDSUM`, `S.GETLANE` or `V.SETMASK`), so what inactive lanes compute never reaches an
 /// active lane, a scalar or memory.
 pub(super) fn masked_tail_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
@@ -155,6 +155,7 @@ pub(super) fn in_place(hoisted: &[Hoisted]) -> u64 {
                 && s.inst.is_local() == l.inst.is_local()
                 && s.inv == l.inv
                 && s.ms().log2e == l.ms().log2e
+                && s.log2s == l.log2s
         });
         if is_load && same {
             set |= 1 << j;
@@ -187,10 +188,12 @@ pub(super) fn packable(r: &Region) -> u32 {
 }
 
 /// A guest-memory access of an `ENDLOOP` loop body whose lane `i` at LC0BASE `x` accesses
-/// `inv + ((x + i) << log2e)` with `inv` loop-invariant ([`shape::lane_forms`]): contiguous in
-/// every full iteration, whichever form spelled it (`lc0`, a register offset, a vector base
-/// built from `V.LC0`), so its per-group checks are hoisted into one span check per loop
-/// entry (`Tx::precheck`).
+/// `inv + ((x + i) << log2s)` with `inv` loop-invariant ([`shape::lane_forms`]): contiguous in
+/// every full iteration when the stride `1 << log2s` is its element width, whichever form
+/// spelled it (`lc0`, a register offset, a vector base built from `V.LC0`); or a load of
+/// 4-byte elements 8 or 16 bytes apart (fields of an array of structs), whose groups of
+/// `VL << log2s` bytes follow one another just as well. Its per-group checks are hoisted
+/// into one span check per loop entry (`Tx::precheck`).
 #[derive(Clone, Debug)]
 pub(crate) struct Hoisted {
     /// Its pc.
@@ -199,12 +202,20 @@ pub(crate) struct Hoisted {
     pub(crate) inst: Inst,
     /// The loop-invariant part of lane 0's EA at LC0BASE 0.
     pub(crate) inv: shape::Sym,
+    /// Log2 of the bytes between consecutive lanes (the element width's for a contiguous
+    /// access).
+    pub(crate) log2s: u8,
 }
 
 impl Hoisted {
     /// Its memory semantics.
     pub(crate) fn ms(&self) -> lanejit_interp::isa::MemSem {
         self.inst.opcode().mem().expect("a hoisted access")
+    }
+
+    /// Whether its lanes are adjacent elements (else a strided load, see [`Hoisted`]).
+    pub(crate) fn contiguous(&self) -> bool {
+        self.log2s == self.ms().log2e
     }
 }
 
@@ -228,10 +239,14 @@ pub(super) fn hoistable(r: &Region) -> Vec<Hoisted> {
             let ms = inst.opcode().mem()?;
             let f = f?;
             let e = 1i64 << ms.log2e;
-            (f.lc0 == e && f.lane == e).then(|| Hoisted {
+            let strided_load = ms.dir == lanejit_interp::isa::Dir::Load
+                && ms.log2e == 2
+                && matches!(f.lane, 8 | 16);
+            (f.lc0 == f.lane && (f.lane == e || strided_load)).then(|| Hoisted {
                 pc,
                 inst,
                 inv: f.invariant(),
+                log2s: f.lane.trailing_zeros() as u8,
             })
         })
         .collect()
@@ -252,6 +267,7 @@ pub(super) fn copy_loop(r: &Region, hoisted: &[Hoisted]) -> Option<u8> {
         && sm.dir == lanejit_interp::isa::Dir::Store
         && lm.log2e == sm.log2e
         && hoisted.len() == 2
+        && hoisted.iter().all(Hoisted::contiguous)
         && matches!((mem::data_reg(ld), mem::data_reg(st)), (Some(Reg::V(d)), Some(Reg::V(s))) if d == s);
     ok.then_some(lm.log2e)
 }

@@ -59,7 +59,7 @@ impl Tx<'_, '_> {
             let hz = &self.hoist[g.low];
             let (ms, local) = (hz.ms(), hz.inst.is_local());
             let need = super::mem::need(ms);
-            let lg = self.vl.trailing_zeros() + ms.log2e as u32;
+            let lg = self.vl.trailing_zeros() + hz.log2s as u32;
             let amask = self.align_mask(ms);
             k = self.span_fit(local, ea0s[g.low], lg, k, need, amask, g.extra);
         }
@@ -129,7 +129,7 @@ impl Tx<'_, '_> {
             let need = super::mem::need(ms);
             let amask = self.align_mask(ms);
             let next = self.b.create_block();
-            let len = ((self.vl as u64) << ms.log2e) + g.extra;
+            let len = ((self.vl as u64) << hz.log2s) + g.extra;
             self.check_space(local, ea0s[g.low], len, need, amask, next, fail);
             self.b.switch_to_block(next);
             self.b.seal_block(next);
@@ -140,11 +140,10 @@ impl Tx<'_, '_> {
     /// A hoisted access's host address of its EA at LC0BASE 0 (its space's base plus the
     /// loop-invariant part), and lane 0's EA at LC0BASE `lc`.
     fn hoisted_at(&mut self, hz: &super::analysis::Hoisted, lc: Value) -> (Value, Value) {
-        let ms = hz.ms();
         let bo = self.inv_value(&hz.inv);
         let sb = self.space(hz.inst.is_local()).0;
         let h = self.b.ins().iadd(sb, bo);
-        let l = self.b.ins().ishl_imm_s(lc, ms.log2e as i64);
+        let l = self.b.ins().ishl_imm_s(lc, hz.log2s as i64);
         (h, self.b.ins().iadd(bo, l))
     }
 
@@ -172,6 +171,7 @@ impl Tx<'_, '_> {
                 let d = hz.inv.k.checked_sub(lo.inv.k)?;
                 let same = lo.inst.is_local() == hz.inst.is_local()
                     && lms.log2e == ms.log2e
+                    && lo.log2s == hz.log2s
                     && super::mem::need(lms) == super::mem::need(ms)
                     && self.align_mask(lms) == amask
                     && lo.inv.terms == hz.inv.terms
@@ -281,28 +281,32 @@ impl Tx<'_, '_> {
     /// separate host allocations) are never compared. In-place loads (`Tx::ordered`) keep
     /// their order and are not compared.
     fn stream_disjoint(&mut self, lc: Value, lim: Value) -> Value {
-        // Per (lead, is_load): the lowest and highest delta from the lead's host base.
-        let mut sets: Vec<(usize, bool, i64, i64)> = Vec::new();
+        // Per (lead, is_load, log2 of the lane stride): the lowest and highest delta from
+        // the lead's host base.
+        let mut sets: Vec<(usize, bool, u8, i64, i64)> = Vec::new();
         for (j, hz) in self.hoist.iter().enumerate() {
             let is_load = hz.ms().dir == lanejit_interp::isa::Dir::Load;
             if is_load && self.ordered & (1 << j) != 0 {
                 continue;
             }
             let (lead, delta) = self.hoist_lead(j);
-            match sets.iter_mut().find(|s| s.0 == lead && s.1 == is_load) {
+            let log2s = hz.log2s;
+            match sets
+                .iter_mut()
+                .find(|s| s.0 == lead && s.1 == is_load && s.2 == log2s)
+            {
                 Some(s) => {
-                    s.2 = s.2.min(delta);
-                    s.3 = s.3.max(delta);
+                    s.3 = s.3.min(delta);
+                    s.4 = s.4.max(delta);
                 }
-                None => sets.push((lead, is_load, delta, delta)),
+                None => sets.push((lead, is_load, log2s, delta, delta)),
             }
         }
         let mut ranges = Vec::new();
-        for &(lead, is_load, lo, hi) in &sets {
-            let log2e = self.hoist[lead].ms().log2e as i64;
+        for &(lead, is_load, log2s, lo, hi) in &sets {
             let h = self.b.use_var(self.hoist_host[lead]);
-            let a = self.b.ins().ishl_imm_s(lc, log2e);
-            let e = self.b.ins().ishl_imm_s(lim, log2e);
+            let a = self.b.ins().ishl_imm_s(lc, log2s as i64);
+            let e = self.b.ins().ishl_imm_s(lim, log2s as i64);
             let start = self.b.ins().iadd(h, a);
             let start = self.b.ins().iadd_imm_s(start, lo);
             let end = self.b.ins().iadd(h, e);

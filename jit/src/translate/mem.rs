@@ -1660,9 +1660,10 @@ impl Tx<'_, '_> {
         // Accesses whose invariant parts differ by a constant (a stencil's or a filter's
         // neighbours) share one host base and one index: the constant goes into the address.
         let (lead, delta) = self.hoist_lead(j);
+        let log2s = self.hoist[j].log2s;
         let h = self.b.use_var(self.hoist_host[lead]);
         let l = self.b.use_var(self.lc0);
-        let l = self.b.ins().ishl_imm_s(l, ms.log2e as i64);
+        let l = self.b.ins().ishl_imm_s(l, log2s as i64);
         let host = self.b.ins().iadd(h, l);
         let host = if delta == 0 {
             host
@@ -1694,7 +1695,60 @@ impl Tx<'_, '_> {
         } else {
             flags()
         };
+        if log2s != ms.log2e {
+            self.strided_proved(ms, data, host, 1 << log2s, f);
+            return;
+        }
         self.contig_access(ms, data, host, f);
+    }
+
+    /// A hoisted strided load (4-byte elements 8 or 16 bytes apart, see
+    /// `analysis::Hoisted`) at `host`, its group's `VL * stride` bytes proved readable. Into a
+    /// register that can stay packed: the group as 16-byte loads, the lanes picked out of
+    /// pairs of them by shuffles, four lanes a vector (`shufps` for a stride of 8;
+    /// `punpckldq` twice and `punpcklqdq` for 16) instead of a scalar load and an insert per
+    /// lane (which it is otherwise).
+    fn strided_proved(
+        &mut self,
+        ms: MemSem,
+        data: Reg,
+        host: Value,
+        stride: usize,
+        f: MemFlagsData,
+    ) {
+        const PICK_0_2: [u8; 16] = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
+        const LOW_DWORDS: [u8; 16] = [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23];
+        const LOW_QWORDS: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+        let Reg::V(d) = data else {
+            unreachable!("a load's data is a vector register")
+        };
+        let vl = self.vl as usize;
+        if !self.can_pack(VReg(d), ms.log2e) {
+            let xs: Vec<Value> = (0..vl)
+                .map(|i| self.load_lane(host, (i * stride) as i32, ms.log2e, ms.ext))
+                .collect();
+            let vals: Vec<Value> = xs
+                .chunks(2)
+                .map(|p| self.pair(p[0], p.get(1).copied()))
+                .collect();
+            self.vset_raw(VReg(d), &vals);
+            return;
+        }
+        let c: Vec<Value> = (0..vl * stride / 16)
+            .map(|i| self.b.ins().load(I8X16, f, host, 16 * i as i32))
+            .collect();
+        let out: Vec<Value> = (0..vl / 4)
+            .map(|j| {
+                if stride == 8 {
+                    self.shuffle(c[2 * j], c[2 * j + 1], PICK_0_2)
+                } else {
+                    let lo = self.shuffle(c[4 * j], c[4 * j + 1], LOW_DWORDS);
+                    let hi = self.shuffle(c[4 * j + 2], c[4 * j + 3], LOW_DWORDS);
+                    self.shuffle(lo, hi, LOW_QWORDS)
+                }
+            })
+            .collect();
+        self.set_packed(VReg(d), ms, &out);
     }
 
     /// A contiguous access from `ea0` under a statically full mask: one check whose failure
