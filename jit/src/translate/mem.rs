@@ -1702,12 +1702,14 @@ impl Tx<'_, '_> {
         self.contig_access(ms, data, host, f);
     }
 
-    /// A hoisted strided load (4-byte elements 8 or 16 bytes apart, see
-    /// `analysis::Hoisted`) at `host`, its group's `VL * stride` bytes proved readable. Into a
+    /// A hoisted strided load (4-byte elements 8 or 16 bytes apart, 8-byte elements 16 or 32
+    /// bytes apart, see `analysis::Hoisted`) at `host`, its group's `VL * stride` bytes
+    /// proved readable (every 16-byte load below lies inside them). 4-byte elements into a
     /// register that can stay packed: the group as 16-byte loads, the lanes picked out of
     /// pairs of them by shuffles, four lanes a vector (`shufps` for a stride of 8;
-    /// `punpckldq` twice and `punpcklqdq` for 16) instead of a scalar load and an insert per
-    /// lane (which it is otherwise).
+    /// `punpckldq` twice and `punpcklqdq` for 16). 8-byte elements (VL >= 2): two lanes a
+    /// chunk, `punpcklqdq` of two 16-byte loads. Otherwise a scalar load and an insert per
+    /// lane.
     fn strided_proved(
         &mut self,
         ms: MemSem,
@@ -1723,7 +1725,22 @@ impl Tx<'_, '_> {
             unreachable!("a load's data is a vector register")
         };
         let vl = self.vl as usize;
-        if !self.can_pack(VReg(d), ms.log2e) {
+        if ms.log2e == 3 && vl >= 2 {
+            let vals: Vec<Value> = (0..vl / 2)
+                .map(|j| {
+                    let a = self.b.ins().load(I8X16, f, host, (2 * j * stride) as i32);
+                    let b = self
+                        .b
+                        .ins()
+                        .load(I8X16, f, host, ((2 * j + 1) * stride) as i32);
+                    let v = self.shuffle(a, b, LOW_QWORDS);
+                    self.bitcast(I64X2, v)
+                })
+                .collect();
+            self.vset_raw(VReg(d), &vals);
+            return;
+        }
+        if ms.log2e != 2 || !self.can_pack(VReg(d), ms.log2e) {
             let xs: Vec<Value> = (0..vl)
                 .map(|i| self.load_lane(host, (i * stride) as i32, ms.log2e, ms.ext))
                 .collect();
