@@ -480,10 +480,9 @@ impl Shapes {
         let e = width as i64;
         Ok(match u.int_in_range(0..=19)? {
             0..=7 => e,
-            // Fields of arrays of structs (the JIT's hoisted strided loads: 4- and 8-byte
-            // elements 2 or 4 elements apart).
-            8 if width >= 4 => pick(u, &[2 * e, 4 * e])?,
-            8 => e,
+            // Fields of arrays of structs, channels of pixels (the JIT's hoisted strided
+            // loads: elements 2 or 4 elements apart).
+            8 => pick(u, &[2 * e, 4 * e])?,
             9 | 10 => 0,
             11 => -e,
             12 => -2 * e,

@@ -1447,6 +1447,46 @@ fn strided_loads_of_struct_fields_in_loops() {
             "
         ));
     }
+    // 1- and 2-byte elements 2 or 4 elements apart (channels of RGBA pixels, halves of
+    // pairs): in range with a tail, the last pixel at the end of the mapping, a fault in a
+    // later iteration, a misaligned base.
+    for (ld, sd, e, base, n, m) in [
+        ("V.LBU", "V.SB", 1, 0x30000, 700, 4),
+        ("V.LB", "V.SB", 1, 0x32000 - 4 * 1500, 1500, 4),
+        ("V.LB", "V.SB", 1, 0x30000, 333, 2),
+        ("V.LBU", "V.SB", 1, 0x31c00, 600, 2),
+        ("V.LH", "V.SH", 2, 0x30000, 333, 4),
+        ("V.LHU", "V.SH", 2, 0x32000 - 4 * 1000, 1000, 2),
+        ("V.LH", "V.SH", 2, 0x31f00, 300, 2),
+        ("V.LHU", "V.SH", 2, 0x30001, 100, 4),
+    ] {
+        let sh = (e * m as u32).trailing_zeros();
+        let se = e.trailing_zeros();
+        check_all_vls(&format!(
+            "
+            .mem 0x20000, 0x4000, rw
+            .mem 0x30000, 0x2000, rw
+            .data 0x30000
+            {x}
+            .text
+            S.LI s1, {base}
+            S.ADD s5, s1, {e}
+            S.LI s2, 0x20000
+            S.LI s3, {n}
+            LOOP s3
+            {ld} [s1 + (lc0 << {sh})], ->v1
+            V.LC0 v8
+            V.SHL v8, v8, {sh}
+            V.ADD v8, v8, s5
+            {ld} [s0 + v8], ->v2
+            V.ADD v3, v1, v2
+            {sd} v3, [s2, lc0<<{se}, 0]
+            {sd} v2, [s2, lc0<<{se}, 0x2000]
+            ENDLOOP
+            HALT
+            "
+        ));
+    }
     // A loop of a strided load and a contiguous store of what it loaded: the shape of a copy
     // loop, but no bulk copy (its lanes are not adjacent).
     for n in [40, 333] {

@@ -191,9 +191,8 @@ pub(super) fn packable(r: &Region) -> u32 {
 /// `inv + ((x + i) << log2s)` with `inv` loop-invariant ([`shape::lane_forms`]): contiguous in
 /// every full iteration when the stride `1 << log2s` is its element width, whichever form
 /// spelled it (`lc0`, a register offset, a vector base built from `V.LC0`); or a load of
-/// 4-byte elements 8 or 16 bytes apart, or of 8-byte elements 16 or 32 bytes apart (fields
-/// of an array of structs), whose groups of `VL << log2s` bytes follow one another just as
-/// well. Its per-group checks are hoisted
+/// elements 2 or 4 elements apart (fields of an array of structs, channels of RGBA pixels),
+/// whose groups of `VL << log2s` bytes follow one another just as well. Its per-group checks are hoisted
 /// into one span check per loop entry (`Tx::precheck`).
 #[derive(Clone, Debug)]
 pub(crate) struct Hoisted {
@@ -240,12 +239,8 @@ pub(super) fn hoistable(r: &Region) -> Vec<Hoisted> {
             let ms = inst.opcode().mem()?;
             let f = f?;
             let e = 1i64 << ms.log2e;
-            let strided_load = ms.dir == lanejit_interp::isa::Dir::Load
-                && match ms.log2e {
-                    2 => matches!(f.lane, 8 | 16),
-                    3 => matches!(f.lane, 16 | 32),
-                    _ => false,
-                };
+            let strided_load =
+                ms.dir == lanejit_interp::isa::Dir::Load && (f.lane == 2 * e || f.lane == 4 * e);
             (f.lc0 == f.lane && (f.lane == e || strided_load)).then(|| Hoisted {
                 pc,
                 inst,

@@ -1702,14 +1702,14 @@ impl Tx<'_, '_> {
         self.contig_access(ms, data, host, f);
     }
 
-    /// A hoisted strided load (4-byte elements 8 or 16 bytes apart, 8-byte elements 16 or 32
-    /// bytes apart, see `analysis::Hoisted`) at `host`, its group's `VL * stride` bytes
-    /// proved readable (every 16-byte load below lies inside them). 4-byte elements into a
-    /// register that can stay packed: the group as 16-byte loads, the lanes picked out of
-    /// pairs of them by shuffles, four lanes a vector (`shufps` for a stride of 8;
-    /// `punpckldq` twice and `punpcklqdq` for 16). 8-byte elements (VL >= 2): two lanes a
-    /// chunk, `punpcklqdq` of two 16-byte loads. Otherwise a scalar load and an insert per
-    /// lane.
+    /// A hoisted strided load (elements 2 or 4 elements apart, see `analysis::Hoisted`) at
+    /// `host`, its group's `VL * stride` bytes proved readable (every 16-byte load below lies
+    /// inside them). Into a register that can stay packed: the group as 16-byte loads, the
+    /// lanes picked out by shuffles: for 4-byte elements from pairs of loads, four lanes a
+    /// vector (`shufps` for a stride of 8; `punpckldq` twice and `punpcklqdq` for 16); for 1-
+    /// and 2-byte elements each load's lanes gathered by a `pshufb`, then combined the same
+    /// way. 8-byte elements (VL >= 2): two lanes a chunk, `punpcklqdq` of two 16-byte
+    /// loads. Otherwise (a VL too small to pack) a scalar load and an insert per lane.
     fn strided_proved(
         &mut self,
         ms: MemSem,
@@ -1738,6 +1738,36 @@ impl Tx<'_, '_> {
                 })
                 .collect();
             self.vset_raw(VReg(d), &vals);
+            return;
+        }
+        if ms.log2e < 2 && self.can_pack(VReg(d), ms.log2e) {
+            // 1- and 2-byte elements: each 16-byte load's lanes gathered into its low bytes
+            // (`pshufb`), then 8 bytes from each of two loads or 4 from each of four.
+            let e = 1usize << ms.log2e;
+            let mut idx = [0u8; 16];
+            for k in 0..16 / stride {
+                for b in 0..e {
+                    idx[k * e + b] = (k * stride + b) as u8;
+                }
+            }
+            let cc: Vec<Value> = (0..vl * stride / 16)
+                .map(|i| {
+                    let c = self.b.ins().load(I8X16, f, host, 16 * i as i32);
+                    self.shuffle(c, c, idx)
+                })
+                .collect();
+            let out: Vec<Value> = (0..vl * e / 16)
+                .map(|j| {
+                    if stride == 2 * e {
+                        self.shuffle(cc[2 * j], cc[2 * j + 1], LOW_QWORDS)
+                    } else {
+                        let lo = self.shuffle(cc[4 * j], cc[4 * j + 1], LOW_DWORDS);
+                        let hi = self.shuffle(cc[4 * j + 2], cc[4 * j + 3], LOW_DWORDS);
+                        self.shuffle(lo, hi, LOW_QWORDS)
+                    }
+                })
+                .collect();
+            self.set_packed(VReg(d), ms, &out);
             return;
         }
         if ms.log2e != 2 || !self.can_pack(VReg(d), ms.log2e) {

@@ -39,10 +39,10 @@
 //! Check hoisting: in an `ENDLOOP` loop, a guest-memory access whose lane `i` at LC0BASE `x`
 //! reads `inv + ((x + i) << log2e)` with `inv` loop-invariant (the `lc0` form with registers
 //! the body never writes, or a vector address the body builds from `V.LC0`: see
-//! [`shape::lane_forms`]) touches one group after another; so does a load of 4-byte
-//! elements whose lanes are 8 or 16 bytes apart, or of 8-byte elements 16 or 32 bytes apart
-//! (`inv + ((x + i) << log2s)`: fields of an array of structs), whose proved groups are read
-//! as 16-byte loads and shuffled into lanes (`Tx::strided_proved`). On the way from
+//! [`shape::lane_forms`]) touches one group after another; so does a load whose lanes are 2
+//! or 4 elements apart (`inv + ((x + i) << log2s)`: fields of an array of structs, channels
+//! of pixels), whose proved groups are read as 16-byte loads and shuffled into lanes
+//! (`Tx::strided_proved`). On the way from
 //! the header into the full copies, `Tx::precheck` checks the whole span of the next
 //! iterations once (one lookup in the space's permitted-run table per group of accesses at
 //! constant distances from one another, such as a stencil's rows: `Tx::span_checks`; at most
