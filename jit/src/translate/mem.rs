@@ -1740,37 +1740,7 @@ impl Tx<'_, '_> {
             self.vset_raw(VReg(d), &vals);
             return;
         }
-        if ms.log2e < 2 && self.can_pack(VReg(d), ms.log2e) {
-            // 1- and 2-byte elements: each 16-byte load's lanes gathered into its low bytes
-            // (`pshufb`), then 8 bytes from each of two loads or 4 from each of four.
-            let e = 1usize << ms.log2e;
-            let mut idx = [0u8; 16];
-            for k in 0..16 / stride {
-                for b in 0..e {
-                    idx[k * e + b] = (k * stride + b) as u8;
-                }
-            }
-            let cc: Vec<Value> = (0..vl * stride / 16)
-                .map(|i| {
-                    let c = self.b.ins().load(I8X16, f, host, 16 * i as i32);
-                    self.shuffle(c, c, idx)
-                })
-                .collect();
-            let out: Vec<Value> = (0..vl * e / 16)
-                .map(|j| {
-                    if stride == 2 * e {
-                        self.shuffle(cc[2 * j], cc[2 * j + 1], LOW_QWORDS)
-                    } else {
-                        let lo = self.shuffle(cc[4 * j], cc[4 * j + 1], LOW_DWORDS);
-                        let hi = self.shuffle(cc[4 * j + 2], cc[4 * j + 3], LOW_DWORDS);
-                        self.shuffle(lo, hi, LOW_QWORDS)
-                    }
-                })
-                .collect();
-            self.set_packed(VReg(d), ms, &out);
-            return;
-        }
-        if ms.log2e != 2 || !self.can_pack(VReg(d), ms.log2e) {
+        if ms.log2e > 2 || !self.can_pack(VReg(d), ms.log2e) {
             let xs: Vec<Value> = (0..vl)
                 .map(|i| self.load_lane(host, (i * stride) as i32, ms.log2e, ms.ext))
                 .collect();
@@ -1781,14 +1751,29 @@ impl Tx<'_, '_> {
             self.vset_raw(VReg(d), &vals);
             return;
         }
+        let e = 1usize << ms.log2e;
         let c: Vec<Value> = (0..vl * stride / 16)
             .map(|i| self.b.ins().load(I8X16, f, host, 16 * i as i32))
             .collect();
-        let out: Vec<Value> = (0..vl / 4)
-            .map(|j| {
-                if stride == 8 {
-                    self.shuffle(c[2 * j], c[2 * j + 1], PICK_0_2)
-                } else {
+        // 1- and 2-byte elements: each load's lanes gathered into its low bytes (`pshufb`).
+        let c: Vec<Value> = if e == 4 {
+            c
+        } else {
+            let mut idx = [0u8; 16];
+            for k in 0..16 / stride {
+                for b in 0..e {
+                    idx[k * e + b] = (k * stride + b) as u8;
+                }
+            }
+            c.into_iter().map(|x| self.shuffle(x, x, idx)).collect()
+        };
+        // Then 8 bytes from each of two loads (`shufps` picks them for 4-byte elements), or 4
+        // from each of four.
+        let out: Vec<Value> = (0..vl * e / 16)
+            .map(|j| match (stride == 2 * e, e == 4) {
+                (true, true) => self.shuffle(c[2 * j], c[2 * j + 1], PICK_0_2),
+                (true, false) => self.shuffle(c[2 * j], c[2 * j + 1], LOW_QWORDS),
+                (false, _) => {
                     let lo = self.shuffle(c[4 * j], c[4 * j + 1], LOW_DWORDS);
                     let hi = self.shuffle(c[4 * j + 2], c[4 * j + 3], LOW_DWORDS);
                     self.shuffle(lo, hi, LOW_QWORDS)
