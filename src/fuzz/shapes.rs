@@ -480,9 +480,10 @@ impl Shapes {
         let e = width as i64;
         Ok(match u.int_in_range(0..=19)? {
             0..=7 => e,
-            // Fields of arrays of structs, channels of pixels (the JIT's hoisted strided
-            // loads: elements 2 or 4 elements apart).
-            8 => pick(u, &[2 * e, 4 * e])?,
+            // Fields of arrays of structs, channels of pixels, columns (the JIT's hoisted
+            // strided loads: elements 2 or 4 elements apart, 4- and 8-byte ones also up to
+            // 4096 bytes apart).
+            8 => pick(u, &[2 * e, 4 * e, 2 * e, 4 * e, 16 * e, 64 * e])?,
             9 | 10 => 0,
             11 => -e,
             12 => -2 * e,

@@ -1487,6 +1487,38 @@ fn strided_loads_of_struct_fields_in_loops() {
             "
         ));
     }
+    // 4- and 8-byte elements 32 to 4096 bytes apart (columns, one word per cache line), loaded
+    // and stored contiguously (a copy loop's shape, but no bulk copy): in range with a tail,
+    // the last element at the end of the mapping (its 16-byte load would read past it), a
+    // fault in a later iteration, a misaligned base.
+    for (ld, sd, e, sh, base, n) in [
+        ("V.LW", "V.SW", 4, 5, 0x40000, 500),
+        ("V.LWU", "V.SW", 4, 6, 0x80000 - 64 * 300 + 60, 300),
+        ("V.LW", "V.SW", 4, 12, 0x40000, 50),
+        ("V.LW", "V.SW", 4, 8, 0x70000, 400),
+        ("V.LW", "V.SW", 4, 6, 0x40002, 40),
+        ("V.LD", "V.SD", 8, 5, 0x40000, 333),
+        ("V.LD", "V.SD", 8, 9, 0x80000 - 512 * 100 + 504, 100),
+    ] {
+        let se = (e as u32).trailing_zeros();
+        check_all_vls(&format!(
+            "
+            .mem 0x20000, 0x4000, rw
+            .mem 0x40000, 0x40000, rw
+            .data 0x40000
+            {x}
+            .text
+            S.LI s1, {base}
+            S.LI s2, 0x20000
+            S.LI s3, {n}
+            LOOP s3
+            {ld} [s1 + (lc0 << {sh})], ->v1
+            {sd} v1, [s2, lc0<<{se}, 0]
+            ENDLOOP
+            HALT
+            "
+        ));
+    }
     // A loop of a strided load and a contiguous store of what it loaded: the shape of a copy
     // loop, but no bulk copy (its lanes are not adjacent).
     for n in [40, 333] {

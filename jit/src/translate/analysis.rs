@@ -192,7 +192,8 @@ pub(super) fn packable(r: &Region) -> u32 {
 /// every full iteration when the stride `1 << log2s` is its element width, whichever form
 /// spelled it (`lc0`, a register offset, a vector base built from `V.LC0`); or a load of
 /// elements 2 or 4 elements apart (fields of an array of structs, channels of RGBA pixels),
-/// whose groups of `VL << log2s` bytes follow one another just as well. Its per-group checks are hoisted
+/// or of 4- or 8-byte elements a power of two from 16 to 4096 bytes apart, whose groups of
+/// `VL << log2s` bytes follow one another just as well. Its per-group checks are hoisted
 /// into one span check per loop entry (`Tx::precheck`).
 #[derive(Clone, Debug)]
 pub(crate) struct Hoisted {
@@ -239,8 +240,12 @@ pub(super) fn hoistable(r: &Region) -> Vec<Hoisted> {
             let ms = inst.opcode().mem()?;
             let f = f?;
             let e = 1i64 << ms.log2e;
-            let strided_load =
-                ms.dir == lanejit_interp::isa::Dir::Load && (f.lane == 2 * e || f.lane == 4 * e);
+            // Elements 2 or 4 elements apart; 4- and 8-byte ones also any power of two from
+            // 16 bytes to a page apart (a column of a matrix, one word per cache line).
+            let wide_stride =
+                ms.log2e >= 2 && (16..=4096).contains(&f.lane) && (f.lane as u64).is_power_of_two();
+            let strided_load = ms.dir == lanejit_interp::isa::Dir::Load
+                && (f.lane == 2 * e || f.lane == 4 * e || wide_stride);
             (f.lc0 == f.lane && (f.lane == e || strided_load)).then(|| Hoisted {
                 pc,
                 inst,

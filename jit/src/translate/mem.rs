@@ -1702,11 +1702,11 @@ impl Tx<'_, '_> {
         self.contig_access(ms, data, host, f);
     }
 
-    /// A hoisted strided load (elements 2 or 4 elements apart, see `analysis::Hoisted`) at
-    /// `host`, its group's `VL * stride` bytes proved readable (every 16-byte load below lies
-    /// inside them). Into a register that can stay packed: the group as 16-byte loads, the
-    /// lanes picked out by shuffles: for 4-byte elements from pairs of loads, four lanes a
-    /// vector (`shufps` for a stride of 8; `punpckldq` twice and `punpcklqdq` for 16); for 1-
+    /// A hoisted strided load (see `analysis::Hoisted`) at `host`, its group's `VL * stride`
+    /// bytes proved readable (every 16-byte load below lies inside them). Into a register
+    /// that can stay packed: the group as 16-byte loads, the lanes picked out by shuffles:
+    /// for 4-byte elements from pairs of loads, four lanes a vector (`shufps` for a stride of
+    /// 8; `punpckldq` twice and `punpcklqdq` for 16 and more, one load a lane); for 1-
     /// and 2-byte elements each load's lanes gathered by a `pshufb`, then combined the same
     /// way. 8-byte elements (VL >= 2): two lanes a chunk, `punpcklqdq` of two 16-byte
     /// loads. Otherwise (a VL too small to pack) a scalar load and an insert per lane.
@@ -1752,8 +1752,16 @@ impl Tx<'_, '_> {
             return;
         }
         let e = 1usize << ms.log2e;
-        let c: Vec<Value> = (0..vl * stride / 16)
-            .map(|i| self.b.ins().load(I8X16, f, host, 16 * i as i32))
+        // The group as 16-byte loads, back to back; with more than 16 bytes between lanes,
+        // one at each lane instead (the last ends inside the group:
+        // `(VL - 1) * stride + 16 <= VL * stride`).
+        let (gap, count) = if stride > 16 {
+            (stride, vl)
+        } else {
+            (16, vl * stride / 16)
+        };
+        let c: Vec<Value> = (0..count)
+            .map(|i| self.b.ins().load(I8X16, f, host, (gap * i) as i32))
             .collect();
         // 1- and 2-byte elements: each load's lanes gathered into its low bytes (`pshufb`).
         let c: Vec<Value> = if e == 4 {

@@ -40,8 +40,9 @@
 //! reads `inv + ((x + i) << log2e)` with `inv` loop-invariant (the `lc0` form with registers
 //! the body never writes, or a vector address the body builds from `V.LC0`: see
 //! [`shape::lane_forms`]) touches one group after another; so does a load whose lanes are 2
-//! or 4 elements apart (`inv + ((x + i) << log2s)`: fields of an array of structs, channels
-//! of pixels), whose proved groups are read as 16-byte loads and shuffled into lanes
+//! or 4 elements apart, or (4- and 8-byte elements) a power of two from 16 to 4096 bytes
+//! apart (`inv + ((x + i) << log2s)`: fields of an array of structs, channels of pixels, a
+//! column), whose proved groups are read as 16-byte loads and shuffled into lanes
 //! (`Tx::strided_proved`). On the way from
 //! the header into the full copies, `Tx::precheck` checks the whole span of the next
 //! iterations once (one lookup in the space's permitted-run table per group of accesses at
