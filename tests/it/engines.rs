@@ -1412,45 +1412,16 @@ fn strided_loads_of_struct_fields_in_loops() {
         );
         check_all_vls(&src);
     }
-    // 8-byte fields of 2- and 4-field structs (strides 16 and 32): in range with a tail, the
-    // last struct at the end of the mapping, a fault in a later iteration, a misaligned base.
-    for (base, n, sh) in [
-        (0x30000, 77, 4),
-        (0x32000 - 16 * 150, 150, 4),
-        (0x31800, 300, 4),
-        (0x30004, 40, 4),
-        (0x30000, 101, 5),
-        (0x32000 - 32 * 130, 130, 5),
-    ] {
-        check_all_vls(&format!(
-            "
-            .mem 0x20000, 0x4000, rw
-            .mem 0x30000, 0x2000, rw
-            .data 0x30000
-            {x}
-            .text
-            S.LI s1, {base}
-            S.ADD s5, s1, 8
-            S.LI s2, 0x20000
-            S.LI s3, {n}
-            LOOP s3
-            V.LD [s1 + (lc0 << {sh})], ->v1
-            V.LC0 v8
-            V.SHL v8, v8, {sh}
-            V.ADD v8, v8, s5
-            V.LDI [v8 + 0], ->v2
-            V.FADD.D v3, v1, v2
-            V.SD v3, [s2, lc0<<3, 0]
-            V.SD v2, [s2, lc0<<3, 0x2000]
-            ENDLOOP
-            HALT
-            "
-        ));
-    }
-    // 1- and 2-byte elements 2 or 4 elements apart (channels of RGBA pixels, halves of
-    // pairs): in range with a tail, the last pixel at the end of the mapping, a fault in a
-    // later iteration, a misaligned base.
+    // 1-, 2- and 8-byte elements 2 or 4 elements apart (channels of RGBA pixels, halves of
+    // pairs, f64 fields): in range with a tail, the last one at the end of the mapping, a
+    // fault in a later iteration, a misaligned base.
     for (ld, sd, e, base, n, m) in [
+        ("V.LD", "V.SD", 8, 0x30000, 77, 2),
+        ("V.LD", "V.SD", 8, 0x32000 - 16 * 150, 150, 2),
+        ("V.LD", "V.SD", 8, 0x31800, 300, 2),
+        ("V.LD", "V.SD", 8, 0x30004, 40, 2),
+        ("V.LD", "V.SD", 8, 0x30000, 101, 4),
+        ("V.LD", "V.SD", 8, 0x32000 - 32 * 130, 130, 4),
         ("V.LBU", "V.SB", 1, 0x30000, 700, 4),
         ("V.LB", "V.SB", 1, 0x32000 - 4 * 1500, 1500, 4),
         ("V.LB", "V.SB", 1, 0x30000, 333, 2),

@@ -1204,13 +1204,7 @@ impl Tx<'_, '_> {
         let vl = self.vl as usize;
         match ms.dir {
             Dir::Load => {
-                let xs: Vec<Value> = (0..vl)
-                    .map(|i| self.load_lane(host, (i as i64 * stride) as i32, ms.log2e, ms.ext))
-                    .collect();
-                let vals: Vec<Value> = xs
-                    .chunks(2)
-                    .map(|p| self.pair(p[0], p.get(1).copied()))
-                    .collect();
+                let vals = self.strided_lanes(host, stride, ms);
                 let Reg::V(d) = data else { unreachable!() };
                 self.vset_raw(VReg(d), &vals);
             }
@@ -1702,6 +1696,17 @@ impl Tx<'_, '_> {
         self.contig_access(ms, data, host, f);
     }
 
+    /// The `i64x2` chunks of VL lanes loaded one by one from `host + i * stride`, extended
+    /// (checked by the caller).
+    fn strided_lanes(&mut self, host: Value, stride: i64, ms: MemSem) -> Vec<Value> {
+        let xs: Vec<Value> = (0..self.vl as i64)
+            .map(|i| self.load_lane(host, (i * stride) as i32, ms.log2e, ms.ext))
+            .collect();
+        xs.chunks(2)
+            .map(|p| self.pair(p[0], p.get(1).copied()))
+            .collect()
+    }
+
     /// A hoisted strided load (see `analysis::Hoisted`) at `host`, its group's `VL * stride`
     /// bytes proved readable (every 16-byte load below lies inside them). Into a register
     /// that can stay packed: the group as 16-byte loads, the lanes picked out by shuffles:
@@ -1741,13 +1746,7 @@ impl Tx<'_, '_> {
             return;
         }
         if ms.log2e > 2 || !self.can_pack(VReg(d), ms.log2e) {
-            let xs: Vec<Value> = (0..vl)
-                .map(|i| self.load_lane(host, (i * stride) as i32, ms.log2e, ms.ext))
-                .collect();
-            let vals: Vec<Value> = xs
-                .chunks(2)
-                .map(|p| self.pair(p[0], p.get(1).copied()))
-                .collect();
+            let vals = self.strided_lanes(host, stride as i64, ms);
             self.vset_raw(VReg(d), &vals);
             return;
         }
