@@ -55,7 +55,7 @@ impl Tx<'_, '_> {
             hosts.push(var);
             ea0s.push(ea0);
         }
-        for g in self.span_checks() {
+        for g in self.span_checks(|_| true) {
             let hz = &self.hoist[g.low];
             let (ms, local) = (hz.ms(), hz.inst.is_local());
             let need = super::mem::need(ms);
@@ -123,7 +123,7 @@ impl Tx<'_, '_> {
             self.b.def_var(self.hoist_host[j], h);
             ea0s.push(ea0);
         }
-        for g in self.span_checks() {
+        for g in self.span_checks(|_| true) {
             let hz = &self.hoist[g.low];
             let (ms, local) = (hz.ms(), hz.inst.is_local());
             let need = super::mem::need(ms);
@@ -157,8 +157,8 @@ impl Tx<'_, '_> {
     /// `extra` covers them all: the matrix kernel's 16 tile rows or a stencil's three rows
     /// cost one table lookup per loop entry instead of one each. Bytes in the gaps between
     /// the accesses are checked too; a hole there only sends iterations to the checked path.
-    pub(super) fn span_checks(&self) -> Vec<SpanCheck> {
-        let mut order: Vec<usize> = (0..self.hoist.len()).collect();
+    pub(super) fn span_checks(&self, keep: impl Fn(usize) -> bool) -> Vec<SpanCheck> {
+        let mut order: Vec<usize> = (0..self.hoist.len()).filter(|&j| keep(j)).collect();
         order.sort_by_key(|&j| self.hoist[j].inv.k);
         let mut groups: Vec<SpanCheck> = Vec::new();
         for j in order {
@@ -274,44 +274,29 @@ impl Tx<'_, '_> {
 
     /// Whether, over the iterations from LC0BASE `lc` up to `lim`, the bytes every hoisted
     /// load that may move reads and the bytes every hoisted store writes are disjoint. All lie
-    /// in their space, proved, so no range wraps. Accesses that share a host base
-    /// (`Tx::hoist_lead`: the same space, element width and scalar terms) are taken together
-    /// as one range from the lowest's start to the highest's end, so a stencil's three rows
-    /// are one range; loads and stores in different spaces (guest memory and tile space are
-    /// separate host allocations) are never compared. In-place loads (`Tx::ordered`) keep
-    /// their order and are not compared.
+    /// in their space, proved, so no range wraps. The accesses are taken in the groups of
+    /// their span checks ([`Tx::span_checks`]: a stencil's three rows are one range, from
+    /// the lowest's start to the highest's end); loads and stores in different spaces (guest
+    /// memory and tile space are separate host allocations) are never compared. In-place
+    /// loads (`Tx::ordered`) keep their order and are not compared.
     fn stream_disjoint(&mut self, lc: Value, lim: Value) -> Value {
-        // Per (lead, is_load, log2 of the lane stride): the lowest and highest delta from
-        // the lead's host base.
-        let mut sets: Vec<(usize, bool, u8, i64, i64)> = Vec::new();
-        for (j, hz) in self.hoist.iter().enumerate() {
-            let is_load = hz.ms().dir == lanejit_interp::isa::Dir::Load;
-            if is_load && self.ordered & (1 << j) != 0 {
-                continue;
-            }
-            let (lead, delta) = self.hoist_lead(j);
-            let log2s = hz.log2s;
-            match sets
-                .iter_mut()
-                .find(|s| s.0 == lead && s.1 == is_load && s.2 == log2s)
-            {
-                Some(s) => {
-                    s.3 = s.3.min(delta);
-                    s.4 = s.4.max(delta);
-                }
-                None => sets.push((lead, is_load, log2s, delta, delta)),
-            }
-        }
+        let ordered = self.ordered;
+        let groups = self.span_checks(|j| {
+            let is_load = self.hoist[j].ms().dir == lanejit_interp::isa::Dir::Load;
+            !(is_load && ordered & (1 << j) != 0)
+        });
         let mut ranges = Vec::new();
-        for &(lead, is_load, log2s, lo, hi) in &sets {
-            let h = self.b.use_var(self.hoist_host[lead]);
-            let a = self.b.ins().ishl_imm_s(lc, log2s as i64);
-            let e = self.b.ins().ishl_imm_s(lim, log2s as i64);
+        for g in groups {
+            let hz = &self.hoist[g.low];
+            let (local, log2s) = (hz.inst.is_local(), hz.log2s as i64);
+            let is_load = hz.ms().dir == lanejit_interp::isa::Dir::Load;
+            let h = self.b.use_var(self.hoist_host[g.low]);
+            let a = self.b.ins().ishl_imm_s(lc, log2s);
+            let e = self.b.ins().ishl_imm_s(lim, log2s);
             let start = self.b.ins().iadd(h, a);
-            let start = self.b.ins().iadd_imm_s(start, lo);
             let end = self.b.ins().iadd(h, e);
-            let end = self.b.ins().iadd_imm_s(end, hi);
-            ranges.push((self.hoist[lead].inst.is_local(), is_load, start, end));
+            let end = self.b.ins().iadd_imm_s(end, g.extra as i64);
+            ranges.push((local, is_load, start, end));
         }
         let mut ok = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
         for &(lspace, _, ls, le) in ranges.iter().filter(|r| r.1) {

@@ -1634,7 +1634,7 @@ impl Tx<'_, '_> {
     /// The first hoisted access whose address differs from hoisted access `j`'s by a
     /// constant in every lane and iteration (same space, element width and scalar terms),
     /// and that constant: `j`'s host address is the leader's plus it.
-    pub(super) fn hoist_lead(&self, j: usize) -> (usize, i64) {
+    fn hoist_lead(&self, j: usize) -> (usize, i64) {
         let hj = &self.hoist[j];
         let i = self.hoist[..j]
             .iter()
@@ -1713,8 +1713,8 @@ impl Tx<'_, '_> {
     /// for 4-byte elements from pairs of loads, four lanes a vector (`shufps` for a stride of
     /// 8; `punpckldq` twice and `punpcklqdq` for 16 and more, one load a lane); for 1-
     /// and 2-byte elements each load's lanes gathered by a `pshufb`, then combined the same
-    /// way. 8-byte elements (VL >= 2): two lanes a chunk, `punpcklqdq` of two 16-byte
-    /// loads. Otherwise (a VL too small to pack) a scalar load and an insert per lane.
+    /// way; 8-byte elements two lanes a vector, `punpcklqdq` of two loads. A VL too small
+    /// to pack loads a lane at a time.
     fn strided_proved(
         &mut self,
         ms: MemSem,
@@ -1730,22 +1730,7 @@ impl Tx<'_, '_> {
             unreachable!("a load's data is a vector register")
         };
         let vl = self.vl as usize;
-        if ms.log2e == 3 && vl >= 2 {
-            let vals: Vec<Value> = (0..vl / 2)
-                .map(|j| {
-                    let a = self.b.ins().load(I8X16, f, host, (2 * j * stride) as i32);
-                    let b = self
-                        .b
-                        .ins()
-                        .load(I8X16, f, host, ((2 * j + 1) * stride) as i32);
-                    let v = self.shuffle(a, b, LOW_QWORDS);
-                    self.bitcast(I64X2, v)
-                })
-                .collect();
-            self.vset_raw(VReg(d), &vals);
-            return;
-        }
-        if ms.log2e > 2 || !self.can_pack(VReg(d), ms.log2e) {
+        if !self.can_pack(VReg(d), ms.log2e) {
             let vals = self.strided_lanes(host, stride as i64, ms);
             self.vset_raw(VReg(d), &vals);
             return;
@@ -1763,7 +1748,7 @@ impl Tx<'_, '_> {
             .map(|i| self.b.ins().load(I8X16, f, host, (gap * i) as i32))
             .collect();
         // 1- and 2-byte elements: each load's lanes gathered into its low bytes (`pshufb`).
-        let c: Vec<Value> = if e == 4 {
+        let c: Vec<Value> = if e >= 4 {
             c
         } else {
             let mut idx = [0u8; 16];
@@ -1774,13 +1759,14 @@ impl Tx<'_, '_> {
             }
             c.into_iter().map(|x| self.shuffle(x, x, idx)).collect()
         };
-        // Then 8 bytes from each of two loads (`shufps` picks them for 4-byte elements), or 4
-        // from each of four.
+        // Then 8 bytes from each of two loads (`shufps` picks them for 4-byte elements 8
+        // bytes apart, which sit at bytes 0 and 8), or 4 from each of four.
+        let useful = e * (16 / stride).max(1);
         let out: Vec<Value> = (0..vl * e / 16)
-            .map(|j| match (stride == 2 * e, e == 4) {
-                (true, true) => self.shuffle(c[2 * j], c[2 * j + 1], PICK_0_2),
-                (true, false) => self.shuffle(c[2 * j], c[2 * j + 1], LOW_QWORDS),
-                (false, _) => {
+            .map(|j| match (useful, e == 4) {
+                (8, true) => self.shuffle(c[2 * j], c[2 * j + 1], PICK_0_2),
+                (8, false) => self.shuffle(c[2 * j], c[2 * j + 1], LOW_QWORDS),
+                _ => {
                     let lo = self.shuffle(c[4 * j], c[4 * j + 1], LOW_DWORDS);
                     let hi = self.shuffle(c[4 * j + 2], c[4 * j + 3], LOW_DWORDS);
                     self.shuffle(lo, hi, LOW_QWORDS)
