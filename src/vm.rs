@@ -288,7 +288,7 @@ fn compiler_thread(
     words: &[u64],
     config: &Config,
     threshold: u32,
-    rx: std::sync::mpsc::Receiver<u64>,
+    rx: std::sync::mpsc::Receiver<(u64, bool)>,
     opts: VmOptions,
     done: &AtomicU64,
 ) {
@@ -324,15 +324,15 @@ fn compiler_thread(
         }
     };
     loop {
-        let pc = match rx.try_recv() {
-            Ok(pc) => pc,
+        let (pc, tail) = match rx.try_recv() {
+            Ok(job) => job,
             Err(std::sync::mpsc::TryRecvError::Empty) => {
                 delay();
                 if code.jit.optimize_one() {
                     continue;
                 }
                 match rx.recv() {
-                    Ok(pc) => pc,
+                    Ok(job) => job,
                     Err(_) => break,
                 }
             }
@@ -340,7 +340,7 @@ fn compiler_thread(
         };
         delay();
         // Declined or failed pcs stay requested: the run interprets them.
-        let _ = code.jit.compile(pc);
+        let _ = code.jit.compile(pc, tail);
         done.fetch_add(1, Ordering::Release);
     }
     // The run has ended. With a code cache, the optimised code of every loop still running
@@ -364,8 +364,9 @@ struct BackgroundTier<'d> {
     wait_rng: Option<ChaCha8Rng>,
     /// The JIT, once the compiler thread (or, with a code cache, the run) has created it.
     code: Option<std::sync::Arc<std::sync::OnceLock<SharedCode>>>,
-    /// To the compiler thread, once started.
-    tx: Option<std::sync::mpsc::Sender<u64>>,
+    /// To the compiler thread, once started: hot pcs, each with whether the entry that made
+    /// it hot has a loop tail ahead (`lanejit_jit::region::tail_expected`).
+    tx: Option<std::sync::mpsc::Sender<(u64, bool)>>,
     /// No code generator or no thread: everything is interpreted.
     failed: bool,
     /// Regions handed over, and compiles the compiler thread has finished (`u64::MAX` once
@@ -433,7 +434,7 @@ impl<'d> BackgroundTier<'d> {
     fn start(&mut self, m: &Machine) {
         let cell =
             (self.code.clone()).unwrap_or_else(|| std::sync::Arc::new(std::sync::OnceLock::new()));
-        let (tx, rx) = std::sync::mpsc::channel::<u64>();
+        let (tx, rx) = std::sync::mpsc::channel::<(u64, bool)>();
         let compiler = std::sync::Arc::clone(&cell);
         let (threshold, config) = (self.threshold, m.config);
         let d = self.d;
@@ -479,7 +480,12 @@ impl Tier for BackgroundTier<'_> {
         }
         if let Some(tx) = &self.tx {
             // A closed channel (the compiler thread is gone) leaves the pc interpreted.
-            if tx.send(pc).is_ok() {
+            let tail = lanejit_jit::region::tail_expected(
+                self.d.inst((pc / 8) as usize),
+                &m.regs,
+                m.config.vl,
+            );
+            if tx.send((pc, tail)).is_ok() {
                 self.sent += 1;
             }
         }
@@ -757,7 +763,7 @@ impl Tier for OwnTier<'_> {
         Some(self.jit.run(c, m))
     }
 
-    fn count(&mut self, pc: u64, _: &Machine) -> bool {
+    fn count(&mut self, pc: u64, m: &Machine) -> bool {
         let Some(n) = self.counts.get_mut((pc / 8) as usize) else {
             return false;
         };
@@ -768,7 +774,7 @@ impl Tier for OwnTier<'_> {
         if !hot(*n, self.threshold) {
             return false;
         }
-        match self.jit.compile(pc) {
+        match self.jit.compile_for(pc, &m.regs) {
             Ok(Some(_)) => {
                 self.compiled.push(pc);
                 true
@@ -859,7 +865,7 @@ impl Tier for SharedTier<'_> {
         self.code.jit.run_at(m)
     }
 
-    fn count(&mut self, pc: u64, _: &Machine) -> bool {
+    fn count(&mut self, pc: u64, m: &Machine) -> bool {
         let Some(n) = self.code.counts.get((pc / 8) as usize) else {
             return false;
         };
@@ -872,7 +878,7 @@ impl Tier for SharedTier<'_> {
         ) {
             return false;
         }
-        match self.code.jit.compile(pc) {
+        match self.code.jit.compile_for(pc, &m.regs) {
             Ok(Some(_)) => true,
             Ok(None) | Err(_) => {
                 n.store(u32::MAX, Ordering::Relaxed);

@@ -14,7 +14,11 @@
 //! the interpreter's and the JIT's sources and of the lock file, so a rebuilt lanejit never
 //! reads another build's code), the host's code-generator flags (CPU features), every word
 //! of the program, and the region's key (pc, VL, `--strict-align`, limit mode, straight or
-//! hot form). The file name is derived from it, and the file repeats it.
+//! hot form). The file name is derived from it, and the file repeats it. Whether a loop's
+//! tail was compiled into its function (`translate::TxConfig::tail`, decided by the entry that
+//! made it compile) is not part of the key: both forms are exact, and an entry keeps the form
+//! of the run that stored it (a later run whose rows have tails then runs them in the
+//! straight form of the body).
 //!
 //! # Manifests
 //! Besides the entries, a JIT records which regions it had (their start pcs) in a manifest

@@ -126,6 +126,7 @@ impl TxSetup {
         isa: &dyn cranelift_codegen::isa::TargetIsa,
         plan: Plan,
         hot: bool,
+        tail: bool,
     ) -> translate::TxConfig {
         translate::TxConfig {
             vl: self.vl,
@@ -136,6 +137,7 @@ impl TxSetup {
             chain_slots: self.chain_slots,
             plan,
             native_fma: isa.has_native_fma(),
+            tail,
         }
     }
 }
@@ -288,6 +290,8 @@ pub struct Baseline {
     /// `CacheStats::retired_modules` when it was compiled: a retired module took it away.
     generation: u64,
     ir_insts: usize,
+    /// Whether its tail is compiled in (`translate::TxConfig::tail`).
+    tail: bool,
 }
 
 /// The optimising recompile of a [`Baseline`]: its IR built by [`Jit::prepare_optimized`],
@@ -499,7 +503,7 @@ impl Jit {
         *n += 1;
         if *n == HOT_ENTRIES {
             let hot = Key { hot: true, ..key };
-            if let Ok(Some(c)) = self.compile_key(hot) {
+            if let Ok(Some(c)) = self.compile_key(hot, true) {
                 self.cache.insert(key, Entry::Code(c.0, false));
                 self.set_chain(key, c.0);
             }
@@ -533,9 +537,30 @@ impl Jit {
     }
 
     /// Compile the region starting at `pc` (or return the cached one). `None` when the first
-    /// instruction there is declined.
+    /// instruction there is declined. A loop gets its tail compiled in (see
+    /// [`Jit::compile_for`]).
     pub fn compile(&mut self, pc: u64) -> Result<Option<Compiled>, JitError> {
-        self.compile_key(self.key(pc, false))
+        self.compile_key(self.key(pc, false), true)
+    }
+
+    /// [`Jit::compile`], for the machine state `regs` the region is about to be entered with:
+    /// a loop whose entry will not reach a tail ([`region::tail_expected`]) is compiled
+    /// without one (its tails, if any come later, run in the straight form of the body). The
+    /// first compile of a pc decides; the code is the same for every later entry.
+    pub fn compile_for(
+        &mut self,
+        pc: u64,
+        regs: &lanejit_interp::machine::Regs,
+    ) -> Result<Option<Compiled>, JitError> {
+        let tail = region::tail_expected(self.code.at(pc), regs, self.vl);
+        self.compile_key(self.key(pc, false), tail)
+    }
+
+    /// [`Jit::compile`] with the tail decided by the caller (`tail`: as
+    /// [`region::tail_expected`] says of the entry ahead; a background compiler gets it with
+    /// the pc).
+    pub fn compile_with_tail(&mut self, pc: u64, tail: bool) -> Result<Option<Compiled>, JitError> {
+        self.compile_key(self.key(pc, false), tail)
     }
 
     /// What the translator's configuration takes from this JIT.
@@ -576,7 +601,9 @@ impl Jit {
         let t0 = Instant::now();
         let region = region::discover(&self.code, base.key.pc, base.key.straight)?;
         let isa = cache::new_isa(cache::Settings::Optimizing).ok()?;
-        let cfg = self.tx_setup().config(&*isa, base.plan, base.key.hot);
+        let cfg = self
+            .tx_setup()
+            .config(&*isa, base.plan, base.key.hot, base.tail);
         let mut ctx = cranelift_codegen::Context::new();
         translate_into(
             &mut ctx.func,
@@ -648,15 +675,15 @@ impl Jit {
     }
 
     /// Compile (or find) the region of `key`, counting failures.
-    fn compile_key(&mut self, key: Key) -> Result<Option<Compiled>, JitError> {
-        let r = self.compile_key_inner(key);
+    fn compile_key(&mut self, key: Key, tail: bool) -> Result<Option<Compiled>, JitError> {
+        let r = self.compile_key_inner(key, tail);
         if r.is_err() {
             self.stats.compile_errors += 1;
         }
         r
     }
 
-    fn compile_key_inner(&mut self, key: Key) -> Result<Option<Compiled>, JitError> {
+    fn compile_key_inner(&mut self, key: Key, tail: bool) -> Result<Option<Compiled>, JitError> {
         let pc = key.pc;
         match self.cache.get(&key) {
             Some(Entry::Code(f, b)) => return Ok(Some(Compiled(f, b))),
@@ -746,7 +773,7 @@ impl Jit {
             };
             self.ctx.clear();
             self.ctx.func.name = UserFuncName::user(0, fid.as_u32());
-            let cfg = setup.config(module.isa(), plan, key.hot);
+            let cfg = setup.config(module.isa(), plan, key.hot, tail);
             let (fcfg, sig) = (module.target_config(), sig.clone());
             translate_into(
                 &mut self.ctx.func,
@@ -854,6 +881,7 @@ impl Jit {
                 plan: cfg.plan,
                 generation: self.cache.stats.retired_modules,
                 ir_insts,
+                tail,
             });
         }
         self.finalize(key, id, stat, &region, t0, ir, probes)
@@ -1044,7 +1072,7 @@ impl Jit {
         }
         if status == Status::Partial {
             let tail = self.key(m.pc, true);
-            status = match self.compile_key(tail) {
+            status = match self.compile_key(tail, true) {
                 Ok(Some(body)) => {
                     let s = self.call(body, m);
                     if body.1 {

@@ -107,6 +107,20 @@ fn taken_target(inst: &Inst) -> Option<u64> {
     }
 }
 
+/// Whether a loop region whose first instruction is `first`, entered with registers `regs`
+/// on a machine of `vl` lanes, reaches a tail on this entry: an iteration under a partial
+/// mask, because the iterations left are not a multiple of VL (a leading `LOOP` latches its
+/// trip count register; a region entered at the body goes on from LC0BASE to the latched
+/// trip count). The JIT compiles such a loop's tail in its own function only then
+/// (`translate::TxConfig::tail`); a wrong guess costs speed, never correctness.
+pub fn tail_expected(first: Option<&Inst>, regs: &lanejit_interp::machine::Regs, vl: u32) -> bool {
+    let left = match first {
+        Some(Inst::Loop(l)) => regs.s[l.sa.0 as usize],
+        _ => regs.trip.wrapping_sub(regs.lc0base),
+    };
+    left % u64::from(vl.max(1)) != 0
+}
+
 /// The region starting at `pc`, or `None` when its first instruction is declined. With
 /// `straight`, a loop's back edge is left as an ordinary exit (one iteration per call).
 pub fn discover(code: &Code, pc: u64, straight: bool) -> Option<Region> {

@@ -81,11 +81,25 @@ impl SharedJit {
         }
     }
 
-    /// Compile the region at `pc` (or find it; `None` when declined).
-    pub fn compile(&self, pc: u64) -> Result<Option<Compiled>, JitError> {
+    /// Compile the region at `pc` (or find it; `None` when declined), a loop's tail compiled
+    /// in or not as `tail` says (see [`Jit::compile_with_tail`]).
+    pub fn compile(&self, pc: u64, tail: bool) -> Result<Option<Compiled>, JitError> {
         match self.inner.write() {
-            Ok(mut jit) => jit.compile(pc),
+            Ok(mut jit) => jit.compile_with_tail(pc, tail),
             // A thread panicked while compiling: leave this pc to the interpreter.
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Compile the region at `pc` for an entry with registers `regs` (see
+    /// [`Jit::compile_for`]).
+    pub fn compile_for(
+        &self,
+        pc: u64,
+        regs: &lanejit_interp::machine::Regs,
+    ) -> Result<Option<Compiled>, JitError> {
+        match self.inner.write() {
+            Ok(mut jit) => jit.compile_for(pc, regs),
             Err(_) => Ok(None),
         }
     }

@@ -507,3 +507,56 @@ fn without_a_baseline_tier_loops_are_optimised_at_once() {
             .all(|r| !r.baseline && !r.optimized)
     );
 }
+
+#[test]
+fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
+    use crate::region::tail_expected;
+    let code = encode(&copy_loop());
+    let at_loop = Code::new(&code);
+    let first = at_loop.at(0x30);
+    let mut m = machine(&code, 8);
+    m.regs.s[3] = 96;
+    assert!(!tail_expected(first, &m.regs, 8), "96 = 12 groups of 8");
+    m.regs.s[3] = 100;
+    assert!(tail_expected(first, &m.regs, 8), "100 leaves 4 lanes");
+    // Entered at the body: the iterations left run from LC0BASE to the latched trip count.
+    let body = at_loop.at(0x38);
+    (m.regs.trip, m.regs.lc0base) = (100, 20);
+    assert!(!tail_expected(body, &m.regs, 8));
+    m.regs.lc0base = 24;
+    assert!(tail_expected(body, &m.regs, 8));
+    // The loop compiled for an entry with no tail ahead is smaller (no tail copy); run on
+    // a trip count that has one, it takes the straight form of the body for the tail and
+    // ends as the interpreter does.
+    let mut ir = Vec::new();
+    for first_trip in [96u64, 100] {
+        let mut m = machine(&code, 8);
+        m.pc = 0x30;
+        m.regs.s[1] = 0x10000;
+        m.regs.s[2] = 0x11000;
+        m.regs.s[3] = first_trip;
+        let mut jit = Jit::new(&code, &m).expect("jit");
+        jit.compile_for(0x30, &m.regs)
+            .expect("compiles")
+            .expect("a loop");
+        ir.push(jit.stats().regions[0].ir_insts);
+        let mut reference = machine(&code, 8);
+        reference.pc = 0x30;
+        reference.regs.s = m.regs.s;
+        m.regs.s[3] = 100;
+        reference.regs.s[3] = 100;
+        let d = lanejit_interp::interp::Decoded::new(&code);
+        run_compiled(&mut jit, &mut m);
+        // The HALT.
+        lanejit_interp::interp::run(&mut m, &d);
+        lanejit_interp::interp::run(&mut reference, &d);
+        assert_eq!(m.regs.v[1], reference.regs.v[1], "first trip {first_trip}");
+        assert_eq!(
+            m.mem.bytes(0x11000, 400),
+            reference.mem.bytes(0x11000, 400),
+            "first trip {first_trip}"
+        );
+        assert_eq!(m.retired, reference.retired, "first trip {first_trip}");
+    }
+    assert!(ir[0] < ir[1], "without the tail copy: {ir:?}");
+}

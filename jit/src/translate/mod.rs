@@ -19,7 +19,9 @@
 //! one whole iteration; dispatch on `mask == all ones`) -> a *full* copy of the body, where the
 //! mask is statically all ones (no blends, contiguous accesses need only the range check), and
 //! the partial-mask path. For an `ENDLOOP` loop (mask set only by `LOOP`/`ENDLOOP`, so only the
-//! last iteration is partial) the partial path runs the tail iteration in the same function:
+//! last iteration is partial) whose entry that made it compile has a tail ahead
+//! ([`TxConfig::tail`]; else the tail is *lazy*: it exits with [`Status::Partial`] as in the
+//! memory form below) the partial path runs the tail iteration in the same function:
 //! as the *masked tail* (`Tx::masked_tail`: the iteration computed as a full one, stores of
 //! active lanes only, registers blended at `ENDLOOP`) when every access of the body is
 //! hoisted and every vector instruction is lane-wise, else as a general copy with a dynamic
@@ -166,6 +168,13 @@ pub struct TxConfig {
     /// then `V.FMA.S`/`.D` are one exactly rounded host instruction per vector; else they
     /// call `abi::lj_fma` (software `mul_add`), so results never depend on the host.
     pub native_fma: bool,
+    /// Whether an `ENDLOOP` loop in register form runs its tail (the partial last iteration)
+    /// in its own function, as the masked tail or the general copy. Without it (a *lazy
+    /// tail*), the tail exits with `Status::Partial` to the straight form of the body,
+    /// compiled on first need: a loop whose trip count is a multiple of VL when it is compiled
+    /// (`region::tail_expected`) usually never has a tail, and the masked tail is 40-55% of
+    /// such a loop's IR (fir8's loop compiles in 34M instead of 75M instructions).
+    pub tail: bool,
 }
 
 /// Most iterations one loop entry's span check covers (see `Tx::precheck`).
@@ -208,6 +217,8 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) helpers: bool,
     /// [`TxConfig::native_fma`].
     pub(crate) native_fma: bool,
+    /// [`TxConfig::tail`].
+    tail: bool,
     pub(crate) mask: Variable,
     /// Per-lane form of the mask, one `i64x2` per chunk.
     pub(crate) lmask: Vec<Variable>,
@@ -1141,6 +1152,7 @@ pub(crate) fn translate(
         vmem,
         helpers,
         native_fma: cfg.native_fma,
+        tail: cfg.tail,
         mask,
         lmask,
         lmask_valid: false,
@@ -1254,7 +1266,7 @@ pub(crate) fn translate(
         // where registers live in variables; in the memory form (and when a span check finds
         // a fault ahead) it runs in the straight form of the body, compiled on first need,
         // which keeps such functions to the full copies.
-        let tail_inline = endloop && !tx.vmem;
+        let tail_inline = endloop && !tx.vmem && tx.tail;
         if tx.hoist.is_empty() || !endloop {
             tx.b.ins().brif(is_full, fullb, &[], genb, &[]);
         } else {
