@@ -625,10 +625,15 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.form[r.0 as usize] = Form::Acc { log2e };
     }
 
-    /// Canonicalise and materialise every register (an exit or a loop edge: the state
-    /// leaving here is the architectural one).
+    /// Canonicalise and materialise every register but the iteration-local ones (an exit or
+    /// a loop edge: the state leaving here is the architectural one).
     pub(crate) fn materialize_all(&mut self) {
         for n in 0..32u8 {
+            if self.local_v & (1 << n) != 0 {
+                // Iteration-local: never carried around an edge or written back by an exit
+                // (its stores are `Tx::store_local`'s), so its wide form would be dead code.
+                continue;
+            }
             self.canonicalize(VReg(n));
             self.materialize(VReg(n));
         }
