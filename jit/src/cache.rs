@@ -207,6 +207,11 @@ impl CodeCache {
         self.map.insert(key, e);
     }
 
+    /// Forget the entry of `key` (its code stays in the module until it is retired).
+    pub(crate) fn remove(&mut self, key: &Key) {
+        self.map.remove(key);
+    }
+
     /// Whether the current module is full and must be retired before compiling more.
     pub(crate) fn full(&self) -> bool {
         self.stats.module_bytes >= self.limits.module_bytes

@@ -270,7 +270,17 @@ pub struct Jit {
     baseline: bool,
     /// Baseline compiles waiting for their optimised code, oldest first.
     pending: std::collections::VecDeque<Baseline>,
+    /// Loops compiled without their partial-mask iterations (`translate::TxConfig::tail`),
+    /// with how many times they have exited for one since ([`LAZY_TAIL_EXITS`]).
+    lazy: std::collections::HashMap<Key, u32>,
 }
+
+/// How many times a loop compiled without its partial-mask iterations (a *lazy tail*: the
+/// entry that made it compile had none ahead, `region::tail_expected`) may leave for the
+/// straight form of its body before it is compiled again with them: a 2D kernel whose first
+/// row happened to be a multiple of VL long then runs its ragged rows' tails in the loop's
+/// own function, as if the first row had had one.
+pub const LAZY_TAIL_EXITS: u32 = 8;
 
 /// Where code that [`Jit::place`] puts in the module comes from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -437,6 +447,7 @@ impl Jit {
             observer: None,
             baseline: false,
             pending: std::collections::VecDeque::new(),
+            lazy: std::collections::HashMap::new(),
         })
     }
 
@@ -713,6 +724,7 @@ impl Jit {
             self.cache.retire()?;
             // Every first compile is gone with its module: recompiles count afresh.
             self.hits.clear();
+            self.lazy.clear();
             self.chain.fill(0);
         }
         let t0 = Instant::now();
@@ -883,6 +895,9 @@ impl Jit {
                 ir_insts,
                 tail,
             });
+        }
+        if !tail && region.loop_head.is_some() && cfg.plan == Plan::Registers {
+            self.lazy.insert(key, 0);
         }
         self.finalize(key, id, stat, &region, t0, ir, probes)
             .map(Some)
@@ -1071,6 +1086,7 @@ impl Jit {
             self.count_entry(entry);
         }
         if status == Status::Partial {
+            self.count_lazy_exit(entry);
             let tail = self.key(m.pc, true);
             status = match self.compile_key(tail, true) {
                 Ok(Some(body)) => {
@@ -1093,6 +1109,35 @@ impl Jit {
         RegionExit {
             interp_next: status == Status::Interp,
             retired: m.retired - before,
+        }
+    }
+
+    /// Count an exit of the loop at `key` for an iteration under a partial mask; at
+    /// [`LAZY_TAIL_EXITS`] exits of a loop compiled without such iterations, compile it again
+    /// with them, in place of the lazy code (as a baseline first with a baseline tier). Called
+    /// only after the call returned (the recompile may retire the module holding it).
+    fn count_lazy_exit(&mut self, key: Key) {
+        let Some(n) = self.lazy.get_mut(&key) else {
+            return;
+        };
+        *n += 1;
+        if *n < LAZY_TAIL_EXITS {
+            return;
+        }
+        self.lazy.remove(&key);
+        // The lazy code's optimised recompile, if still to come, must not replace this one.
+        self.pending.retain(|b| b.key != key);
+        let Some(Entry::Code(old, first)) = self.cache.get(&key) else {
+            return;
+        };
+        let generation = self.cache.stats.retired_modules;
+        self.cache.remove(&key);
+        if !matches!(self.compile_key(key, true), Ok(Some(_)))
+            && self.cache.stats.retired_modules == generation
+        {
+            // Not compiled again (a spent compile budget, a translator failure): keep the
+            // lazy code, which is exact (unless a retired module took it with it).
+            self.cache.insert(key, Entry::Code(old, first));
         }
     }
 

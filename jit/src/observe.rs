@@ -70,8 +70,9 @@ pub enum Fallback {
     /// The next instruction is one the JIT declines (`HALT`, an undecodable word, the end of
     /// the code).
     Declined,
-    /// A loop iteration with a partial mask (its tail, or an iteration whose span check
-    /// found a fault ahead) left for the straight-line form of the body.
+    /// A loop iteration with a partial mask (its tail, an iteration whose span check found a
+    /// fault ahead, or any partial-mask iteration of a loop compiled without them: see
+    /// `translate::TxConfig::tail`) left for the straight-line form of the body.
     Tail,
 }
 

@@ -108,17 +108,22 @@ fn taken_target(inst: &Inst) -> Option<u64> {
 }
 
 /// Whether a loop region whose first instruction is `first`, entered with registers `regs`
-/// on a machine of `vl` lanes, reaches a tail on this entry: an iteration under a partial
-/// mask, because the iterations left are not a multiple of VL (a leading `LOOP` latches its
-/// trip count register; a region entered at the body goes on from LC0BASE to the latched
-/// trip count). The JIT compiles such a loop's tail in its own function only then
-/// (`translate::TxConfig::tail`); a wrong guess costs speed, never correctness.
+/// on a machine of `vl` lanes, may run an iteration under a partial mask on this entry: a
+/// leading `LOOP` whose trip count is not a multiple of VL (a tail ahead); for a region
+/// entered elsewhere (an `ENDLOOP` loop's body, a branch loop), a partial mask now, or
+/// iterations left (from LC0BASE to the latched trip count) that are not a multiple of VL.
+/// The JIT compiles such iterations into a loop's own function only then
+/// (`translate::TxConfig::tail`); a wrong guess costs speed, never correctness, and a loop
+/// that keeps leaving for them is compiled again with them (`LAZY_TAIL_EXITS`).
 pub fn tail_expected(first: Option<&Inst>, regs: &lanejit_interp::machine::Regs, vl: u32) -> bool {
-    let left = match first {
-        Some(Inst::Loop(l)) => regs.s[l.sa.0 as usize],
-        _ => regs.trip.wrapping_sub(regs.lc0base),
-    };
-    left % u64::from(vl.max(1)) != 0
+    let vl = vl.max(1);
+    match first {
+        Some(Inst::Loop(l)) => regs.s[l.sa.0 as usize] % u64::from(vl) != 0,
+        _ => {
+            regs.mask != lanejit_interp::machine::all_lanes(vl)
+                || regs.trip.wrapping_sub(regs.lc0base) % u64::from(vl) != 0
+        }
+    }
 }
 
 /// The region starting at `pc`, or `None` when its first instruction is declined. With

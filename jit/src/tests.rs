@@ -525,6 +525,10 @@ fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
     assert!(!tail_expected(body, &m.regs, 8));
     m.regs.lc0base = 24;
     assert!(tail_expected(body, &m.regs, 8));
+    // Or under a partial mask now (a branch loop's iteration, say).
+    m.regs.lc0base = 20;
+    m.regs.mask = 0x7f;
+    assert!(tail_expected(body, &m.regs, 8));
     // The loop compiled for an entry with no tail ahead is smaller (no tail copy); run on
     // a trip count that has one, it takes the straight form of the body for the tail and
     // ends as the interpreter does.
@@ -559,4 +563,81 @@ fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
         assert_eq!(m.retired, reference.retired, "first trip {first_trip}");
     }
     assert!(ir[0] < ir[1], "without the tail copy: {ir:?}");
+}
+
+#[test]
+fn a_lazy_loop_that_keeps_reaching_tails_is_compiled_with_them() {
+    use crate::{LAZY_TAIL_EXITS, RegionKind};
+    let code = encode(&copy_loop());
+    let d = lanejit_interp::interp::Decoded::new(&code);
+    let mut m = machine(&code, 8);
+    m.regs.s[1] = 0x10000;
+    m.regs.s[2] = 0x11000;
+    m.regs.s[3] = 96;
+    let mut jit = Jit::new(&code, &m).expect("jit");
+    jit.compile_for(0x30, &m.regs)
+        .expect("compiles")
+        .expect("a loop");
+    let loops = |jit: &Jit| -> Vec<usize> {
+        let st = jit.stats();
+        st.regions
+            .iter()
+            .filter(|r| r.pc == 0x30 && r.kind == RegionKind::Loop)
+            .map(|r| r.ir_insts)
+            .collect()
+    };
+    assert_eq!(loops(&jit).len(), 1);
+    // Entries whose trip counts leave a tail: each leaves for the straight form of the body
+    // until the loop is compiled again with its tail, and every one ends as the interpreter.
+    for entry in 1..=LAZY_TAIL_EXITS + 2 {
+        let trip = 101 + 8 * u64::from(entry);
+        let mut reference = machine(&code, 8);
+        (m.pc, reference.pc) = (0x30, 0x30);
+        m.regs.s[3] = trip;
+        // Trip counts grow, so each entry rewrites every byte an earlier one wrote.
+        reference.regs.s = m.regs.s;
+        let before = m.retired;
+        run_compiled(&mut jit, &mut m);
+        lanejit_interp::interp::run(&mut reference, &d);
+        assert_eq!(m.regs.v[1], reference.regs.v[1], "entry {entry}");
+        assert_eq!(
+            m.mem.bytes(0x11000, 0x1000),
+            reference.mem.bytes(0x11000, 0x1000),
+            "entry {entry}"
+        );
+        assert_eq!(
+            m.retired - before,
+            reference.retired - 1,
+            "entry {entry} (HALT aside)"
+        );
+        let n = loops(&jit);
+        let want = if entry < LAZY_TAIL_EXITS { 1 } else { 2 };
+        assert_eq!(n.len(), want, "entry {entry}: {n:?}");
+    }
+    let n = loops(&jit);
+    assert!(n[1] > n[0], "compiled again with its tail: {n:?}");
+    // With a baseline tier, the lazy code's optimised recompile no longer waits: it would
+    // replace the code with the tail.
+    let mut m = machine(&code, 8);
+    m.regs.s[1] = 0x10000;
+    m.regs.s[2] = 0x11000;
+    m.regs.s[3] = 96;
+    let mut jit = Jit::new(&code, &m).expect("jit");
+    jit.set_baseline(true);
+    jit.compile_for(0x30, &m.regs)
+        .expect("compiles")
+        .expect("a loop");
+    for entry in 1..=LAZY_TAIL_EXITS {
+        m.pc = 0x30;
+        m.regs.s[3] = 101 + 8 * u64::from(entry);
+        run_compiled(&mut jit, &mut m);
+    }
+    let queued: Vec<bool> = std::iter::from_fn(|| jit.next_baseline())
+        .map(|b| b.tail)
+        .collect();
+    assert_eq!(
+        queued,
+        [true],
+        "only the loop with its tail waits to be optimised"
+    );
 }

@@ -936,6 +936,38 @@ fn rows_whose_first_trip_has_no_tail_run_later_tails_exactly() {
         check_all_vls(&src);
         check_budgets(&asm(&src), 7);
     }
+    // A branch loop inside such rows: first entered under a full mask (compiled without
+    // its partial-mask copy), then, in the later rows' last groups, under a partial one for
+    // more iterations than a lazy loop may leave for the straight form before it is
+    // compiled again.
+    let src = format!(
+        "
+        .mem 0x10000, 0x2000, rw
+        .data 0x10000
+        {x}
+        .text
+        S.LI s1, 0x10000
+        S.LI s3, 64
+        S.LI s8, 3
+        S.LI s4, 0x3f400000
+row:    LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        S.MOV s7, s0
+inner:  V.FMUL.S v1, v1, s4
+        V.ADD v2, v2, v1
+        S.ADD s7, s7, 1
+        BLT s7, 12, inner
+        V.SW v1, [s1, lc0<<2, 0]
+        ENDLOOP
+        S.ADD s3, s3, 3
+        S.SUB s8, s8, 1
+        BNE s8, 0, row
+        V.REDSUM s9, v2
+        HALT
+        "
+    );
+    check_all_vls(&src);
+    check_budgets(&asm(&src), 11);
 }
 
 /// `p` at VLs 4 and 16 under instruction limits from 0 past its end in steps of `step`, and

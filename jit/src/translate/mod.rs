@@ -168,12 +168,13 @@ pub struct TxConfig {
     /// then `V.FMA.S`/`.D` are one exactly rounded host instruction per vector; else they
     /// call `abi::lj_fma` (software `mul_add`), so results never depend on the host.
     pub native_fma: bool,
-    /// Whether an `ENDLOOP` loop in register form runs its tail (the partial last iteration)
-    /// in its own function, as the masked tail or the general copy. Without it (a *lazy
-    /// tail*), the tail exits with `Status::Partial` to the straight form of the body,
-    /// compiled on first need: a loop whose trip count is a multiple of VL when it is compiled
-    /// (`region::tail_expected`) usually never has a tail, and the masked tail is 40-55% of
-    /// such a loop's IR (fir8's loop compiles in 34M instead of 75M instructions).
+    /// Whether a loop in register form runs its iterations under a partial mask in its own
+    /// function: an `ENDLOOP` loop's tail (the masked tail or the general copy), a branch
+    /// loop's partial-mask copy. Without it (a *lazy tail*), such an iteration exits with
+    /// `Status::Partial` to the straight form of the body, compiled on first need: a loop
+    /// whose entry had none ahead when it was compiled (`region::tail_expected`) usually
+    /// never has one, and that copy is 30-55% of a loop's IR (fir8's loop compiles in 34M
+    /// instead of 75M instructions, spmv's row loop in 77M instead of 122M).
     pub tail: bool,
 }
 
@@ -1304,7 +1305,7 @@ pub(crate) fn translate(
         tx.start_partial_copy(genb);
         tx.prechecked = false;
         tx.fast = None;
-        if endloop && !tail_inline {
+        if (endloop && !tail_inline) || (!endloop && !tx.vmem && !tx.tail) {
             tx.fallback(head_pc, crate::observe::Fallback::Tail);
             tx.exit_pc(Status::Partial, head_pc, 0);
         } else if tail_inline && !tx.hoist.is_empty() && masked_tail_ok(r, &tx.hoist) {
