@@ -85,6 +85,8 @@ pub(crate) struct Stored {
     pub(crate) plan: Plan,
     /// Whether a loop over budget was compiled as the straight-line form of its body.
     pub(crate) straight_body: bool,
+    /// Whether it is the `LOOP` alone (`region::loop_alone`).
+    pub(crate) loop_alone: bool,
     /// Cranelift IR instructions it cost.
     pub(crate) ir_insts: u32,
     /// Code alignment.
@@ -205,7 +207,7 @@ impl DiskCache {
         buf.extend_from_slice(MAGIC);
         buf.extend_from_slice(id);
         buf.push(plan_byte(e.plan));
-        buf.push(e.straight_body as u8);
+        buf.push(e.straight_body as u8 | (e.loop_alone as u8) << 1);
         buf.extend_from_slice(&e.ir_insts.to_le_bytes());
         buf.extend_from_slice(&e.align.to_le_bytes());
         buf.extend_from_slice(&(e.code.len() as u32).to_le_bytes());
@@ -298,10 +300,11 @@ fn parse(b: &[u8], id: &[u8; 32]) -> Option<Stored> {
     Some(Stored {
         plan: plan_of(body[40])?,
         straight_body: match body[41] {
-            0 => false,
+            0 | 2 => false,
             1 => true,
             _ => return None,
         },
+        loop_alone: body[41] == 2,
         ir_insts: u32_at(42),
         align,
         code: body[HEADER..].to_vec(),
@@ -327,6 +330,7 @@ mod tests {
         Stored {
             plan: Plan::Registers,
             straight_body: false,
+            loop_alone: false,
             ir_insts: 123,
             align: 16,
             code: vec![0xc3; 40],

@@ -371,6 +371,7 @@ impl std::fmt::Debug for Jit {
 struct Stored {
     plan: Plan,
     straight_body: bool,
+    loop_alone: bool,
     ir_insts: usize,
 }
 
@@ -394,6 +395,7 @@ fn check_and_store(
             &diskcache::Stored {
                 plan: how.plan,
                 straight_body: how.straight_body,
+                loop_alone: how.loop_alone,
                 ir_insts: how.ir_insts as u32,
                 align: code.buffer.alignment,
                 code: code.code_buffer().to_vec(),
@@ -675,6 +677,7 @@ impl Jit {
         let stored = Stored {
             plan: base.plan,
             straight_body: false,
+            loop_alone: false,
             ir_insts: base.ir_insts,
         };
         check_and_store(self.disk.as_deref(), &self.prefix, key, code, stored)
@@ -711,6 +714,18 @@ impl Jit {
             self.cache.insert(key, Entry::Declined);
             return Ok(None);
         };
+        // A loop whose body has its loop region already is not compiled again with its
+        // `LOOP` as prologue: the `LOOP` alone goes on to it (see `region::loop_alone`).
+        let mut loop_alone = false;
+        if !key.straight && region.loop_head == Some(1) {
+            let body = self.key(region.insts[1].0, false);
+            if matches!(self.cache.get(&body), Some(Entry::Code(..))) {
+                if let Some(r) = region::loop_alone(&self.code, pc) {
+                    region = r;
+                    loop_alone = true;
+                }
+            }
+        }
         // The form of the code (`translate::plan`): loops and hot recompiles within a compile
         // budget; first compiles of straight-line code hand vector work to helpers, whose
         // code is small whatever the region.
@@ -832,6 +847,7 @@ impl Jit {
             let stored = Stored {
                 plan: cfg.plan,
                 straight_body,
+                loop_alone,
                 ir_insts,
             };
             check_and_store(disk.as_deref(), &self.prefix, key, code, stored)
@@ -853,6 +869,7 @@ impl Jit {
             let stored = Stored {
                 plan: cfg.plan,
                 straight_body,
+                loop_alone,
                 ir_insts,
             };
             // A baseline is not worth keeping across runs: its optimised code is.
@@ -919,6 +936,8 @@ impl Jit {
         };
         if stored.straight_body {
             region = region::discover(&self.code, pc, true).ok_or_else(|| err(&"stale entry"))?;
+        } else if stored.loop_alone {
+            region = region::loop_alone(&self.code, pc).ok_or_else(|| err(&"stale entry"))?;
         }
         self.stats.ir_insts += u64::from(stored.ir_insts);
         let how = (stored.plan, stored.ir_insts as usize, Placed::Cached);

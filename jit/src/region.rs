@@ -57,6 +57,8 @@ pub enum RunEnd {
     Decline,
     /// The length cap was reached: dispatch continues at `end_pc`.
     MaxLen,
+    /// A `LOOP` alone ([`loop_alone`]): dispatch continues at its body, `end_pc`.
+    Body,
 }
 
 /// One region.
@@ -124,6 +126,25 @@ pub fn tail_expected(first: Option<&Inst>, regs: &lanejit_interp::machine::Regs,
                 || regs.trip.wrapping_sub(regs.lc0base) % u64::from(vl) != 0
         }
     }
+}
+
+/// The `LOOP` at `pc` as a region of its own, which goes on to its body's region: what the JIT
+/// compiles at a `LOOP` whose body has a compiled loop region already (a loop entered first
+/// from straight-line code, whose run included the `LOOP`, then again by an outer loop's
+/// branch to the `LOOP`), so the loop is compiled once, not once more with the `LOOP` as its
+/// prologue. `None` when there is no `LOOP` at `pc`.
+pub fn loop_alone(code: &Code, pc: u64) -> Option<Region> {
+    let inst = *code.at(pc)?;
+    if !matches!(inst, Inst::Loop(_)) {
+        return None;
+    }
+    Some(Region {
+        start: pc,
+        insts: vec![(pc, inst)],
+        end_pc: pc + 8 * inst.opcode().words() as u64,
+        end: RunEnd::Body,
+        loop_head: None,
+    })
 }
 
 /// The region starting at `pc`, or `None` when its first instruction is declined. With

@@ -641,3 +641,61 @@ fn a_lazy_loop_that_keeps_reaching_tails_is_compiled_with_them() {
         "only the loop with its tail waits to be optimised"
     );
 }
+
+#[test]
+fn a_loop_entered_at_its_body_and_again_at_its_loop_compiles_once() {
+    use crate::RegionKind;
+    // Rows of a copy: the first row's LOOP ends the straight-line run before it, so the loop
+    // is compiled at its body; the next rows branch to the LOOP, which then runs alone and
+    // goes on to that code instead of compiling the loop again with the LOOP as prologue.
+    let src = "
+        S.LI s1, 0x10000
+        S.LI s2, 0x11000
+        S.LI s3, 100
+        S.LI s4, 4
+row:    LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.SW v1, [s2, lc0<<2, 0]
+        ENDLOOP
+        S.ADD s1, s1, 400
+        S.ADD s2, s2, 400
+        S.SUB s4, s4, 1
+        BNE s4, 0, row
+        HALT
+    ";
+    let p = lanejit_interp::asm::assemble(src, "rows.s").expect("assembles");
+    let d = lanejit_interp::interp::Decoded::new(&p.code);
+    let mut m = machine(&p.code, 8);
+    let mut reference = machine(&p.code, 8);
+    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    // Compiled code until an instruction is left to the interpreter (a first store to a
+    // page, the HALT), which runs it.
+    loop {
+        run_compiled(&mut jit, &mut m);
+        if lanejit_interp::interp::step(&mut m, &d).is_some() {
+            break;
+        }
+    }
+    lanejit_interp::interp::run(&mut reference, &d);
+    assert_eq!(m.regs, reference.regs);
+    assert_eq!(m.retired, reference.retired);
+    assert_eq!(
+        m.mem.bytes(0x11000, 0x1000),
+        reference.mem.bytes(0x11000, 0x1000)
+    );
+    let regions = jit.stats().regions;
+    let loops: Vec<_> = regions
+        .iter()
+        .filter(|r| r.kind == RegionKind::Loop)
+        .collect();
+    assert_eq!(loops.len(), 1, "{regions:?}");
+    let row = regions
+        .iter()
+        .find(|r| r.pc == 0x40)
+        .expect("the LOOP's region");
+    assert_eq!(
+        (row.kind, row.insts),
+        (RegionKind::Straight, 1),
+        "{regions:?}"
+    );
+}
