@@ -508,6 +508,16 @@ fn without_a_baseline_tier_loops_are_optimised_at_once() {
     );
 }
 
+/// A machine at the copy loop's `LOOP` (VL 8) with its pointers set and trip count `trip`.
+fn at_copy_loop(code: &[u64], trip: u64) -> Machine {
+    let mut m = machine(code, 8);
+    m.pc = 0x30;
+    m.regs.s[1] = 0x10000;
+    m.regs.s[2] = 0x11000;
+    m.regs.s[3] = trip;
+    m
+}
+
 #[test]
 fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
     use crate::region::tail_expected;
@@ -534,11 +544,7 @@ fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
     // ends as the interpreter does.
     let mut ir = Vec::new();
     for first_trip in [96u64, 100] {
-        let mut m = machine(&code, 8);
-        m.pc = 0x30;
-        m.regs.s[1] = 0x10000;
-        m.regs.s[2] = 0x11000;
-        m.regs.s[3] = first_trip;
+        let mut m = at_copy_loop(&code, first_trip);
         let mut jit = Jit::new(&code, &m).expect("jit");
         jit.compile_for(0x30, &m.regs)
             .expect("compiles")
@@ -570,10 +576,7 @@ fn a_lazy_loop_that_keeps_reaching_tails_is_compiled_with_them() {
     use crate::{LAZY_TAIL_EXITS, RegionKind};
     let code = encode(&copy_loop());
     let d = lanejit_interp::interp::Decoded::new(&code);
-    let mut m = machine(&code, 8);
-    m.regs.s[1] = 0x10000;
-    m.regs.s[2] = 0x11000;
-    m.regs.s[3] = 96;
+    let mut m = at_copy_loop(&code, 96);
     let mut jit = Jit::new(&code, &m).expect("jit");
     jit.compile_for(0x30, &m.regs)
         .expect("compiles")
@@ -618,10 +621,7 @@ fn a_lazy_loop_that_keeps_reaching_tails_is_compiled_with_them() {
     assert!(n[1] > n[0], "compiled again with its tail: {n:?}");
     // With a baseline tier, the lazy code's optimised recompile no longer waits: it would
     // replace the code with the tail.
-    let mut m = machine(&code, 8);
-    m.regs.s[1] = 0x10000;
-    m.regs.s[2] = 0x11000;
-    m.regs.s[3] = 96;
+    let mut m = at_copy_loop(&code, 96);
     let mut jit = Jit::new(&code, &m).expect("jit");
     jit.set_baseline(true);
     jit.compile_for(0x30, &m.regs)

@@ -885,6 +885,21 @@ fn f32_words(n: usize, seed: u64) -> String {
     out + "\n"
 }
 
+/// A loop body updating y in place: y = a x + y.
+const AXPY_IN_PLACE: &str = "V.LW [s1, lc0<<2, 0], ->v1
+         V.LW [s2, lc0<<2, 0], ->v2
+         V.FMA.S v2, v1, s4
+         V.SW v2, [s2, lc0<<2, 0]";
+
+/// A loop body with a stencil's neighbours of x into y, as an FMA chain.
+const STENCIL3: &str = "V.LW [s1, lc0<<2, 4], ->v1
+         V.LW [s1, lc0<<2, 0], ->v2
+         V.LW [s1, lc0<<2, 8], ->v3
+         V.FMUL.S v4, v1, s4
+         V.FMA.S v4, v2, s5
+         V.FMA.S v4, v3, s5
+         V.SW v4, [s2, lc0<<2, 4]";
+
 #[test]
 fn rows_whose_first_trip_has_no_tail_run_later_tails_exactly() {
     // A loop is compiled for the entry that made it hot: its first row here has 64 points
@@ -894,20 +909,7 @@ fn rows_whose_first_trip_has_no_tail_run_later_tails_exactly() {
     // when an instruction limit stops the run anywhere.
     let x = f32_words(400, 3);
     let y = f32_words(400, 4);
-    let bodies = [
-        "V.LW [s1, lc0<<2, 4], ->v1
-         V.LW [s1, lc0<<2, 0], ->v2
-         V.LW [s1, lc0<<2, 8], ->v3
-         V.FMUL.S v4, v1, s4
-         V.FMA.S v4, v2, s5
-         V.FMA.S v4, v3, s5
-         V.SW v4, [s2, lc0<<2, 4]",
-        "V.LW [s1, lc0<<2, 0], ->v1
-         V.LW [s2, lc0<<2, 0], ->v2
-         V.FMA.S v2, v1, s4
-         V.SW v2, [s2, lc0<<2, 0]",
-    ];
-    for body in bodies {
+    for body in [STENCIL3, AXPY_IN_PLACE] {
         let src = format!(
             "
             .mem 0x10000, 0x2000, rw
@@ -995,10 +997,7 @@ fn streaming_copies_and_masked_tails_agree() {
     let y = f32_words(400, 2);
     let bodies = [
         // In place: y = a x + y.
-        "V.LW [s1, lc0<<2, 0], ->v1
-         V.LW [s2, lc0<<2, 0], ->v2
-         V.FMA.S v2, v1, s4
-         V.SW v2, [s2, lc0<<2, 0]",
+        AXPY_IN_PLACE,
         // A load overlapping the store of the same iteration: y[i] = y[i + 1] + y[i].
         "V.LW [s2, lc0<<2, 4], ->v1
          V.LW [s2, lc0<<2, 0], ->v2
@@ -1040,13 +1039,7 @@ fn streaming_copies_and_masked_tails_agree() {
          V.FADD.S v1, v1, v1
          V.SW v1, [s2, lc0<<2, 0]",
         // Stencil-like: neighbours of x into y, FMA chain.
-        "V.LW [s1, lc0<<2, 4], ->v1
-         V.LW [s1, lc0<<2, 0], ->v2
-         V.LW [s1, lc0<<2, 8], ->v3
-         V.FMUL.S v4, v1, s4
-         V.FMA.S v4, v2, s5
-         V.FMA.S v4, v3, s5
-         V.SW v4, [s2, lc0<<2, 4]",
+        STENCIL3,
     ];
     for (k, body) in bodies.iter().enumerate() {
         for trip in [203, 64, 5] {
