@@ -1105,7 +1105,7 @@ impl Jit {
             self.count_entry(entry);
         }
         if status == Status::Partial {
-            self.count_lazy_exit(entry);
+            self.count_lazy_exit(m.pc);
             let tail = self.key(m.pc, true);
             status = match self.compile_key(tail, true) {
                 Ok(Some(body)) => {
@@ -1131,11 +1131,20 @@ impl Jit {
         }
     }
 
-    /// Count an exit of the loop at `key` for an iteration under a partial mask; at
-    /// [`LAZY_TAIL_EXITS`] exits of a loop compiled without such iterations, compile it again
-    /// with them, in place of the lazy code (as a baseline first with a baseline tier). Called
-    /// only after the call returned (the recompile may retire the module holding it).
-    fn count_lazy_exit(&mut self, key: Key) {
+    /// Count an exit for an iteration under a partial mask of the loop whose body starts at
+    /// `head` (the exit's pc; the loop's region starts there, or at the `LOOP` just before it,
+    /// and may have been reached through chained calls); at [`LAZY_TAIL_EXITS`] exits of a
+    /// loop compiled without such iterations, compile it again with them, in place of the lazy
+    /// code (as a baseline first with a baseline tier). Called only after the call returned
+    /// (the recompile may retire the module holding it).
+    fn count_lazy_exit(&mut self, head: u64) {
+        let Some(key) = [head, head.wrapping_sub(8)]
+            .into_iter()
+            .map(|pc| self.key(pc, false))
+            .find(|k| self.lazy.contains_key(k))
+        else {
+            return;
+        };
         let Some(n) = self.lazy.get_mut(&key) else {
             return;
         };

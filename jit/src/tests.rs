@@ -642,36 +642,48 @@ fn a_lazy_loop_that_keeps_reaching_tails_is_compiled_with_them() {
     );
 }
 
-#[test]
-fn a_loop_entered_at_its_body_and_again_at_its_loop_compiles_once() {
-    use crate::RegionKind;
-    // Rows of a copy: the first row's LOOP ends the straight-line run before it, so the loop
-    // is compiled at its body; the next rows branch to the LOOP, which then runs alone and
-    // goes on to that code instead of compiling the loop again with the LOOP as prologue.
-    let src = "
+/// Rows of a copy at VL 8: `rows` rows, the first of `first` words, each of the next
+/// `aligned` rows 8 words longer than the one before, every later one 3 words longer. Run on
+/// compiled code (the interpreter taking what it is left) and on the interpreter, which must
+/// agree; the JIT's regions.
+fn copy_rows(first: u64, aligned: u64, rows: u64) -> Vec<crate::RegionStat> {
+    let src = format!(
+        "
         S.LI s1, 0x10000
         S.LI s2, 0x11000
-        S.LI s3, 100
-        S.LI s4, 4
+        S.LI s3, {first}
+        S.LI s4, {rows}
+        S.LI s5, 8
+        S.LI s6, {aligned}
 row:    LOOP s3
         V.LW [s1, lc0<<2, 0], ->v1
         V.SW v1, [s2, lc0<<2, 0]
         ENDLOOP
-        S.ADD s1, s1, 400
-        S.ADD s2, s2, 400
-        S.SUB s4, s4, 1
+        S.ADD s3, s3, s5
+        S.ADD s1, s1, 8
+        S.ADD s2, s2, 8
+        S.SUB s6, s6, 1
+        BNE s6, 0, next
+        S.LI s5, 3
+next:   S.SUB s4, s4, 1
         BNE s4, 0, row
         HALT
-    ";
-    let p = lanejit_interp::asm::assemble(src, "rows.s").expect("assembles");
+    "
+    );
+    let p = lanejit_interp::asm::assemble(&src, "rows.s").expect("assembles");
     let d = lanejit_interp::interp::Decoded::new(&p.code);
     let mut m = machine(&p.code, 8);
     let mut reference = machine(&p.code, 8);
     let mut jit = Jit::new(&p.code, &m).expect("jit");
-    // Compiled code until an instruction is left to the interpreter (a first store to a
+    // Compiled code, each region compiled for the entry that reaches it first as the
+    // dispatcher does, until an instruction is left to the interpreter (a first store to a
     // page, the HALT), which runs it.
     loop {
-        run_compiled(&mut jit, &mut m);
+        while let Some(c) = jit.compile_for(m.pc, &m.regs).expect("compiles") {
+            if jit.run(c, &mut m).interp_next {
+                break;
+            }
+        }
         if lanejit_interp::interp::step(&mut m, &d).is_some() {
             break;
         }
@@ -683,12 +695,21 @@ row:    LOOP s3
         m.mem.bytes(0x11000, 0x1000),
         reference.mem.bytes(0x11000, 0x1000)
     );
-    let regions = jit.stats().regions;
-    let loops: Vec<_> = regions
+    jit.stats().regions
+}
+
+#[test]
+fn a_loop_entered_at_its_body_and_again_at_its_loop_compiles_once() {
+    use crate::RegionKind;
+    // The first row's LOOP ends the straight-line run before it, so the loop is compiled at
+    // its body; the next rows branch to the LOOP, which then runs alone and goes on to that
+    // code instead of compiling the loop again with the LOOP as prologue.
+    let regions = copy_rows(100, 0, 4);
+    let loops = regions
         .iter()
         .filter(|r| r.kind == RegionKind::Loop)
-        .collect();
-    assert_eq!(loops.len(), 1, "{regions:?}");
+        .count();
+    assert_eq!(loops, 1, "{regions:?}");
     let row = regions
         .iter()
         .find(|r| r.pc == 0x40)
@@ -698,4 +719,24 @@ row:    LOOP s3
         (RegionKind::Straight, 1),
         "{regions:?}"
     );
+}
+
+#[test]
+fn rows_reaching_a_lazy_loop_through_chained_calls_count_its_tails() {
+    use crate::{LAZY_TAIL_EXITS, RegionKind};
+    // The first rows have 96, 104, ... words (no tail at VL 8): the loop is compiled without
+    // its tail, and the LOOP's own region is entered often enough to be recompiled hot, which
+    // chains to the loop. Every later row has a tail and reaches the loop through that
+    // chained call; its tails are counted all the same, and the loop is compiled again with
+    // them.
+    let aligned = u64::from(crate::HOT_ENTRIES) + 2;
+    let regions = copy_rows(96, aligned, aligned + u64::from(LAZY_TAIL_EXITS) + 2);
+    let loops: Vec<_> = regions
+        .iter()
+        .filter(|r| r.kind == RegionKind::Loop)
+        .map(|r| (r.pc, r.ir_insts))
+        .collect();
+    assert_eq!(loops.len(), 2, "{regions:?}");
+    assert_eq!(loops[0].0, loops[1].0);
+    assert!(loops[1].1 > loops[0].1, "with its tail: {loops:?}");
 }
