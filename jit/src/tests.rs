@@ -518,6 +518,30 @@ fn at_copy_loop(code: &[u64], trip: u64) -> Machine {
     m
 }
 
+/// Enter the copy loop at its `LOOP` with trip count `trip` on compiled code (`m`, the
+/// interpreter taking the HALT) and on the interpreter (a fresh machine with `m`'s scalars):
+/// the loaded register, the destination and the instructions retired by the entry agree.
+/// (The destination is compared whole: callers' trip counts grow from entry to entry, so
+/// each rewrites every byte an earlier one wrote.)
+fn copy_entry_agrees(jit: &mut Jit, m: &mut Machine, code: &[u64], trip: u64, what: &str) {
+    let d = lanejit_interp::interp::Decoded::new(code);
+    let mut reference = machine(code, 8);
+    (m.pc, reference.pc) = (0x30, 0x30);
+    m.regs.s[3] = trip;
+    reference.regs.s = m.regs.s;
+    let before = m.retired;
+    run_compiled(jit, m);
+    lanejit_interp::interp::run(m, &d);
+    lanejit_interp::interp::run(&mut reference, &d);
+    assert_eq!(m.regs.v[1], reference.regs.v[1], "{what}");
+    assert_eq!(
+        m.mem.bytes(0x11000, 0x1000),
+        reference.mem.bytes(0x11000, 0x1000),
+        "{what}"
+    );
+    assert_eq!(m.retired - before, reference.retired, "{what}");
+}
+
 #[test]
 fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
     use crate::region::tail_expected;
@@ -550,23 +574,8 @@ fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
             .expect("compiles")
             .expect("a loop");
         ir.push(jit.stats().regions[0].ir_insts);
-        let mut reference = machine(&code, 8);
-        reference.pc = 0x30;
-        reference.regs.s = m.regs.s;
-        m.regs.s[3] = 100;
-        reference.regs.s[3] = 100;
-        let d = lanejit_interp::interp::Decoded::new(&code);
-        run_compiled(&mut jit, &mut m);
-        // The HALT.
-        lanejit_interp::interp::run(&mut m, &d);
-        lanejit_interp::interp::run(&mut reference, &d);
-        assert_eq!(m.regs.v[1], reference.regs.v[1], "first trip {first_trip}");
-        assert_eq!(
-            m.mem.bytes(0x11000, 400),
-            reference.mem.bytes(0x11000, 400),
-            "first trip {first_trip}"
-        );
-        assert_eq!(m.retired, reference.retired, "first trip {first_trip}");
+        let what = format!("first trip {first_trip}");
+        copy_entry_agrees(&mut jit, &mut m, &code, 100, &what);
     }
     assert!(ir[0] < ir[1], "without the tail copy: {ir:?}");
 }
@@ -575,7 +584,6 @@ fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
 fn a_lazy_loop_that_keeps_reaching_tails_is_compiled_with_them() {
     use crate::{LAZY_TAIL_EXITS, RegionKind};
     let code = encode(&copy_loop());
-    let d = lanejit_interp::interp::Decoded::new(&code);
     let mut m = at_copy_loop(&code, 96);
     let mut jit = Jit::new(&code, &m).expect("jit");
     jit.compile_for(0x30, &m.regs)
@@ -594,25 +602,7 @@ fn a_lazy_loop_that_keeps_reaching_tails_is_compiled_with_them() {
     // until the loop is compiled again with its tail, and every one ends as the interpreter.
     for entry in 1..=LAZY_TAIL_EXITS + 2 {
         let trip = 101 + 8 * u64::from(entry);
-        let mut reference = machine(&code, 8);
-        (m.pc, reference.pc) = (0x30, 0x30);
-        m.regs.s[3] = trip;
-        // Trip counts grow, so each entry rewrites every byte an earlier one wrote.
-        reference.regs.s = m.regs.s;
-        let before = m.retired;
-        run_compiled(&mut jit, &mut m);
-        lanejit_interp::interp::run(&mut reference, &d);
-        assert_eq!(m.regs.v[1], reference.regs.v[1], "entry {entry}");
-        assert_eq!(
-            m.mem.bytes(0x11000, 0x1000),
-            reference.mem.bytes(0x11000, 0x1000),
-            "entry {entry}"
-        );
-        assert_eq!(
-            m.retired - before,
-            reference.retired - 1,
-            "entry {entry} (HALT aside)"
-        );
+        copy_entry_agrees(&mut jit, &mut m, &code, trip, &format!("entry {entry}"));
         let n = loops(&jit);
         let want = if entry < LAZY_TAIL_EXITS { 1 } else { 2 };
         assert_eq!(n.len(), want, "entry {entry}: {n:?}");

@@ -885,6 +885,23 @@ fn f32_words(n: usize, seed: u64) -> String {
     out + "\n"
 }
 
+/// A program over two f32 arrays, `x` at 0x10000 and `y` at 0x10640 (`.word` lines), with
+/// `s1` and `s2` pointing at them before `code`.
+fn over_x_and_y(x: &str, y: &str, code: &str) -> String {
+    format!(
+        "
+        .mem 0x10000, 0x2000, rw
+        .data 0x10000
+        {x}
+        .data 0x10640
+        {y}
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x10640
+        {code}"
+    )
+}
+
 /// A loop body updating y in place: y = a x + y.
 const AXPY_IN_PLACE: &str = "V.LW [s1, lc0<<2, 0], ->v1
          V.LW [s2, lc0<<2, 0], ->v2
@@ -910,16 +927,11 @@ fn rows_whose_first_trip_has_no_tail_run_later_tails_exactly() {
     let x = f32_words(400, 3);
     let y = f32_words(400, 4);
     for body in [STENCIL3, AXPY_IN_PLACE] {
-        let src = format!(
-            "
-            .mem 0x10000, 0x2000, rw
-            .data 0x10000
-            {x}
-            .data 0x10640
-            {y}
-            .text
-            S.LI s1, 0x10000
-            S.LI s2, 0x10640
+        let src = over_x_and_y(
+            &x,
+            &y,
+            &format!(
+                "
             S.LI s3, 64
             S.LI s7, 5
             S.LI s4, 0x3fc00000
@@ -934,6 +946,7 @@ fn rows_whose_first_trip_has_no_tail_run_later_tails_exactly() {
             BNE s7, 0, row
             HALT
             "
+            ),
         );
         check_all_vls(&src);
         check_budgets(&asm(&src), 7);
@@ -1043,16 +1056,11 @@ fn streaming_copies_and_masked_tails_agree() {
     ];
     for (k, body) in bodies.iter().enumerate() {
         for trip in [203, 64, 5] {
-            let src = format!(
-                "
-                .mem 0x10000, 0x2000, rw
-                .data 0x10000
-                {x}
-                .data 0x10640
-                {y}
-                .text
-                S.LI s1, 0x10000
-                S.LI s2, 0x10640
+            let src = over_x_and_y(
+                &x,
+                &y,
+                &format!(
+                    "
                 S.LI s6, 0x10c80
                 S.LI s3, {trip}
                 S.LI s4, 0x3fc00000
@@ -1065,6 +1073,7 @@ fn streaming_copies_and_masked_tails_agree() {
                 V.REDSUM s10, v4
                 HALT
                 "
+                ),
             );
             check_all_vls(&src);
             if k == 0 && trip == 203 {

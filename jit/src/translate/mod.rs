@@ -1305,7 +1305,10 @@ pub(crate) fn translate(
         tx.start_partial_copy(genb);
         tx.prechecked = false;
         tx.fast = None;
-        if (endloop && !tail_inline) || (!endloop && !tx.vmem && !tx.tail) {
+        // The partial iteration leaves for the straight form of the body: always in the
+        // memory form of an `ENDLOOP` loop, and in any loop compiled with a lazy tail.
+        let lazy = !tx.vmem && !tx.tail;
+        if lazy || (endloop && tx.vmem) {
             tx.fallback(head_pc, crate::observe::Fallback::Tail);
             tx.exit_pc(Status::Partial, head_pc, 0);
         } else if tail_inline && !tx.hoist.is_empty() && masked_tail_ok(r, &tx.hoist) {
