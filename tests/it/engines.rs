@@ -43,7 +43,17 @@ fn run_one(p: &Program, cfg: Config, engine: Engine, threshold: u32) -> (Snap, E
 /// Run on all engines, assert identical state; return the reference snapshot and the JIT
 /// engine's statistics.
 fn check(p: &Program, vl: u32, strict: bool, max: Option<u64>) -> (Snap, EngineStats) {
-    let cfg = config(p, vl, strict, max);
+    check_cfg(p, config(p, vl, strict, max))
+}
+
+/// [`check`] under a whole configuration.
+fn check_cfg(p: &Program, cfg: Config) -> (Snap, EngineStats) {
+    let Config {
+        vl,
+        strict_align: strict,
+        max_instructions: max,
+        ..
+    } = cfg;
     let (reference, _) = run_one(p, cfg, Engine::Interp, 0);
     let (jit, jstats) = run_one(p, cfg, Engine::Jit, 0);
     assert_eq!(
@@ -797,6 +807,68 @@ fn gather_scatter_register_and_immediate_forms() {
         HALT
         ",
     );
+}
+
+/// Gathers and scatters whose lanes straddle the 4 GiB line, in a loop compiled in line:
+/// the compiled range check takes its bounds from the 32-bit halves of the lane EAs. Even
+/// lanes walk slowly from the base; odd lanes walk twice as fast, above the 4 GiB line (A)
+/// or down past the mapped bytes with the same upper half as the even lanes (B). At the
+/// longer trip count only odd lanes leave the mapped bytes, where the access must trap
+/// precisely.
+#[test]
+fn gathers_and_scatters_across_the_4_gib_line_agree() {
+    // Odd lanes' index, from v8 = lc0 >> 1 and v7 = lc0 >> 2: A 1024 + (lc0 >> 1), past the
+    // mapped end from lc0 = 2048; B -(lc0 >> 1) - 1, below the mapped start from lc0 = 1024.
+    let a = (
+        "0xFFFFF000",
+        "V.ADD v8, v8, 1024\n V.SUB v8, v8, v7",
+        [2040, 2200],
+    );
+    let b = (
+        "0xFFFFF800",
+        "V.ADD v8, v8, v7\n V.ADD v8, v8, 1\n V.MUL v8, v8, -1",
+        [1000, 1100],
+    );
+    for (base, odd, trips) in [a, b] {
+        for n in trips {
+            let src = format!(
+                "
+                .mem 0xFFFFF000, 0x2000, rw
+                .data 0xFFFFF000
+                .fill 2048, 4, 0x5A5A1234
+                .text
+                S.LI s1, {base}
+                S.LI s3, {n}
+                LOOP s3
+                V.LC0 v1
+                V.AND v6, v1, 1
+                V.SHR v7, v1, 2
+                V.SHR v8, v1, 1
+                {odd}
+                V.MUL v8, v8, v6
+                V.ADD v2, v7, v8
+                V.LW [s1 + (v2 << 2)], ->v3
+                V.ADD v3, v3, v1
+                V.SW v3, [s1 + (v2 << 2)]
+                V.LHU [s1 + (v2 << 2)], ->v4
+                V.ADD v5, v5, v4
+                ENDLOOP
+                V.REDSUM s9, v5
+                HALT
+                "
+            );
+            let p = asm(&src);
+            for vl in VLS {
+                for strict in [false, true] {
+                    let cfg = Config {
+                        mem_limit: 1 << 33,
+                        ..config(&p, vl, strict, None)
+                    };
+                    check_cfg(&p, cfg);
+                }
+            }
+        }
+    }
 }
 
 #[test]

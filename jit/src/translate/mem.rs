@@ -1026,6 +1026,12 @@ impl Tx<'_, '_> {
             // Bounds from the read-only register's: the lane EAs are extracted after the
             // check (`lane_ea` empty), so they are not live across it.
             (None, Some((lo, hi, or, nowrap))) => (Vec::new(), lo, hi, or, Some(nowrap)),
+            // Two lanes to a chunk: the range from SIMD minima and maxima of the chunks, the
+            // lane EAs extracted after the check (`lane_ea` empty).
+            (None, None) if vl >= 2 => {
+                let (lo, hi, or) = self.chunk_range(&eas, amask);
+                (Vec::new(), lo, hi, or, None)
+            }
             (None, None) => {
                 let lane_ea = self.lanes_of(&eas);
                 let (mut lo, mut hi, mut or) = (lane_ea[0], lane_ea[0], lane_ea[0]);
@@ -1091,35 +1097,47 @@ impl Tx<'_, '_> {
                         _ => (I32X4, I32),
                     };
                     let per = 16 >> ms.log2e;
-                    let bytes: Vec<Value> = hosts
-                        .chunks(per)
-                        .map(|hs| {
-                            let mut v = super::zero_vector(self.b, ty);
-                            for (k, &h) in hs.iter().enumerate() {
-                                let x = self.b.ins().load(sty, flags(), h, 0);
-                                v = self.b.ins().insertlane(v, x, k as u8);
-                            }
-                            self.bitcast(I8X16, v)
+                    // Each vector of lanes goes to scratch as soon as it is whole, and is read
+                    // back after the last: otherwise Cranelift folds every lane's load into
+                    // its insert, which it places where the vector is first used (after the
+                    // last load), so that every lane's EA would be extracted before the first
+                    // load and be live, spilled, across all of them.
+                    let at = self.scratch_addr(2);
+                    let n = hosts.len().div_ceil(per);
+                    for (c, hs) in hosts.chunks(per).enumerate() {
+                        let mut v = super::zero_vector(self.b, ty);
+                        for (k, &h) in hs.iter().enumerate() {
+                            let x = self.b.ins().load(sty, flags(), h, 0);
+                            v = self.b.ins().insertlane(v, x, k as u8);
+                        }
+                        self.b
+                            .ins()
+                            .store(MemFlagsData::trusted(), v, at, (16 * c) as i32);
+                    }
+                    let bytes: Vec<Value> = (0..n)
+                        .map(|c| {
+                            self.b
+                                .ins()
+                                .load(I8X16, MemFlagsData::trusted(), at, (16 * c) as i32)
                         })
                         .collect();
                     self.set_packed(VReg(d), ms, &bytes);
                 } else {
-                    // Two lanes loaded, then paired at once: 32 loaded lanes are never live
-                    // together.
-                    let vals: Vec<Value> = hosts
-                        .chunks(2)
-                        .map(|hs| {
-                            let x = self.load_lane(hs[0], 0, ms.log2e, ms.ext);
-                            let v = self.b.ins().splat(I64X2, x);
-                            match hs.get(1) {
-                                Some(&h) => {
-                                    let y = self.load_lane(h, 0, ms.log2e, ms.ext);
-                                    self.b.ins().insertlane(v, y, 1)
-                                }
-                                None => v,
-                            }
-                        })
-                        .collect();
+                    // Two lanes loaded, then paired at once, and the pair stored to scratch
+                    // (for the reason above).
+                    let at = self.scratch_addr(2);
+                    for (c, hs) in hosts.chunks(2).enumerate() {
+                        let x = self.load_lane(hs[0], 0, ms.log2e, ms.ext);
+                        let mut v = self.b.ins().splat(I64X2, x);
+                        if let Some(&h) = hs.get(1) {
+                            let y = self.load_lane(h, 0, ms.log2e, ms.ext);
+                            v = self.b.ins().insertlane(v, y, 1);
+                        }
+                        self.b
+                            .ins()
+                            .store(MemFlagsData::trusted(), v, at, (16 * c) as i32);
+                    }
+                    let vals = self.unspill(at);
                     self.vset_raw(VReg(d), &vals);
                 }
             }
@@ -1132,6 +1150,46 @@ impl Tx<'_, '_> {
             }
         }
         eas
+    }
+
+    /// Bounds `[lo, hi]` of the lane EAs of `eas` (`i64x2` chunks, both lanes of each in
+    /// use), and the OR of the lane EAs when `amask` asks for an alignment check. SSE has no
+    /// 64-bit unsigned minimum or maximum before AVX-512, but SSE4.1 has 32-bit ones, which
+    /// take two chunks to an instruction: `lo` joins the lowest upper half to the lowest lower
+    /// half, `hi` the highest to the highest. Every lane EA `H:l` lies between them (exactly
+    /// the lowest and highest EA when the upper halves agree, as they do within 4 GiB; a
+    /// wider range otherwise, which the caller's run check turns down).
+    fn chunk_range(&mut self, eas: &[Value], amask: u64) -> (Value, Value, Value) {
+        let xs: Vec<Value> = eas.iter().map(|&c| self.bitcast(I32X4, c)).collect();
+        let (mut vmin, mut vmax) = (xs[0], xs[0]);
+        for &x in &xs[1..] {
+            vmin = self.b.ins().umin(vmin, x);
+            vmax = self.b.ins().umax(vmax, x);
+        }
+        // Lanes 0 and 2 hold lower halves, 1 and 3 upper halves.
+        let bound = |t: &mut Self, v: Value, f: fn(&mut Self, Value, Value) -> Value| {
+            let h: Vec<Value> = (0..4).map(|k| t.b.ins().extractlane(v, k)).collect();
+            let hi32 = f(t, h[1], h[3]);
+            let lo32 = f(t, h[0], h[2]);
+            let hi = t.b.ins().uextend(I64, hi32);
+            let hi = t.b.ins().ishl_imm_s(hi, 32);
+            let lo = t.b.ins().uextend(I64, lo32);
+            t.b.ins().bor(hi, lo)
+        };
+        let lo = bound(self, vmin, |t, a, b| t.b.ins().umin(a, b));
+        let hi = bound(self, vmax, |t, a, b| t.b.ins().umax(a, b));
+        let or = if amask != 0 {
+            let mut v = eas[0];
+            for &c in &eas[1..] {
+                v = self.b.ins().bor(v, c);
+            }
+            let a = self.b.ins().extractlane(v, 0);
+            let b = self.b.ins().extractlane(v, 1);
+            self.b.ins().bor(a, b)
+        } else {
+            lo
+        };
+        (lo, hi, or)
     }
 
     /// Whether a gather under a statically full mask leaves its destination in the packed
