@@ -696,6 +696,7 @@ fn widths_extensions_and_masks() {
         S.LI s2, 0x11000
         S.LI s3, 200
         S.LI s6, 0x5a5a5a5a5a5a5a5
+        S.LI s7, 255
         LOOP s3
         V.LB [s1, lc0, 0], ->v1
         V.LBU [s1, lc0, 0], ->v2
@@ -719,6 +720,12 @@ fn widths_extensions_and_masks() {
         V.SHR v12, v9, v1
         V.SHL v13, v10, v2
         V.SRA v14, v7, v4
+        V.SRA v19, v8, 63
+        V.SRA v20, v7, 127
+        V.SRA v21, v1, s7
+        V.XOR v19, v19, v20
+        V.SUB v19, v19, v21
+        V.ADD v22, v22, v19
         V.REDSUM s10, v14
         S.ADD s11, s11, s10
         S.GETLANE s12, v13, 5

@@ -101,6 +101,12 @@ impl Tx<'_, '_> {
             AluOp::Or => self.b.ins().bor(a, b),
             AluOp::Xor => self.b.ins().bxor(a, b),
             AluOp::Shl | AluOp::Shr | AluOp::Sra => match b_scalar {
+                // An arithmetic shift by 63 is each lane's sign: one compare with zero
+                // (`pcmpgtq`), where SSE's 64-bit `sshr` takes five instructions.
+                Some(s) if op == AluOp::Sra && self.const_of(s).map(|k| k & 63) == Some(63) => {
+                    let zero = self.vconst2(0, 0);
+                    self.b.ins().icmp(IntCC::SignedLessThan, a, zero)
+                }
                 Some(s) => {
                     let s = self.b.ins().band_imm_s(s, 63);
                     match op {
