@@ -878,6 +878,46 @@ fn gathers_and_scatters_across_the_4_gib_line_agree() {
     }
 }
 
+/// Scatters through a lane vector built before the loop (read-only in it): the compiled
+/// loop tests at entry whether its lanes step by one element and then stores each group as
+/// one contiguous access. Lane vectors that pass the test (a lane index, plus a constant) and
+/// ones that do not (reversed, a step of two, the last lane off by one), words, halves and
+/// bytes; the longer trip runs past the mapped bytes (a precise trap), the odd base is
+/// misaligned (a trap under strict alignment).
+#[test]
+fn scatters_through_lane_vectors_built_before_the_loop_agree() {
+    let builds = [
+        "V.LANEID v1",
+        "V.LANEID v1\n V.ADD v1, v1, 3",
+        "V.LANEID v1\n V.SUB v1, v1, 63\n V.MUL v1, v1, -1",
+        "V.LANEID v1\n V.SHL v1, v1, 1",
+        "V.LANEID v1\n S.VL s20\n S.SUB s20, s20, 1\n S.LI s21, 1\n S.SHL s21, s21, s20\n \
+         V.SETMASK s21\n V.ADD v1, v1, 1\n S.LI s21, -1\n V.SETMASK s21",
+    ];
+    for build in builds {
+        for (base, n) in [(0x10000, 100), (0x10002, 100), (0x10000, 200)] {
+            check_all_vls(&format!(
+                "
+                .mem 0x10000, 0x4000, rw
+                .text
+                {build}
+                S.LI s1, {base}
+                S.LI s3, {n}
+                LOOP s3
+                V.LC0 v2
+                V.MUL v3, v2, 3
+                V.SW v3, [s1 + (v1 << 2)]
+                V.SH v2, [s1 + (v1 << 1)]
+                V.SB v3, [s1 + v1]
+                S.ADD s1, s1, 128
+                ENDLOOP
+                HALT
+                "
+            ));
+        }
+    }
+}
+
 #[test]
 fn float_ops_canonical_nan_and_fma() {
     check_all_vls(

@@ -76,11 +76,20 @@ enum Addr {
 /// the accesses load (as values, Cranelift's optimiser would compute them again at every use,
 /// inside the loop). A gather or scatter whose lane EAs are a scalar plus these lanes checks
 /// its range from them (`Tx::ro_range`) instead of from every lane's EA.
+///
+/// When a scatter uses the register with a shift that would make its EAs contiguous were
+/// lane `i` the first lane's value plus `i * step` (`step = E >> shift`: a lane-index
+/// vector built before the loop, as compilers hoist it), the slot also holds lane 0 and
+/// whether every lane is exactly that: a run-time test, once per loop entry, that lets such a
+/// scatter be one contiguous store (`Tx::ro_contig`), as SwiftShader's `SIMD::Store` tests
+/// for consecutive addresses.
 #[derive(Clone, Copy)]
 pub(crate) struct RoBounds {
     reg: u8,
     shift: u32,
     slot: cranelift_codegen::ir::StackSlot,
+    /// The lane step tested at entry (0: none).
+    step: i64,
 }
 
 /// One vector access as the in-line lane paths need it.
@@ -166,18 +175,27 @@ impl Tx<'_, '_> {
     /// At loop entry: [`RoBounds`] of every read-only register a gather or scatter of `r`
     /// adds to a scalar (one pass over the lanes per register and shift).
     pub(crate) fn ro_offsets(&mut self, r: &crate::region::Region) {
-        for (_, inst) in &r.insts {
-            let Some(ms) = inst.opcode().mem() else {
-                continue;
-            };
-            // Contiguous forms have no vector operand; a read-only register is never in a
-            // packed form, so no packed-index gather uses one.
-            let Some((_, addr, _)) = operands(inst, ms) else {
-                continue;
-            };
-            let Some((reg, shift, _)) = self.ro_split(addr) else {
-                continue;
-            };
+        // Contiguous forms have no vector operand; a read-only register is never in a
+        // packed form, so no packed-index gather uses one.
+        let uses: Vec<(MemSem, u8, u32)> = r
+            .insts
+            .iter()
+            .filter_map(|(_, inst)| {
+                let ms = inst.opcode().mem()?;
+                let (_, addr, _) = operands(inst, ms)?;
+                let (reg, shift, _) = self.ro_split(addr)?;
+                Some((ms, reg, shift))
+            })
+            .collect();
+        // The lane step each (register, shift) would need for a scatter through it to be
+        // contiguous: from the first scatter that uses it.
+        let step_of = |reg: u8, shift: u32| {
+            uses.iter()
+                .find(|&&(ms, g, h)| g == reg && h == shift && ms.dir == Dir::Store)
+                .filter(|&&(ms, _, _)| shift <= ms.log2e as u32)
+                .map_or(0, |&(ms, _, _)| 1i64 << (ms.log2e as u32 - shift))
+        };
+        for &(_, reg, shift) in &uses {
             if self
                 .ro_bounds
                 .iter()
@@ -208,13 +226,37 @@ impl Tx<'_, '_> {
                 .b
                 .create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
                     cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
-                    24,
+                    40,
                     3,
                 ));
             for (k, v) in [min, max, or].into_iter().enumerate() {
                 self.b.ins().stack_store(I64, v, slot, 8 * k as i32);
             }
-            self.ro_bounds.push(RoBounds { reg, shift, slot });
+            let step = step_of(reg, shift);
+            if step != 0 {
+                // Lane i - lane 0 == i * step in every lane (64-bit wrapping).
+                let lane0 = self.b.ins().extractlane(chunks[0], 0);
+                let s0 = self.b.ins().splat(I64X2, lane0);
+                let mut all = None;
+                for (c, &ch) in chunks.iter().enumerate() {
+                    let d = self.b.ins().isub(ch, s0);
+                    let (i, j) = (2 * c as u64, 2 * c as u64 + 1);
+                    let k = self.vconst2(i.wrapping_mul(step as u64), j.wrapping_mul(step as u64));
+                    let eq = self.b.ins().icmp(IntCC::Equal, d, k);
+                    all = Some(all.map_or(eq, |a| self.b.ins().band(a, eq)));
+                }
+                let all = all.expect("at least one chunk");
+                let ok = self.b.ins().vall_true(all);
+                let ok = self.b.ins().uextend(I64, ok);
+                self.b.ins().stack_store(I64, lane0, slot, 24);
+                self.b.ins().stack_store(I64, ok, slot, 32);
+            }
+            self.ro_bounds.push(RoBounds {
+                reg,
+                shift,
+                slot,
+                step,
+            });
         }
     }
 
@@ -243,6 +285,32 @@ impl Tx<'_, '_> {
         // Low bits clear in s and in every x_i: clear in every sum.
         let or = self.b.ins().bor(s, orx);
         Some((lo, hi, or, nowrap))
+    }
+
+    /// For a scatter through a read-only register whose lane step was tested at loop entry
+    /// (see [`RoBounds`]): lane 0's EA and whether the lanes were found contiguous.
+    fn ro_contig(&mut self, addr: Addr, ms: MemSem) -> Option<(Value, Value)> {
+        let (reg, shift, scalar) = self.ro_split(addr)?;
+        if shift > ms.log2e as u32 {
+            return None;
+        }
+        let step = 1i64 << (ms.log2e as u32 - shift);
+        let rb = *self
+            .ro_bounds
+            .iter()
+            .find(|b| b.reg == reg && b.shift == shift && b.step == step)?;
+        let s = match scalar {
+            RoScalar::Reg(r, sh) => {
+                let x = self.sget(r);
+                self.b.ins().ishl_imm_s(x, sh as i64)
+            }
+            RoScalar::Imm(k) => self.iconst(k),
+        };
+        let lane0 = self.b.ins().stack_load(I64, I64, rb.slot, 24);
+        let off = self.b.ins().ishl_imm_s(lane0, shift as i64);
+        let ea0 = self.b.ins().iadd(s, off);
+        let ok = self.b.ins().stack_load(I64, I64, rb.slot, 32);
+        Some((ea0, ok))
     }
 
     /// The VL lanes of `chunks` (`i64x2` values), each an `i64`.
@@ -869,6 +937,21 @@ impl Tx<'_, '_> {
                     self.strided_inline(acc, ea0, stride, slow);
                     self.b.ins().jump(join, &[]);
                 } else if self.full {
+                    // A scatter through a read-only register found contiguous at loop entry:
+                    // one contiguous store (its own check and exit); else the lanes.
+                    if ms.dir == Dir::Store {
+                        if let Some((ea0, ok)) = self.ro_contig(addr, ms) {
+                            let contig = self.b.create_block();
+                            let lanes = self.b.create_block();
+                            self.b.ins().brif(ok, contig, &[], lanes, &[]);
+                            self.b.switch_to_block(contig);
+                            self.b.seal_block(contig);
+                            self.contig_checked(pc, ms, data, ea0, local);
+                            self.b.ins().jump(join, &[]);
+                            self.b.switch_to_block(lanes);
+                            self.b.seal_block(lanes);
+                        }
+                    }
                     packed = self.gather_packs(acc);
                     let forms = self.form;
                     eas_done = Some(self.lanes_inline(acc, slow));
