@@ -878,14 +878,14 @@ fn gathers_and_scatters_across_the_4_gib_line_agree() {
     }
 }
 
-/// Scatters through a lane vector built before the loop (read-only in it): the compiled
-/// loop tests at entry whether its lanes step by one element and then stores each group as
-/// one contiguous access. Lane vectors that pass the test (a lane index, plus a constant) and
+/// Gathers and scatters through a lane vector built before the loop (read-only in it): the
+/// compiled loop tests at entry whether its lanes step by one element and then accesses each
+/// group contiguously. Lane vectors that pass the test (a lane index, plus a constant) and
 /// ones that do not (reversed, a step of two, the last lane off by one), words, halves and
 /// bytes; the longer trip runs past the mapped bytes (a precise trap), the odd base is
 /// misaligned (a trap under strict alignment).
 #[test]
-fn scatters_through_lane_vectors_built_before_the_loop_agree() {
+fn gathers_and_scatters_through_lane_vectors_built_before_the_loop_agree() {
     let builds = [
         "V.LANEID v1",
         "V.LANEID v1\n V.ADD v1, v1, 3",
@@ -899,17 +899,29 @@ fn scatters_through_lane_vectors_built_before_the_loop_agree() {
             check_all_vls(&format!(
                 "
                 .mem 0x10000, 0x4000, rw
+                .mem 0x20000, 0x1000, r
+                .data 0x20000
+                .fill 512, 8, 0x8192a3b4c5d6e7f8
                 .text
                 {build}
                 S.LI s1, {base}
                 S.LI s3, {n}
+                S.LI s5, 0x20000
                 LOOP s3
                 V.LC0 v2
+                V.LW [s5 + (v1 << 2)], ->v4
                 V.MUL v3, v2, 3
+                V.ADD v3, v3, v4
                 V.SW v3, [s1 + (v1 << 2)]
-                V.SH v2, [s1 + (v1 << 1)]
+                V.LHU [s5 + (v1 << 1)], ->v5
+                V.SH v5, [s1 + (v1 << 1)]
+                V.LD [s5 + (v1 << 3)], ->v6
+                V.XOR v3, v3, v6
                 V.SB v3, [s1 + v1]
+                V.LB [s1 + v1], ->v7
+                V.ADD v8, v8, v7
                 S.ADD s1, s1, 128
+                S.ADD s5, s5, 8
                 ENDLOOP
                 HALT
                 "

@@ -77,12 +77,12 @@ enum Addr {
 /// inside the loop). A gather or scatter whose lane EAs are a scalar plus these lanes checks
 /// its range from them (`Tx::ro_range`) instead of from every lane's EA.
 ///
-/// When a scatter uses the register with a shift that would make its EAs contiguous were
-/// lane `i` the first lane's value plus `i * step` (`step = E >> shift`: a lane-index
-/// vector built before the loop, as compilers hoist it), the slot also holds lane 0 and
-/// whether every lane is exactly that: a run-time test, once per loop entry, that lets such a
-/// scatter be one contiguous store (`Tx::ro_contig`), as SwiftShader's `SIMD::Store` tests
-/// for consecutive addresses.
+/// When the first access through the register uses a shift that would make its EAs
+/// contiguous were lane `i` the first lane's value plus `i * step` (`step = E >> shift`: a
+/// lane-index vector built before the loop, as compilers hoist it), the slot also holds lane
+/// 0 and whether every lane is exactly that: a run-time test, once per loop entry, that lets
+/// such a gather or scatter be one contiguous access (`Tx::ro_contig`), as SwiftShader's
+/// `SIMD::Load` tests for consecutive addresses.
 #[derive(Clone, Copy)]
 pub(crate) struct RoBounds {
     reg: u8,
@@ -187,11 +187,11 @@ impl Tx<'_, '_> {
                 Some((ms, reg, shift))
             })
             .collect();
-        // The lane step each (register, shift) would need for a scatter through it to be
-        // contiguous: from the first scatter that uses it.
+        // The lane step each (register, shift) would need for an access through it to be
+        // contiguous: from the first access that uses it.
         let step_of = |reg: u8, shift: u32| {
             uses.iter()
-                .find(|&&(ms, g, h)| g == reg && h == shift && ms.dir == Dir::Store)
+                .find(|&&(_, g, h)| g == reg && h == shift)
                 .filter(|&&(ms, _, _)| shift <= ms.log2e as u32)
                 .map_or(0, |&(ms, _, _)| 1i64 << (ms.log2e as u32 - shift))
         };
@@ -287,8 +287,8 @@ impl Tx<'_, '_> {
         Some((lo, hi, or, nowrap))
     }
 
-    /// For a scatter through a read-only register whose lane step was tested at loop entry
-    /// (see [`RoBounds`]): lane 0's EA and whether the lanes were found contiguous.
+    /// For a gather or scatter through a read-only register whose lane step was tested at loop
+    /// entry (see [`RoBounds`]): lane 0's EA and whether the lanes were found contiguous.
     fn ro_contig(&mut self, addr: Addr, ms: MemSem) -> Option<(Value, Value)> {
         let (reg, shift, scalar) = self.ro_split(addr)?;
         if shift > ms.log2e as u32 {
@@ -937,20 +937,28 @@ impl Tx<'_, '_> {
                     self.strided_inline(acc, ea0, stride, slow);
                     self.b.ins().jump(join, &[]);
                 } else if self.full {
-                    // A scatter through a read-only register found contiguous at loop entry:
-                    // one contiguous store (its own check and exit); else the lanes.
-                    if ms.dir == Dir::Store {
-                        if let Some((ea0, ok)) = self.ro_contig(addr, ms) {
-                            let contig = self.b.create_block();
-                            let lanes = self.b.create_block();
-                            self.b.ins().brif(ok, contig, &[], lanes, &[]);
-                            self.b.switch_to_block(contig);
-                            self.b.seal_block(contig);
-                            self.contig_checked(pc, ms, data, ea0, local);
-                            self.b.ins().jump(join, &[]);
-                            self.b.switch_to_block(lanes);
-                            self.b.seal_block(lanes);
+                    // Through a read-only register found contiguous at loop entry: one
+                    // contiguous access (its own check and exit); else the lanes. A load
+                    // leaves its destination in the form the gather would (packed or wide),
+                    // so that both reach the join alike.
+                    let same_form = match data {
+                        Reg::V(d) if ms.dir == Dir::Load => {
+                            self.gather_packs(acc) == self.can_pack(VReg(d), ms.log2e)
                         }
+                        _ => true,
+                    };
+                    if let Some((ea0, ok)) = self.ro_contig(addr, ms).filter(|_| same_form) {
+                        let forms = self.form;
+                        let contig = self.b.create_block();
+                        let lanes = self.b.create_block();
+                        self.b.ins().brif(ok, contig, &[], lanes, &[]);
+                        self.b.switch_to_block(contig);
+                        self.b.seal_block(contig);
+                        self.contig_checked(pc, ms, data, ea0, local);
+                        self.b.ins().jump(join, &[]);
+                        self.b.switch_to_block(lanes);
+                        self.b.seal_block(lanes);
+                        self.form = forms;
                     }
                     packed = self.gather_packs(acc);
                     let forms = self.form;
