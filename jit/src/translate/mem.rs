@@ -950,9 +950,11 @@ impl Tx<'_, '_> {
                     self.b.ins().jump(join, &[]);
                 } else if self.full {
                     // Through a read-only register found contiguous at loop entry: one
-                    // contiguous access (its own check and exit); else the lanes. A load
-                    // leaves its destination in the form the gather would (packed or wide),
-                    // so that both reach the join alike.
+                    // contiguous access after one range check; else, or when that check
+                    // fails, the lanes (whose own checks and helper make any trap precise,
+                    // so this path needs no exit of its own). A load leaves its destination
+                    // in the form the gather would (packed or wide), so that both reach the
+                    // join alike.
                     let same_form = match data {
                         Reg::V(d) if ms.dir == Dir::Load => {
                             self.gather_packs(acc) == self.can_pack(VReg(d), ms.log2e)
@@ -962,11 +964,17 @@ impl Tx<'_, '_> {
                     if let Some((ea0, ok)) = self.ro_contig(addr, ms).filter(|_| same_form) {
                         let forms = self.form;
                         let contig = self.b.create_block();
+                        let fast = self.b.create_block();
                         let lanes = self.b.create_block();
                         self.b.ins().brif(ok, contig, &[], lanes, &[]);
                         self.b.switch_to_block(contig);
                         self.b.seal_block(contig);
-                        self.contig_checked(pc, ms, data, ea0, local);
+                        self.check_space(local, ea0, len, need, amask, fast, lanes);
+                        self.b.switch_to_block(fast);
+                        self.b.seal_block(fast);
+                        let (sb, _, _) = self.space(local);
+                        let host = self.b.ins().iadd(sb, ea0);
+                        self.contig_access(ms, data, host, flags());
                         self.b.ins().jump(join, &[]);
                         self.b.switch_to_block(lanes);
                         self.b.seal_block(lanes);
