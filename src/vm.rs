@@ -288,7 +288,7 @@ fn compiler_thread(
     words: &[u64],
     config: &Config,
     threshold: u32,
-    rx: std::sync::mpsc::Receiver<(u64, bool)>,
+    rx: std::sync::mpsc::Receiver<(u64, lanejit_jit::region::Hints)>,
     opts: VmOptions,
     done: &AtomicU64,
 ) {
@@ -324,7 +324,7 @@ fn compiler_thread(
         }
     };
     loop {
-        let (pc, tail) = match rx.try_recv() {
+        let (pc, hints) = match rx.try_recv() {
             Ok(job) => job,
             Err(std::sync::mpsc::TryRecvError::Empty) => {
                 delay();
@@ -340,7 +340,7 @@ fn compiler_thread(
         };
         delay();
         // Declined or failed pcs stay requested: the run interprets them.
-        let _ = code.jit.compile(pc, tail);
+        let _ = code.jit.compile(pc, hints);
         done.fetch_add(1, Ordering::Release);
     }
     // The run has ended. With a code cache, the optimised code of every loop still running
@@ -364,9 +364,9 @@ struct BackgroundTier<'d> {
     wait_rng: Option<ChaCha8Rng>,
     /// The JIT, once the compiler thread (or, with a code cache, the run) has created it.
     code: Option<std::sync::Arc<std::sync::OnceLock<SharedCode>>>,
-    /// To the compiler thread, once started: hot pcs, each with whether the entry that made
-    /// it hot has a loop tail ahead (`lanejit_jit::region::tail_expected`).
-    tx: Option<std::sync::mpsc::Sender<(u64, bool)>>,
+    /// To the compiler thread, once started: hot pcs, each with the hints of the entry that
+    /// made it hot (a loop tail ahead or not, lane vectors; `lanejit_jit::region::Hints`).
+    tx: Option<std::sync::mpsc::Sender<(u64, lanejit_jit::region::Hints)>>,
     /// No code generator or no thread: everything is interpreted.
     failed: bool,
     /// Regions handed over, and compiles the compiler thread has finished (`u64::MAX` once
@@ -434,7 +434,7 @@ impl<'d> BackgroundTier<'d> {
     fn start(&mut self, m: &Machine) {
         let cell =
             (self.code.clone()).unwrap_or_else(|| std::sync::Arc::new(std::sync::OnceLock::new()));
-        let (tx, rx) = std::sync::mpsc::channel::<(u64, bool)>();
+        let (tx, rx) = std::sync::mpsc::channel::<(u64, lanejit_jit::region::Hints)>();
         let compiler = std::sync::Arc::clone(&cell);
         let (threshold, config) = (self.threshold, m.config);
         let d = self.d;
@@ -480,12 +480,12 @@ impl Tier for BackgroundTier<'_> {
         }
         if let Some(tx) = &self.tx {
             // A closed channel (the compiler thread is gone) leaves the pc interpreted.
-            let tail = lanejit_jit::region::tail_expected(
+            let hints = lanejit_jit::region::Hints::of(
                 self.d.inst((pc / 8) as usize),
                 &m.regs,
                 m.config.vl,
             );
-            if tx.send((pc, tail)).is_ok() {
+            if tx.send((pc, hints)).is_ok() {
                 self.sent += 1;
             }
         }

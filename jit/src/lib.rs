@@ -126,7 +126,7 @@ impl TxSetup {
         isa: &dyn cranelift_codegen::isa::TargetIsa,
         plan: Plan,
         hot: bool,
-        tail: bool,
+        hints: region::Hints,
     ) -> translate::TxConfig {
         translate::TxConfig {
             vl: self.vl,
@@ -137,7 +137,8 @@ impl TxSetup {
             chain_slots: self.chain_slots,
             plan,
             native_fma: isa.has_native_fma(),
-            tail,
+            tail: hints.tail,
+            steps: hints.steps,
         }
     }
 }
@@ -300,8 +301,9 @@ pub struct Baseline {
     /// `CacheStats::retired_modules` when it was compiled: a retired module took it away.
     generation: u64,
     ir_insts: usize,
-    /// Whether its tail is compiled in (`translate::TxConfig::tail`).
-    tail: bool,
+    /// The hints it was compiled with (its tail compiled in or not, `translate::TxConfig::tail`;
+    /// registers tested for contiguous lanes): the optimised code is compiled with the same.
+    hints: region::Hints,
 }
 
 /// The optimising recompile of a [`Baseline`]: its IR built by [`Jit::prepare_optimized`],
@@ -516,7 +518,7 @@ impl Jit {
         *n += 1;
         if *n == HOT_ENTRIES {
             let hot = Key { hot: true, ..key };
-            if let Ok(Some(c)) = self.compile_key(hot, true) {
+            if let Ok(Some(c)) = self.compile_key(hot, region::Hints::ALL) {
                 self.cache.insert(key, Entry::Code(c.0, false));
                 self.set_chain(key, c.0);
             }
@@ -553,7 +555,7 @@ impl Jit {
     /// instruction there is declined. A loop gets its tail compiled in (see
     /// [`Jit::compile_for`]).
     pub fn compile(&mut self, pc: u64) -> Result<Option<Compiled>, JitError> {
-        self.compile_key(self.key(pc, false), true)
+        self.compile_key(self.key(pc, false), region::Hints::ALL)
     }
 
     /// [`Jit::compile`], for the machine state `regs` the region is about to be entered with:
@@ -565,15 +567,18 @@ impl Jit {
         pc: u64,
         regs: &lanejit_interp::machine::Regs,
     ) -> Result<Option<Compiled>, JitError> {
-        let tail = region::tail_expected(self.code.at(pc), regs, self.vl);
-        self.compile_key(self.key(pc, false), tail)
+        let hints = region::Hints::of(self.code.at(pc), regs, self.vl);
+        self.compile_key(self.key(pc, false), hints)
     }
 
-    /// [`Jit::compile`] with the tail decided by the caller (`tail`: as
-    /// [`region::tail_expected`] says of the entry ahead; a background compiler gets it with
-    /// the pc).
-    pub fn compile_with_tail(&mut self, pc: u64, tail: bool) -> Result<Option<Compiled>, JitError> {
-        self.compile_key(self.key(pc, false), tail)
+    /// [`Jit::compile`] with the hints decided by the caller (as [`region::Hints::of`] says of
+    /// the entry ahead; a background compiler gets them with the pc).
+    pub fn compile_with(
+        &mut self,
+        pc: u64,
+        hints: region::Hints,
+    ) -> Result<Option<Compiled>, JitError> {
+        self.compile_key(self.key(pc, false), hints)
     }
 
     /// What the translator's configuration takes from this JIT.
@@ -616,7 +621,7 @@ impl Jit {
         let isa = cache::new_isa(cache::Settings::Optimizing).ok()?;
         let cfg = self
             .tx_setup()
-            .config(&*isa, base.plan, base.key.hot, base.tail);
+            .config(&*isa, base.plan, base.key.hot, base.hints);
         let mut ctx = cranelift_codegen::Context::new();
         translate_into(
             &mut ctx.func,
@@ -689,15 +694,23 @@ impl Jit {
     }
 
     /// Compile (or find) the region of `key`, counting failures.
-    fn compile_key(&mut self, key: Key, tail: bool) -> Result<Option<Compiled>, JitError> {
-        let r = self.compile_key_inner(key, tail);
+    fn compile_key(
+        &mut self,
+        key: Key,
+        hints: region::Hints,
+    ) -> Result<Option<Compiled>, JitError> {
+        let r = self.compile_key_inner(key, hints);
         if r.is_err() {
             self.stats.compile_errors += 1;
         }
         r
     }
 
-    fn compile_key_inner(&mut self, key: Key, tail: bool) -> Result<Option<Compiled>, JitError> {
+    fn compile_key_inner(
+        &mut self,
+        key: Key,
+        hints: region::Hints,
+    ) -> Result<Option<Compiled>, JitError> {
         let pc = key.pc;
         match self.cache.get(&key) {
             Some(Entry::Code(f, b)) => return Ok(Some(Compiled(f, b))),
@@ -800,7 +813,7 @@ impl Jit {
             };
             self.ctx.clear();
             self.ctx.func.name = UserFuncName::user(0, fid.as_u32());
-            let cfg = setup.config(module.isa(), plan, key.hot, tail);
+            let cfg = setup.config(module.isa(), plan, key.hot, hints);
             let (fcfg, sig) = (module.target_config(), sig.clone());
             translate_into(
                 &mut self.ctx.func,
@@ -910,10 +923,10 @@ impl Jit {
                 plan: cfg.plan,
                 generation: self.cache.stats.retired_modules,
                 ir_insts,
-                tail,
+                hints,
             });
         }
-        if !tail && region.loop_head.is_some() && cfg.plan == Plan::Registers {
+        if !hints.tail && region.loop_head.is_some() && cfg.plan == Plan::Registers {
             self.lazy.insert(key, 0);
         }
         self.finalize(key, id, stat, &region, t0, ir, probes)
@@ -1107,7 +1120,7 @@ impl Jit {
         if status == Status::Partial {
             self.count_lazy_exit(m.pc);
             let tail = self.key(m.pc, true);
-            status = match self.compile_key(tail, true) {
+            status = match self.compile_key(tail, region::Hints::ALL) {
                 Ok(Some(body)) => {
                     let s = self.call(body, m);
                     if body.1 {
@@ -1160,7 +1173,7 @@ impl Jit {
         };
         let generation = self.cache.stats.retired_modules;
         self.cache.remove(&key);
-        if !matches!(self.compile_key(key, true), Ok(Some(_)))
+        if !matches!(self.compile_key(key, region::Hints::ALL), Ok(Some(_)))
             && self.cache.stats.retired_modules == generation
         {
             // Not compiled again (a spent compile budget, a translator failure): keep the

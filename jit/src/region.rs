@@ -128,6 +128,62 @@ pub fn tail_expected(first: Option<&Inst>, regs: &lanejit_interp::machine::Regs,
     }
 }
 
+/// Which vector registers' lanes step by exactly 1, 2, 4 or 8 in `regs` (lane `i` equal to
+/// lane 0 plus `i * step`, 64-bit wrapping): bit `4 * r + log2(step)` for register `r`. Every
+/// bit at VL 1 (any step fits one lane). What a lane-index vector built before a loop looks
+/// like; the translator gives only such registers the entry test for contiguous lanes.
+pub fn lane_steps(regs: &lanejit_interp::machine::Regs, vl: u32) -> u128 {
+    let vl = vl as usize;
+    if vl < 2 {
+        return u128::MAX;
+    }
+    let mut bits = 0u128;
+    for (r, v) in regs.v.iter().enumerate() {
+        let lanes = &v[..vl];
+        let d = lanes[1].wrapping_sub(lanes[0]);
+        if !matches!(d, 1 | 2 | 4 | 8) {
+            continue;
+        }
+        let stepped = lanes
+            .iter()
+            .enumerate()
+            .all(|(i, &x)| x.wrapping_sub(lanes[0]) == (i as u64).wrapping_mul(d));
+        if stepped {
+            bits |= 1 << (4 * r as u32 + d.trailing_zeros());
+        }
+    }
+    bits
+}
+
+/// What the entry that makes a region compile says about the code it needs: hints with
+/// which the translator leaves out code that entry would not run. A wrong hint costs speed
+/// (a lazy tail, a missed contiguous access), never correctness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hints {
+    /// A loop's partial-mask iterations compiled into its function ([`tail_expected`],
+    /// `translate::TxConfig::tail`).
+    pub tail: bool,
+    /// Registers that get the loop-entry test for contiguous lanes ([`lane_steps`],
+    /// `translate::TxConfig::steps`).
+    pub steps: u128,
+}
+
+impl Hints {
+    /// No entry known: tails compiled in, every register tested.
+    pub const ALL: Hints = Hints {
+        tail: true,
+        steps: u128::MAX,
+    };
+
+    /// The hints of an entry at `first` with registers `regs`.
+    pub fn of(first: Option<&Inst>, regs: &lanejit_interp::machine::Regs, vl: u32) -> Hints {
+        Hints {
+            tail: tail_expected(first, regs, vl),
+            steps: lane_steps(regs, vl),
+        }
+    }
+}
+
 /// The `LOOP` at `pc` as a region of its own, which goes on to its body's region: what the JIT
 /// compiles at a `LOOP` whose body has a compiled loop region already (a loop entered first
 /// from straight-line code, whose run included the `LOOP`, then again by an outer loop's

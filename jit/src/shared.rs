@@ -81,11 +81,15 @@ impl SharedJit {
         }
     }
 
-    /// Compile the region at `pc` (or find it; `None` when declined), a loop's tail compiled
-    /// in or not as `tail` says (see [`Jit::compile_with_tail`]).
-    pub fn compile(&self, pc: u64, tail: bool) -> Result<Option<Compiled>, JitError> {
+    /// Compile the region at `pc` (or find it; `None` when declined) with the entry's `hints`
+    /// (see [`Jit::compile_with`]).
+    pub fn compile(
+        &self,
+        pc: u64,
+        hints: crate::region::Hints,
+    ) -> Result<Option<Compiled>, JitError> {
         match self.inner.write() {
-            Ok(mut jit) => jit.compile_with_tail(pc, tail),
+            Ok(mut jit) => jit.compile_with(pc, hints),
             // A thread panicked while compiling: leave this pc to the interpreter.
             Err(_) => Ok(None),
         }

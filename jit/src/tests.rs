@@ -543,6 +543,38 @@ fn copy_entry_agrees(jit: &mut Jit, m: &mut Machine, code: &[u64], trip: u64, wh
 }
 
 #[test]
+fn lane_steps_name_the_registers_whose_lanes_step_by_one_to_eight() {
+    use crate::region::lane_steps;
+    let mut m = machine(&encode(&copy_loop()), 8);
+    for i in 0..8 {
+        let l = i as u64;
+        m.regs.v[1][i] = l;
+        m.regs.v[2][i] = 7 + 4 * l;
+        m.regs.v[3][i] = 5;
+        m.regs.v[4][i] = 3 * l;
+        m.regs.v[5][i] = (u64::MAX - 1).wrapping_add(2 * l); // wraps past 2^64: a step of 2
+        m.regs.v[6][i] = if i == 7 { 8 } else { l }; // the last lane off
+        m.regs.v[7][i] = 8 * (7 - l); // descending
+    }
+    let bits = lane_steps(&m.regs, 8);
+    let step = |r: u32| {
+        (0..4)
+            .find(|k| bits & (1 << (4 * r + k)) != 0)
+            .map(|k| 1 << k)
+    };
+    assert_eq!(step(1), Some(1));
+    assert_eq!(step(2), Some(4));
+    assert_eq!(step(5), Some(2));
+    for r in [3, 4, 6, 7] {
+        assert_eq!(step(r), None, "v{r}");
+    }
+    // Lanes above VL do not count; a single lane fits any step.
+    m.regs.v[3][1] = 6;
+    assert_eq!(lane_steps(&m.regs, 2) & (0xf << 12), 1 << 12);
+    assert_eq!(lane_steps(&m.regs, 1), u128::MAX);
+}
+
+#[test]
 fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
     use crate::region::tail_expected;
     let code = encode(&copy_loop());
@@ -623,7 +655,7 @@ fn a_lazy_loop_that_keeps_reaching_tails_is_compiled_with_them() {
         run_compiled(&mut jit, &mut m);
     }
     let queued: Vec<bool> = std::iter::from_fn(|| jit.next_baseline())
-        .map(|b| b.tail)
+        .map(|b| b.hints.tail)
         .collect();
     assert_eq!(
         queued,

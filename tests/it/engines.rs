@@ -881,9 +881,11 @@ fn gathers_and_scatters_across_the_4_gib_line_agree() {
 /// Gathers and scatters through a lane vector built before the loop (read-only in it): the
 /// compiled loop tests at entry whether its lanes step by one element and then accesses each
 /// group contiguously. Lane vectors that pass the test (a lane index, plus a constant) and
-/// ones that do not (reversed, a step of two, the last lane off by one), words, halves and
-/// bytes; the longer trip runs past the mapped bytes (a precise trap), the odd base is
-/// misaligned (a trap under strict alignment).
+/// ones that do not (reversed, a step of two, the last lane off by one), each reflected
+/// between the three runs of the loop (so a loop compiled for lanes that passed meets lanes
+/// that fail, and the other way round); words, halves, 64-bit words and bytes; the longer
+/// trip runs past the mapped bytes (a precise trap), the odd base is misaligned (a trap under
+/// strict alignment).
 #[test]
 fn gathers_and_scatters_through_lane_vectors_built_before_the_loop_agree() {
     let builds = [
@@ -904,7 +906,8 @@ fn gathers_and_scatters_through_lane_vectors_built_before_the_loop_agree() {
                 .fill 512, 8, 0x8192a3b4c5d6e7f8
                 .text
                 {build}
-                S.LI s1, {base}
+                S.LI s9, 0
+        outer:  S.LI s1, {base}
                 S.LI s3, {n}
                 S.LI s5, 0x20000
                 LOOP s3
@@ -923,6 +926,10 @@ fn gathers_and_scatters_through_lane_vectors_built_before_the_loop_agree() {
                 S.ADD s1, s1, 128
                 S.ADD s5, s5, 8
                 ENDLOOP
+                V.MUL v1, v1, -1
+                V.ADD v1, v1, 63
+                S.ADD s9, s9, 1
+                BLT s9, 3, outer
                 HALT
                 "
             ));

@@ -201,11 +201,15 @@ impl Tx<'_, '_> {
             .collect();
         // The lane step each (register, shift) would need for an access through it to be
         // contiguous: from the first access that uses it.
+        // Only for registers whose lanes stepped so when the region was compiled.
+        let hinted = self.steps;
         let step_of = |reg: u8, shift: u32| {
             uses.iter()
                 .find(|&&(_, g, h)| g == reg && h == shift)
                 .filter(|&&(ms, _, _)| shift <= ms.log2e as u32)
-                .map_or(0, |&(ms, _, _)| 1i64 << (ms.log2e as u32 - shift))
+                .map(|&(ms, _, _)| ms.log2e as u32 - shift)
+                .filter(|&k| hinted & (1 << (4 * reg as u32 + k)) != 0)
+                .map_or(0, |k| 1i64 << k)
         };
         for &(_, reg, shift) in &uses {
             if self

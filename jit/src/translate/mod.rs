@@ -176,6 +176,11 @@ pub struct TxConfig {
     /// never has one, and that copy is 30-55% of a loop's IR (a `run --engine jit` of
     /// fir8_lc0, mostly compiling: 74.4M -> 33.6M instructions; spmv_csr 121.7M -> 77.2M).
     pub tail: bool,
+    /// The vector registers whose lanes may step by exactly one element of an access through
+    /// them (bit `4 * r + log2(step)`, `region::lane_steps` at the entry that made the region
+    /// compile): only these get the loop-entry test for contiguous lanes and the contiguous
+    /// alternative of their gathers and scatters (`Tx::ro_offsets`).
+    pub steps: u128,
 }
 
 /// Most iterations one loop entry's span check covers (see `Tx::precheck`).
@@ -220,6 +225,8 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) native_fma: bool,
     /// [`TxConfig::tail`].
     tail: bool,
+    /// [`TxConfig::steps`].
+    pub(crate) steps: u128,
     pub(crate) mask: Variable,
     /// Per-lane form of the mask, one `i64x2` per chunk.
     pub(crate) lmask: Vec<Variable>,
@@ -1159,6 +1166,7 @@ pub(crate) fn translate(
         helpers,
         native_fma: cfg.native_fma,
         tail: cfg.tail,
+        steps: cfg.steps,
         mask,
         lmask,
         lmask_valid: false,
