@@ -14,11 +14,12 @@
 //! the interpreter's and the JIT's sources and of the lock file, so a rebuilt lanejit never
 //! reads another build's code), the host's code-generator flags (CPU features), every word
 //! of the program, and the region's key (pc, VL, `--strict-align`, limit mode, straight or
-//! hot form). The file name is derived from it, and the file repeats it. Whether a loop's
-//! tail was compiled into its function (`translate::TxConfig::tail`, decided by the entry that
-//! made it compile) is not part of the key: both forms are exact, and an entry keeps the form
-//! of the run that stored it (a later run whose rows have tails then runs them in the
-//! straight form of the body).
+//! hot form). The file name is derived from it, and the file repeats it. The hints of the
+//! entry that made a region compile (`region::Hints`: whether a loop's tail was compiled into
+//! its function, which lane vectors got a contiguous alternative) are not part of the key:
+//! every form is exact, and an entry keeps the form of the run that stored it (a later run
+//! whose rows have tails then runs them in the straight form of the body; one whose lane
+//! vectors differ takes the lanes).
 //!
 //! # Manifests
 //! Besides the entries, a JIT records which regions it had (their start pcs) in a manifest
