@@ -272,8 +272,9 @@ pub struct Jit {
     /// Baseline compiles waiting for their optimised code, oldest first.
     pending: std::collections::VecDeque<Baseline>,
     /// Loops compiled without their partial-mask iterations (`translate::TxConfig::tail`),
-    /// with how many times they have exited for one since ([`LAZY_TAIL_EXITS`]).
-    lazy: std::collections::HashMap<Key, u32>,
+    /// with how many times they have exited for one since ([`LAZY_TAIL_EXITS`]) and the
+    /// hints they were compiled with (their recompile keeps all but the tail's).
+    lazy: std::collections::HashMap<Key, (u32, region::Hints)>,
 }
 
 /// How many times a loop compiled without its partial-mask iterations (a *lazy tail*: the
@@ -558,10 +559,12 @@ impl Jit {
         self.compile_key(self.key(pc, false), region::Hints::ALL)
     }
 
-    /// [`Jit::compile`], for the machine state `regs` the region is about to be entered with:
-    /// a loop whose entry will not reach a tail ([`region::tail_expected`]) is compiled
-    /// without one (its tails, if any come later, run in the straight form of the body). The
-    /// first compile of a pc decides; the code is the same for every later entry.
+    /// [`Jit::compile`], for the machine state `regs` the region is about to be entered with
+    /// ([`region::Hints::of`]): a loop whose entry will not reach a tail
+    /// ([`region::tail_expected`]) is compiled without one (its tails, if any come later, run
+    /// in the straight form of the body), and only the vector registers whose lanes step by
+    /// 1, 2, 4 or 8 there ([`region::lane_steps`]) get the loop-entry test for contiguous
+    /// lanes. The first compile of a pc decides; the code is the same for every later entry.
     pub fn compile_for(
         &mut self,
         pc: u64,
@@ -927,7 +930,7 @@ impl Jit {
             });
         }
         if !hints.tail && region.loop_head.is_some() && cfg.plan == Plan::Registers {
-            self.lazy.insert(key, 0);
+            self.lazy.insert(key, (0, hints));
         }
         self.finalize(key, id, stat, &region, t0, ir, probes)
             .map(Some)
@@ -1158,13 +1161,17 @@ impl Jit {
         else {
             return;
         };
-        let Some(n) = self.lazy.get_mut(&key) else {
+        let Some((n, hints)) = self.lazy.get_mut(&key) else {
             return;
         };
         *n += 1;
         if *n < LAZY_TAIL_EXITS {
             return;
         }
+        let hints = region::Hints {
+            tail: true,
+            ..*hints
+        };
         self.lazy.remove(&key);
         // The lazy code's optimised recompile, if still to come, must not replace this one.
         self.pending.retain(|b| b.key != key);
@@ -1173,7 +1180,7 @@ impl Jit {
         };
         let generation = self.cache.stats.retired_modules;
         self.cache.remove(&key);
-        if !matches!(self.compile_key(key, region::Hints::ALL), Ok(Some(_)))
+        if !matches!(self.compile_key(key, hints), Ok(Some(_)))
             && self.cache.stats.retired_modules == generation
         {
             // Not compiled again (a spent compile budget, a translator failure): keep the

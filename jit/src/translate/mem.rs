@@ -200,8 +200,8 @@ impl Tx<'_, '_> {
             })
             .collect();
         // The lane step each (register, shift) would need for an access through it to be
-        // contiguous: from the first access that uses it.
-        // Only for registers whose lanes stepped so when the region was compiled.
+        // contiguous (from the first access that uses it), for registers whose lanes stepped
+        // so when the region was compiled (`TxConfig::steps`).
         let hinted = self.steps;
         let step_of = |reg: u8, shift: u32| {
             uses.iter()
@@ -285,13 +285,7 @@ impl Tx<'_, '_> {
             .ro_bounds
             .iter()
             .find(|b| b.reg == reg && b.shift == shift)?;
-        let s = match scalar {
-            RoScalar::Reg(r, sh) => {
-                let x = self.sget(r);
-                self.b.ins().ishl_imm_s(x, sh as i64)
-            }
-            RoScalar::Imm(k) => self.iconst(k),
-        };
+        let s = self.ro_scalar(scalar);
         // Lane i's EA is s + x_i with min <= x_i <= max (unsigned): when s + max does not
         // wrap, no lane's sum does, and they lie in [s + min, s + max].
         let [min, max, orx] = [0, 8, 16].map(|k| self.b.ins().stack_load(I64, I64, rb.slot, k));
@@ -301,6 +295,17 @@ impl Tx<'_, '_> {
         // Low bits clear in s and in every x_i: clear in every sum.
         let or = self.b.ins().bor(s, orx);
         Some((lo, hi, or, nowrap))
+    }
+
+    /// The scalar part of an EA split by [`Self::ro_split`].
+    fn ro_scalar(&mut self, scalar: RoScalar) -> Value {
+        match scalar {
+            RoScalar::Reg(r, sh) => {
+                let x = self.sget(r);
+                self.b.ins().ishl_imm_s(x, sh as i64)
+            }
+            RoScalar::Imm(k) => self.iconst(k),
+        }
     }
 
     /// For a gather or scatter through a read-only register whose lane step was tested at loop
@@ -315,13 +320,7 @@ impl Tx<'_, '_> {
             .ro_bounds
             .iter()
             .find(|b| b.reg == reg && b.shift == shift && b.step == step)?;
-        let s = match scalar {
-            RoScalar::Reg(r, sh) => {
-                let x = self.sget(r);
-                self.b.ins().ishl_imm_s(x, sh as i64)
-            }
-            RoScalar::Imm(k) => self.iconst(k),
-        };
+        let s = self.ro_scalar(scalar);
         let lane0 = self.b.ins().stack_load(I64, I64, rb.slot, 24);
         let off = self.b.ins().ishl_imm_s(lane0, shift as i64);
         let ea0 = self.b.ins().iadd(s, off);
