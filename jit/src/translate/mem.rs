@@ -967,17 +967,12 @@ impl Tx<'_, '_> {
                     if let Some((ea0, ok)) = self.ro_contig(addr, ms).filter(|_| same_form) {
                         let forms = self.form;
                         let contig = self.b.create_block();
-                        let fast = self.b.create_block();
                         let lanes = self.b.create_block();
                         self.b.ins().brif(ok, contig, &[], lanes, &[]);
                         self.b.switch_to_block(contig);
                         self.b.seal_block(contig);
-                        self.check_space(local, ea0, len, need, amask, fast, lanes);
-                        self.b.switch_to_block(fast);
-                        self.b.seal_block(fast);
-                        let (sb, _, _) = self.space(local);
-                        let host = self.b.ins().iadd(sb, ea0);
-                        self.contig_access(ms, data, host, flags());
+                        let fast = self.contig_check(ms, ea0, local, lanes);
+                        self.contig_in(fast, ms, data, ea0, local);
                         self.b.ins().jump(join, &[]);
                         self.b.switch_to_block(lanes);
                         self.b.seal_block(lanes);
@@ -1952,20 +1947,32 @@ impl Tx<'_, '_> {
     /// means some lane faults (the range is contiguous), so it exits to the interpreter
     /// directly; then the native access in line.
     fn contig_checked(&mut self, pc: u64, ms: MemSem, data: Reg, ea0: Value, local: bool) {
-        let len = (self.vl as u64) << ms.log2e;
-        let need = need(ms);
-        let amask = self.align_mask(ms);
-        let fast = self.b.create_block();
         let fail = self.b.create_block();
         self.b.set_cold_block(fail);
-        self.check_space(local, ea0, len, need, amask, fast, fail);
-        let (base, _, _) = self.space(local);
+        let fast = self.contig_check(ms, ea0, local, fail);
         self.b.switch_to_block(fail);
         self.b.seal_block(fail);
         self.fallback(pc, Fallback::RangeFault);
         self.exit_pc(crate::abi::Status::Interp, pc, 0);
+        self.contig_in(fast, ms, data, ea0, local);
+    }
+
+    /// The range, alignment and permission check of the contiguous group at `ea0`
+    /// ([`Self::check_space`]): returns the block it branches to when the check holds (for
+    /// [`Self::contig_in`]); else it branches to `fail`.
+    fn contig_check(&mut self, ms: MemSem, ea0: Value, local: bool, fail: Block) -> Block {
+        let len = (self.vl as u64) << ms.log2e;
+        let fast = self.b.create_block();
+        self.check_space(local, ea0, len, need(ms), self.align_mask(ms), fast, fail);
+        fast
+    }
+
+    /// In `fast` (from [`Self::contig_check`]): the group at `ea0` as one native contiguous
+    /// access. Ends in `fast`, after the access.
+    fn contig_in(&mut self, fast: Block, ms: MemSem, data: Reg, ea0: Value, local: bool) {
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
+        let (base, _, _) = self.space(local);
         let host = self.b.ins().iadd(base, ea0);
         self.contig_access(ms, data, host, flags());
     }
