@@ -974,6 +974,104 @@ fn float_ops_canonical_nan_and_fma() {
 }
 
 #[test]
+fn raw_f32_results_are_canonical_where_a_loop_stores_them() {
+    // A loop's full copies store an f32 result straight from its raw lanes, testing two
+    // chunks at a time for NaN (`Tx::store_canonical_pairs`). NaN lanes here come from a
+    // quiet NaN with a payload, a signalling NaN, a negative NaN and inf - inf (x86's default
+    // NaN is negative), in the first or only the second chunk of a pair (words 14 and 95: a
+    // word's NaN reaches lanes w - 2 ..= w, all in lanes 4-7 of an 8-lane group), alone in a
+    // chunk and in both; the stored register is also read afterwards (V.ADD) and written
+    // back at the exit.
+    let mut words = vec![0x3fa0_0000u32; 520]; // 1.25
+    for (i, w) in [
+        (3, 0x7fc0_0123),
+        (5, 0x7f80_0001),
+        (14, 0x7fc0_0042),
+        (18, 0xffc0_0000),
+        (40, 0x7f80_0000),
+        (41, 0xff80_0000),
+        (77, 0xffff_ffff),
+        (95, 0xff80_0003),
+        (130, 0x7fc0_0000),
+        (131, 0x7fc0_0001),
+        (300, 0x7f80_0000),
+        (301, 0x7f80_0000),
+        (511, 0xff80_0001),
+    ] {
+        words[i] = w;
+    }
+    let data = words
+        .iter()
+        .map(|w| format!("{w:#x}"))
+        .collect::<Vec<_>>()
+        .chunks(8)
+        .map(|c| format!("        .word {}\n", c.join(", ")))
+        .collect::<String>();
+    // Two stores, one, and a store to tile space (whose data is made wide, and canonical,
+    // before the store: a raw packed register must not reach it as it is).
+    for (first, second) in [
+        ("V.SW v6, [s2, lc0<<2, 0]", "V.SW v7, [s2, lc0<<2, 4096]"),
+        ("V.SW v6, [s2, lc0<<2, 0]", ""),
+        (
+            "V.SW.local v6, [s0, lc0<<2, 0]",
+            "V.SW v7, [s2, lc0<<2, 4096]",
+        ),
+    ] {
+        check_all_vls(&format!(
+            "
+        .tilesize 4096
+        .mem 0x10000, 0x4000, rw
+        .data 0x10000
+{data}
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x12000
+        S.LI s3, 509
+        S.LI s10, 0x3f000000
+        S.LI s11, 0xbe000000
+        LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.LW [s1, lc0<<2, 4], ->v2
+        V.LW [s1, lc0<<2, 8], ->v3
+        V.FMUL.S v6, v1, s10
+        V.FMA.S v6, v2, s11
+        V.FMA.S v6, v3, s10
+        {first}
+        V.FSUB.S v7, v2, v3
+        {second}
+        ENDLOOP
+        V.ADD v8, v6, v7
+        HALT
+        "
+        ));
+    }
+    // The same data through a body that stores loaded bits as they are (NaN payloads kept:
+    // only FP results are canonicalised) next to FP work on a register set before the loop
+    // (a broadcast, as a matrix multiply's row of A) and on a scalar.
+    check_all_vls(&format!(
+        "
+        .mem 0x10000, 0x4000, rw
+        .data 0x10000
+{data}
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x12000
+        S.LI s3, 509
+        S.LI s10, 0x40000000
+        V.LWI [s1 + (3 << 2)], ->v20
+        LOOP s3
+        V.LW [s1, lc0<<2, 4], ->v1
+        V.LW [s1, lc0<<2, 8], ->v2
+        V.FMA.S v2, v1, v20
+        V.FMUL.S v3, v2, s10
+        V.SW v1, [s2, lc0<<2, 0]
+        ENDLOOP
+        HALT
+        "
+    ));
+}
+
+#[test]
 fn packed_f32_loops_feed_wide_ops_and_stores() {
     // Full iterations keep f32 data packed (four per f32x4 op): scalar and vector operands
     // (a NaN scalar among them), the destination aliasing a source, a packed result feeding a 64-bit V.ADD and

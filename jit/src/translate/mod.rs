@@ -822,7 +822,7 @@ impl<'a, 'f> Tx<'a, 'f> {
         } else {
             0
         };
-        let lazy = self.lazy_fp_reads(inst) | overwritten;
+        let lazy = self.lazy_fp_reads(inst) | self.lazy_store_data(pc, inst) | overwritten;
         self.nan_set = 0;
         for n in 0..32u8 {
             if u.v & (1 << n) != 0 && lazy & (1 << n) == 0 {
