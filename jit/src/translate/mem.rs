@@ -1904,29 +1904,23 @@ impl Tx<'_, '_> {
         (i, hj.inv.k.wrapping_sub(self.hoist[i].inv.k))
     }
 
-    /// The host address of lane 0 of hoisted access `j` in this iteration. `Tx::precheck`
-    /// proved this iteration's group, like every group up to `lim`. Accesses whose invariant
-    /// parts differ by a constant (a stencil's or a filter's neighbours) share one host base
-    /// and one index: the constant goes into the address.
-    fn hoisted_host(&mut self, j: usize) -> Value {
+    /// Hoisted access `j` in a copy its span check proved (`Tx::precheck`, or the masked
+    /// tail's entry): the native access at its host base plus LC0BASE's offset.
+    fn hoisted_access(&mut self, j: usize, ms: MemSem, data: Reg) {
+        // `Tx::precheck` proved this iteration's group, like every group up to `lim`.
+        // Accesses whose invariant parts differ by a constant (a stencil's or a filter's
+        // neighbours) share one host base and one index: the constant goes into the address.
         let (lead, delta) = self.hoist_lead(j);
         let log2s = self.hoist[j].log2s;
         let h = self.b.use_var(self.hoist_host[lead]);
         let l = self.b.use_var(self.lc0);
         let l = self.b.ins().ishl_imm_s(l, log2s as i64);
         let host = self.b.ins().iadd(h, l);
-        if delta == 0 {
+        let host = if delta == 0 {
             host
         } else {
             self.b.ins().iadd_imm_s(host, delta)
-        }
-    }
-
-    /// Hoisted access `j` in a copy its span check proved (`Tx::precheck`, or the masked
-    /// tail's entry): the native access at its host base plus LC0BASE's offset.
-    fn hoisted_access(&mut self, j: usize, ms: MemSem, data: Reg) {
-        let host = self.hoisted_host(j);
-        let log2s = self.hoist[j].log2s;
+        };
         if self.masked_tail && ms.dir == Dir::Store {
             // The masked tail: only the active lanes' bytes.
             let bytes = match (data, self.form) {
