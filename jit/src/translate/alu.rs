@@ -1,8 +1,11 @@
 //! Lowering of scalar and vector ALU, floating point, state reads, `V.REDSUM`, `S.GETLANE`
 //! and `V.SETMASK`. Vector operations work on `i64x2` chunks; writes to a vector register are
 //! blended with the lane mask unless the mask is statically all ones. Floating-point results
-//! are canonicalised with a compare-and-select after every operation; f32 results have their
-//! upper 32 bits cleared. FMA is the host's fused multiply-add (exactly rounded, like the
+//! written under a full mask stay raw until something other than an FP operation of their
+//! width reads them (`Tx::nan`), and are then canonicalised with a compare-and-select; a
+//! hoisted store of a packed f32 register tests them as it stores them instead
+//! (`Tx::store_canonical_pairs` in `mem`). Other FP results are canonicalised after the
+//! operation. f32 results have their upper 32 bits cleared. FMA is the host's fused multiply-add (exactly rounded, like the
 //! interpreter's `mul_add`) where the host has one (`TxConfig::native_fma`), else a call to
 //! the Rust helper `abi::lj_fma`, so results never depend on the host's features.
 //! The first compile of straight-line code hands vector ALU and FP operations, `V.MOV`,

@@ -343,7 +343,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// yet (and, for f32 in the wide form, whose upper halves may not be zero). Another FP
     /// operation of the same width may read it as it is (a NaN operand gives a NaN result
     /// whatever its payload); every other read, a partial write, an exit and a loop edge
-    /// canonicalise it first (`Tx::canonicalize`). Never set with vectors in the register
+    /// canonicalise it first (`Tx::canonicalize`), except a hoisted contiguous store of it
+    /// packed, which tests its chunks as it stores them (`Tx::lazy_store_data`) and leaves it
+    /// raw. Never set with vectors in the register
     /// file (`vmem`), which must hold canonical values at every exit.
     pub(crate) nan: [Option<lanejit_interp::isa::FpWidth>; 32],
     /// The registers the current instruction left raw (set in `nan` by it).
