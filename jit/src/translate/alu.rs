@@ -138,8 +138,7 @@ impl Tx<'_, '_> {
     fn fp_consts(&mut self, w: FpWidth) -> (Value, Value) {
         match w {
             FpWidth::S => {
-                let kc = self.b.ins().iconst(I32, CANONICAL_NAN_F32 as i64);
-                let canon = self.b.ins().splat(I32X4, kc);
+                let canon = self.canonical_nan_f32();
                 let low = self.vconst2(0xffff_ffff, 0xffff_ffff);
                 (canon, low)
             }
@@ -494,6 +493,20 @@ impl Tx<'_, '_> {
             .fold(0, |m, r| m | (1 << r.0))
     }
 
+    /// The canonical f32 NaN in every lane of an `i32x4`, for [`Self::canonical_f32`].
+    pub(crate) fn canonical_nan_f32(&mut self) -> Value {
+        let kc = self.b.ins().iconst(I32, CANONICAL_NAN_F32 as i64);
+        self.b.ins().splat(I32X4, kc)
+    }
+
+    /// The lanes of the `f32x4` `x` as an `i32x4`, every NaN lane replaced by `canon`
+    /// ([`Self::canonical_nan_f32`]).
+    pub(crate) fn canonical_f32(&mut self, x: Value, canon: Value) -> Value {
+        let isnan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        let xi = self.bitcast(I32X4, x);
+        self.b.ins().bitselect(isnan, canon, xi)
+    }
+
     /// Canonicalise the NaN lanes of `r` if it may hold raw FP results (`Tx::nan`), in its
     /// current form.
     pub(crate) fn canonicalize(&mut self, r: VReg) {
@@ -506,15 +519,12 @@ impl Tx<'_, '_> {
         }
         match self.form[r.0 as usize] {
             Form::Packed { log2e: 2, .. } => {
-                let kc = self.b.ins().iconst(I32, CANONICAL_NAN_F32 as i64);
-                let canon = self.b.ins().splat(I32X4, kc);
+                let canon = self.canonical_nan_f32();
                 let vals = self.packed_vals(r, 2);
                 let vars = self.pv[r.0 as usize].clone().expect("packed vars");
                 for (j, v) in vals.into_iter().enumerate() {
                     let x = self.bitcast(F32X4, v);
-                    let isnan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
-                    let xi = self.bitcast(I32X4, x);
-                    let sel = self.b.ins().bitselect(isnan, canon, xi);
+                    let sel = self.canonical_f32(x, canon);
                     let sel = self.bitcast(cranelift_codegen::ir::types::I8X16, sel);
                     self.b.def_var(vars[j], sel);
                 }

@@ -70,7 +70,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, I8, I8X16, I16, I16X8, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Value};
 use lanejit_interp::isa::{
-    CANONICAL_NAN_F32, Dir, Ext, FpWidth, Inst, MemAddr, MemSem, Mode, Reg, SOrImm, SReg, VReg,
+    Dir, Ext, FpWidth, Inst, MemAddr, MemSem, Mode, Reg, SOrImm, SReg, VReg,
 };
 use lanejit_interp::memory::{PERM_R, PERM_W};
 
@@ -1857,15 +1857,12 @@ impl Tx<'_, '_> {
             self.b.ins().brif(any, slow, &[], join, &carry);
             self.b.switch_to_block(slow);
             self.b.seal_block(slow);
-            let kc = self.b.ins().iconst(I32, CANONICAL_NAN_F32 as i64);
-            let canon = self.b.ins().splat(I32X4, kc);
-            let canon = self.bitcast(F32X4, canon);
+            let canon = self.canonical_nan_f32();
             let fixed: Vec<BlockArg> = xs
                 .iter()
                 .map(|&x| {
-                    let isnan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
-                    let isnan = self.bitcast(F32X4, isnan);
-                    BlockArg::Value(self.b.ins().bitselect(isnan, canon, x))
+                    let c = self.canonical_f32(x, canon);
+                    BlockArg::Value(self.bitcast(F32X4, c))
                 })
                 .collect();
             self.b.ins().jump(join, &fixed);
