@@ -1805,27 +1805,22 @@ impl Tx<'_, '_> {
     /// ([`Self::store_canonical_pairs`]), so each pair is computed, tested and stored before
     /// the next (a register-wide test would keep every chunk live up to the stores).
     pub(crate) fn lazy_store_data(&self, pc: u64, inst: &Inst) -> u32 {
-        let Some(ms) = inst.opcode().mem() else {
+        let Some(ms) = inst.opcode().mem().filter(|ms| ms.dir == Dir::Store) else {
             return 0;
         };
-        let Some((Reg::V(n), _, local)) = operands(inst, ms) else {
+        // Left packed up to the store (`Tx::inst` materialises the operands
+        // `packed_ok_operand` does not keep: it asks for a full mask, a contiguous access on
+        // guest memory, and a register packed at the store's width).
+        let Some(VReg(n)) = self.packed_ok_operand(inst) else {
             return 0;
         };
-        // Raw, packed, and left packed up to the store (`Tx::inst` materialises the
-        // operands `packed_ok_operand` does not keep).
-        let raw_packed = self.nan[n as usize] == Some(FpWidth::S)
-            && matches!(self.form[n as usize], super::Form::Packed { log2e: 2, .. })
-            && self.packed_ok_operand(inst) == Some(VReg(n));
-        let hoisted = self
+        let contiguous_hoisted = self
             .hoisted_here(pc)
-            .filter(|&j| self.hoist[j].log2s == ms.log2e);
-        if ms.dir == Dir::Store
+            .is_some_and(|j| self.hoist[j].log2s == ms.log2e);
+        if self.nan[n as usize] == Some(FpWidth::S)
             && ms.log2e == 2
-            && self.full
-            && (!local || self.tile.is_some())
             && !self.masked_tail
-            && raw_packed
-            && hoisted.is_some()
+            && contiguous_hoisted
         {
             1 << n
         } else {
