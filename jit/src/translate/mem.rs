@@ -1195,15 +1195,22 @@ impl Tx<'_, '_> {
         self.check_lanes(acc, pea, fast, slow);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
-        let lane_ea = match self.packed_index(addr, local, data) {
-            Some(pi) => self.packed_lane_eas(pi),
-            None if lane_ea.is_empty() => self.lanes_of(&eas),
-            None => lane_ea,
+        let hosts: Vec<Value> = match self.packed_index(addr, local, data) {
+            // The space's base and the scalar base added once, each lane's offset folded
+            // into its access's address (`[host + idx * 4]`).
+            Some(pi) => self.packed_lane_hosts(base, pi),
+            None => {
+                let lane_ea = if lane_ea.is_empty() {
+                    self.lanes_of(&eas)
+                } else {
+                    lane_ea
+                };
+                lane_ea
+                    .iter()
+                    .map(|&ea| self.b.ins().iadd(base, ea))
+                    .collect()
+            }
         };
-        let hosts: Vec<Value> = lane_ea
-            .iter()
-            .map(|&ea| self.b.ins().iadd(base, ea))
-            .collect();
         match ms.dir {
             Dir::Load => {
                 let Reg::V(d) = data else { unreachable!() };
@@ -1224,8 +1231,18 @@ impl Tx<'_, '_> {
                     let at = self.scratch_addr(2);
                     let n = hosts.len().div_ceil(per);
                     for (c, hs) in hosts.chunks(per).enumerate() {
-                        let mut v = super::zero_vector(self.b, ty);
-                        for (k, &h) in hs.iter().enumerate() {
+                        let x = self.b.ins().load(sty, flags(), hs[0], 0);
+                        // Lane 0 of 32-bit elements by itself (the other lanes zero): one
+                        // `movd` from memory instead of a zero vector (a constant the
+                        // allocator keeps in a spill slot) and an insert. (x64 has no move
+                        // of a byte or halfword into a vector register.)
+                        let mut v = if sty == I32 {
+                            self.b.ins().scalar_to_vector(ty, x)
+                        } else {
+                            let z = super::zero_vector(self.b, ty);
+                            self.b.ins().insertlane(z, x, 0)
+                        };
+                        for (k, &h) in hs.iter().enumerate().skip(1) {
                             let x = self.b.ins().load(sty, flags(), h, 0);
                             v = self.b.ins().insertlane(v, x, k as u8);
                         }
@@ -1747,12 +1764,21 @@ impl Tx<'_, '_> {
         (Vec::new(), lo, hi, or, Some(nowrap))
     }
 
-    /// The lane EAs of a packed-index access (see [`Self::packed_index_eas`]), computed
-    /// where they are used: in the block of the accesses, after the range check, so that
-    /// each is computed right before its lane's access instead of all of them before the
-    /// check (where they would all be live at once).
-    fn packed_lane_eas(&mut self, (b, n, ext, sh): (SReg, VReg, Ext, u32)) -> Vec<Value> {
+    /// The lane host addresses of a packed-index access (see [`Self::packed_index_eas`]):
+    /// `space + (base + off)` is `(space + base) + off` in 64-bit modular arithmetic, so the
+    /// sum of the space's host base `space` and the scalar base is made once and each lane's
+    /// offset `ext(idx[i]) << shift` added to it, which the host's addressing folds into
+    /// the lane's access (`[host + idx * 4]`; an add per lane fewer). Computed where they are
+    /// used: in the block of the accesses, after the range check, so that each is computed
+    /// right before its lane's access instead of all of them before the check (where they
+    /// would all be live at once).
+    fn packed_lane_hosts(
+        &mut self,
+        space: Value,
+        (b, n, ext, sh): (SReg, VReg, Ext, u32),
+    ) -> Vec<Value> {
         let base = self.sget(b);
+        let host = self.b.ins().iadd(space, base);
         let p: Vec<Value> = self
             .packed_vals(n, 2)
             .into_iter()
@@ -1762,7 +1788,7 @@ impl Tx<'_, '_> {
             .map(|i| {
                 let x = self.b.ins().extractlane(p[i / 4], (i % 4) as u8);
                 let o = self.index_offset(x, ext == Ext::Sign, sh);
-                self.b.ins().iadd(base, o)
+                self.b.ins().iadd(host, o)
             })
             .collect()
     }
