@@ -5,8 +5,9 @@
 //! operand, a scalar the loop body does not know to be constant); FMA chains mixed with
 //! FADD/FMUL on NaN/inf/subnormal/-0 data loaded contiguously; integer streams (byte and
 //! halfword loads multiplied into an accumulator: the JIT's narrow multiplies); index streams
-//! (32-bit index words loaded, then gathers through them: the packed-index gathers, with
-//! small and negative indices poked where the loads read); and gathers and scatters over a
+//! (32-bit index words loaded, then gathers through them, half of them shifted right or
+//! masked by an immediate first: the packed-index gathers, with small and negative indices
+//! poked where the loads read); and gathers and scatters over a
 //! table of several MiB whose span has unmapped holes and read-only pages.
 //!
 //! Each snippet is a few [`Item`]s that the body generator pushes as one step. The snippets
@@ -937,6 +938,23 @@ impl Shapes {
             index_loads = first..accs.len();
             self.force = None;
             for vi in idx {
+                // Half the time the index is first shifted right or masked by an immediate
+                // (kept packed by the JIT where the result is again an extended word).
+                let vi = if u.ratio(1, 2)? {
+                    let t = VReg(pick(u, &V_DATA)?);
+                    let (f, k): (fn(VAlu) -> Inst, i32) = match u.int_in_range(0..=2)? {
+                        0 => (Inst::VShr, pick(u, &[0, 1, 2, 5, 31, 32, 33, 63, -1])?),
+                        1 => (Inst::VSra, pick(u, &[0, 1, 3, 31, 32, 63, -2])?),
+                        _ => (
+                            Inst::VAnd,
+                            pick(u, &[0xff, 0x3f, -4, 0x7fff_ffff, i32::MIN, 1023])?,
+                        ),
+                    };
+                    body.push(valu(f, t, vi, VSrc::Imm(k)));
+                    t
+                } else {
+                    vi
+                };
                 let vd = VReg(pick(u, &V_DATA)?);
                 let op = pick(u, &[Opcode::VLw, Opcode::VLwu])?;
                 let addr = MemAddr::RegOff {

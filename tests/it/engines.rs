@@ -1983,6 +1983,88 @@ fn gathers_and_scatters_indexed_by_packed_words() {
 }
 
 #[test]
+fn shifts_and_masks_of_packed_words_stay_exact() {
+    // A shift right or AND by an immediate of a register loaded as 32-bit words stays in the
+    // packed form where its 64-bit result is a 32-bit value extended (`Tx::packed_int`):
+    // for sign- and zero-extended words with high bits and negative values, shift amounts
+    // below, at and past 32 (and immediates whose low six bits are what counts), and ANDs
+    // with positive, negative and wide immediates, the result, masked, indexes a gather (of
+    // words, halfwords or bytes) and a scatter of the index (the packed-index path, the table
+    // changing under it), and is then stored whole (V.SD) and compared.
+    let mut idx = String::from(".word ");
+    for i in 0..96u32 {
+        if i > 0 {
+            idx += ", ";
+        }
+        let v: u32 = match i % 5 {
+            0 => 0x8000_0000 | (i * 0x0101_0101),
+            1 => i * 0x0012_3457,
+            2 => 0xffff_ffff - i,
+            3 => 0x7fff_ffff - i * 3,
+            _ => i,
+        };
+        idx += &format!("{v:#x}");
+    }
+    for load in ["V.LW", "V.LWU"] {
+        for (n, op) in [
+            "V.SHR v5, v2, 0",
+            "V.SHR v5, v2, 12",
+            "V.SHR v5, v2, 31",
+            "V.SHR v5, v2, 32",
+            "V.SHR v5, v2, 63",
+            "V.SHR v5, v2, 76",
+            "V.SRA v5, v2, 1",
+            "V.SRA v5, v2, 31",
+            "V.SRA v5, v2, 33",
+            "V.SRA v5, v2, -1",
+            "V.AND v5, v2, 0x7ff0f0f0",
+            "V.AND v5, v2, -16",
+            "V.AND v5, v2, -0x80000000",
+            "V.SHR v2, v2, 4",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            // Gathers of words, halfwords and bytes (packed at their width).
+            let gather = ["V.LWU", "V.LHU", "V.LB"][n % 3];
+            let dst = op
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("v5,")
+                .trim_end_matches(',');
+            let src = format!(
+                "
+                .mem 0x10000, 0x1000, rw
+                .mem 0x20000, 0x1000, rw
+                .mem 0x30000, 0x2000, rw
+                .data 0x10000
+                {idx}
+                .data 0x20000
+                .fill 1024, 4, 0x01020304
+                .text
+                S.LI s1, 0x10000
+                S.LI s2, 0x20000
+                S.LI s4, 0x30000
+                S.LI s3, 90
+                LOOP s3
+                {load} [s1, lc0<<2, 0], ->v2
+                {op}
+                V.AND v6, {dst}, 0x3fc
+                {gather} [s2 + (v6 << 0)], ->v7
+                V.ADD v8, v8, v7
+                V.SW.U v6, [s2 + (v6 << 0)]
+                V.SD {dst}, [s4, lc0<<3, 0]
+                ENDLOOP
+                V.REDSUM s9, v8
+                HALT
+                "
+            );
+            check_all_vls(&src);
+        }
+    }
+}
+
+#[test]
 fn local_tile_accesses_and_tile_traps() {
     let base = "
         .tilesize 4096

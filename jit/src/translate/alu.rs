@@ -37,7 +37,83 @@ pub(crate) struct NarrowMul {
     pub(crate) keep: u32,
 }
 
+/// A `V.SHR`, `V.SRA` or `V.AND` by an immediate computed on 32-bit packed lanes (see
+/// `Tx::packed_int_operands`).
+#[derive(Clone, Copy)]
+pub(crate) struct PackedInt {
+    op: AluOp,
+    /// The immediate (shift amounts already reduced mod 64, and below 32).
+    k: u64,
+    /// The result's extension to 64 bits.
+    ext: Ext,
+    /// The operand, kept packed.
+    pub(crate) keep: u32,
+}
+
 impl Tx<'_, '_> {
+    /// A `V.SHR`, `V.SRA` or `V.AND` by an immediate of a register packed as 32-bit lanes
+    /// (loaded words, an index scaled or masked for a table) under a full mask, whose 64-bit
+    /// result is again a 32-bit value extended, so that it stays packed, four lanes to a
+    /// SIMD operation, and a gather indexed by it keeps the packed-index path: a logical
+    /// shift right by less than 32 of a zero-extended lane (or an arithmetic one, the lane
+    /// being non-negative), an arithmetic shift right by less than 32 of a sign-extended
+    /// lane, and an AND of either with any immediate (a sign-extended lane AND a negative
+    /// immediate stays sign-extended; everything else is zero-extended).
+    pub(crate) fn packed_int_operands(&self, inst: &Inst) -> Option<PackedInt> {
+        let (Operands::VAlu(o), Sem::VAlu(op)) = (inst.operands(), inst.opcode().sem()) else {
+            return None;
+        };
+        let VSrc::Imm(imm) = o.vb else {
+            return None;
+        };
+        if !self.full || self.vmem || !self.can_pack(o.vd, 2) {
+            return None;
+        }
+        let Form::Packed { log2e: 2, ext } = self.form[o.va.0 as usize] else {
+            return None;
+        };
+        let k = imm as i64 as u64;
+        let ext = match (op, ext) {
+            (AluOp::Shr, Ext::Zero) | (AluOp::Sra, Ext::Zero) if k & 63 < 32 => Ext::Zero,
+            (AluOp::Sra, Ext::Sign) if k & 63 < 32 => Ext::Sign,
+            (AluOp::And, Ext::Sign) if (k as i64) < 0 => Ext::Sign,
+            (AluOp::And, Ext::Zero | Ext::Sign) => Ext::Zero,
+            _ => return None,
+        };
+        let k = if op == AluOp::And { k } else { k & 63 };
+        Some(PackedInt {
+            op,
+            k,
+            ext,
+            keep: 1 << o.va.0,
+        })
+    }
+
+    /// `vd = va op k` on 32-bit packed lanes (see [`Self::packed_int_operands`]).
+    fn packed_int(&mut self, vd: VReg, va: VReg, p: PackedInt) {
+        let vals = self.packed_vals(va, 2);
+        let kv = self.iconst(p.k);
+        let k32 = self.b.ins().ireduce(I32, kv);
+        let out: Vec<Value> = vals
+            .into_iter()
+            .map(|v| {
+                let x = self.bitcast(I32X4, v);
+                let r = match p.op {
+                    AluOp::Shr => self.b.ins().ushr(x, k32),
+                    AluOp::Sra if p.ext == Ext::Sign => self.b.ins().sshr(x, k32),
+                    // A zero-extended lane is non-negative: its arithmetic shift is logical.
+                    AluOp::Sra => self.b.ins().ushr(x, k32),
+                    _ => {
+                        let m = self.b.ins().splat(I32X4, k32);
+                        self.b.ins().band(x, m)
+                    }
+                };
+                self.bitcast(I8X16, r)
+            })
+            .collect();
+        self.def_packed(vd, 2, p.ext, &out);
+    }
+
     /// Scalar `a op b`.
     pub(crate) fn salu(&mut self, op: AluOp, a: Value, b: Value) -> Value {
         let ins = self.b.ins();
@@ -353,14 +429,7 @@ impl Tx<'_, '_> {
                 self.bitcast(I8X16, p)
             })
             .collect();
-        let vars = self.pv[vd.0 as usize].clone().expect("packed vars of vd");
-        for (j, v) in out.into_iter().enumerate() {
-            self.b.def_var(vars[j], v);
-        }
-        self.form[vd.0 as usize] = Form::Packed {
-            log2e: n.t,
-            ext: n.ext,
-        };
+        self.def_packed(vd, n.t, n.ext, &out);
     }
 
     /// The vector operands of an f32 add, subtract, multiply or FMA that stay packed across it
@@ -701,6 +770,10 @@ impl Tx<'_, '_> {
             (Operands::VAlu(o), Sem::VAlu(op)) => {
                 if let Some(n) = self.narrow_mul_operands(inst) {
                     self.narrow_mul(o.vd, o.va, n);
+                    return true;
+                }
+                if let Some(p) = self.packed_int_operands(inst) {
+                    self.packed_int(o.vd, o.va, p);
                     return true;
                 }
                 if op == AluOp::Add && self.acc_add(inst) {

@@ -5,7 +5,7 @@
 
 use super::{mem, shape};
 use crate::region::Region;
-use lanejit_interp::isa::{FpWidth, Inst, Operands, Reg, Sem};
+use lanejit_interp::isa::{AluOp, FpWidth, Inst, Operands, Reg, Sem, VSrc};
 
 /// A set of scalar and vector registers.
 #[derive(Default, Clone, Copy)]
@@ -165,17 +165,25 @@ pub(super) fn in_place(hoisted: &[Hoisted]) -> u64 {
 }
 
 /// Registers a load (of guest memory or tile space), an f32 add, subtract, multiply or FMA,
-/// or a vector multiply writes (candidates for the packed form: any load may turn out contiguous, see [`shape`]).
+/// a vector multiply, or a shift right or AND by an immediate writes (candidates for the
+/// packed form: any load may turn out contiguous, see [`shape`]).
 pub(super) fn packable(r: &Region) -> u32 {
     let mut set = 0;
     for (_, i) in &r.insts {
         if let (Operands::VFp(o), Sem::Fp(_, FpWidth::S)) = (i.operands(), i.opcode().sem()) {
             set |= 1 << o.vd.0;
         }
-        if let (Operands::VAlu(o), Sem::VAlu(lanejit_interp::isa::AluOp::Mul)) =
+        if let (Operands::VAlu(o), Sem::VAlu(AluOp::Mul)) = (i.operands(), i.opcode().sem()) {
+            set |= 1 << o.vd.0;
+        }
+        // A shift right or AND by an immediate may keep 32-bit lanes packed
+        // (`Tx::packed_int_operands`).
+        if let (Operands::VAlu(o), Sem::VAlu(AluOp::Shr | AluOp::Sra | AluOp::And)) =
             (i.operands(), i.opcode().sem())
         {
-            set |= 1 << o.vd.0;
+            if matches!(o.vb, VSrc::Imm(_)) {
+                set |= 1 << o.vd.0;
+            }
         }
         if let Some(ms) = i.opcode().mem() {
             if ms.dir == lanejit_interp::isa::Dir::Load {

@@ -1343,14 +1343,7 @@ impl Tx<'_, '_> {
     /// Leave `r` packed: `bytes` holds its elements of `ms`'s width, 16 bytes a value, all
     /// lanes written.
     fn set_packed(&mut self, r: VReg, ms: MemSem, bytes: &[Value]) {
-        let vars = self.pv[r.0 as usize].clone().expect("packed vars");
-        for (var, &v) in vars.iter().zip(bytes) {
-            self.b.def_var(*var, v);
-        }
-        self.form[r.0 as usize] = super::Form::Packed {
-            log2e: ms.log2e,
-            ext: ms.ext,
-        };
+        self.def_packed(r, ms.log2e, ms.ext, bytes);
     }
 
     /// The stride of an access whose lane EAs step by a constant other than 0 and E (its

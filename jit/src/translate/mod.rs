@@ -97,7 +97,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use lanejit_interp::isa::{FpWidth, Inst, Operands, SReg, Sem, VReg, VSrc};
+use lanejit_interp::isa::{Ext, FpWidth, Inst, Operands, SReg, Sem, VReg, VSrc};
 use lanejit_interp::machine::{Regs, all_lanes};
 
 /// How a vector register's current value is held.
@@ -540,6 +540,16 @@ impl<'a, 'f> Tx<'a, 'f> {
         vars[..n].iter().map(|&v| self.b.use_var(v)).collect()
     }
 
+    /// Define `r`'s packed variables as `vals` (16 bytes each, lanes of `1 << log2e` bytes
+    /// extended by `ext`) and mark it packed.
+    pub(crate) fn def_packed(&mut self, r: VReg, log2e: u8, ext: Ext, vals: &[Value]) {
+        let vars = self.pv[r.0 as usize].clone().expect("packed vars declared");
+        for (var, &v) in vars.iter().zip(vals) {
+            self.b.def_var(*var, v);
+        }
+        self.form[r.0 as usize] = Form::Packed { log2e, ext };
+    }
+
     /// Whether a contiguous load of width `log2e` into `r` can stay packed.
     pub(crate) fn can_pack(&self, r: VReg, log2e: u8) -> bool {
         self.pv[r.0 as usize].is_some() && ((self.vl as usize) << log2e) >= 16
@@ -814,6 +824,7 @@ impl<'a, 'f> Tx<'a, 'f> {
         let keep = self.packed_ok_operand(inst).map_or(0, |r| 1u32 << r.0)
             | self.packed_f32_operands(inst)
             | self.narrow_mul_operands(inst).map_or(0, |n| n.keep)
+            | self.packed_int_operands(inst).map_or(0, |p| p.keep)
             | self.packed_index_operand(inst)
             | self.acc_operands(inst);
         // Overwritten whole under a full mask: its old value is seen only if the instruction
