@@ -19,6 +19,8 @@
 //! loops run two or three times, the trip halved each time and the registers as the run
 //! before left them (a loop entered once per row). A fifth index by lane id through vectors
 //! computed before the loop, which the loop only reads (the JIT's read-only index bounds).
+//! Some bodies repeat in a scalar branch loop instead (`BNE` back to their start, 2 to 6
+//! rounds): the JIT carries packed registers around such back edges.
 //! The table is mapped with
 //! `.mem` only (untouched pages read zero); a little data (special floating-point values) is
 //! placed where snippets read.
@@ -881,6 +883,16 @@ impl Shapes {
         items: &mut Vec<Item>,
     ) -> Result<()> {
         let vl = self.vl as u64;
+        // A fifth of the loops outside a hardware loop, and a third of the bodies inside
+        // one, repeat their body in a scalar branch loop instead (2 to 6 rounds, counted in
+        // S_ROUNDS, lanes by lane id): the JIT's branch-loop copies, packed registers carried
+        // around the back edge.
+        let branch = if straight {
+            u.ratio(1, 3)?
+        } else {
+            u.ratio(1, 5)?
+        };
+        let straight = straight || branch;
         let region = match u.int_in_range(0..=9)? {
             0..=6 if self.table.is_some() => Region::Table,
             0..=7 => Region::Data,
@@ -1111,7 +1123,26 @@ impl Shapes {
         items.push(li(S_BASE, base_val[0]));
         items.push(li(S_BASE2, base_val[1]));
         items.extend(pre);
-        if straight {
+        if branch {
+            self.rounds += 1;
+            let l = ROUND_LABELS + self.rounds;
+            items.push(li(S_ROUNDS, u.int_in_range(2..=6u64)?));
+            items.push(Item::Label(l));
+            items.extend(body);
+            items.push(Item::Inst(Inst::SSub(SAlu {
+                sd: S_ROUNDS,
+                sa: S_ROUNDS,
+                sb: SOrImm::Imm(1),
+            })));
+            items.push(Item::Branch(
+                Inst::Bne(Branch {
+                    sa: S_ROUNDS,
+                    sb: SOrImm::Imm(0),
+                    target: Target(0),
+                }),
+                l,
+            ));
+        } else if straight {
             items.extend(body);
         } else {
             items.push(li(S_TRIP, trip));

@@ -399,6 +399,78 @@ fn hot_branch_loops_gather_and_scatter_in_line_when_the_mask_is_full() {
 }
 
 #[test]
+fn branch_loops_carry_packed_registers_into_their_second_copy() {
+    // A branch loop (an inner `nz:` loop as SpMV writes it) whose full iterations go on in a
+    // second full copy entered with packed registers: contiguous index words, an index
+    // masked by an immediate, gathered words and f32 sums (raw NaNs canonicalised at the
+    // back edge, where an integer XOR of the next iteration reads them; a quiet NaN with a
+    // payload and an infinity in the table), an integer sum of gathered words, and the state
+    // after the loop read back. Cases: no fault; a gather faulting in a middle
+    // iteration (an index word pointing past the table); exact instruction budgets through
+    // the copies.
+    let mut idx = String::from(".word ");
+    for i in 0..160u32 {
+        if i > 0 {
+            idx += ", ";
+        }
+        let v = if i == 77 { 0x4000 } else { (i * 37 + 11) % 200 };
+        idx += &format!("{v:#x}");
+    }
+    let table = f32_words(256, 9).replacen("0x", "0x7fc00001, 0x7f800000, 0x", 1);
+    let prog = |mask: &str, steps: u32| {
+        format!(
+            "
+            .mem 0x10000, 0x2000, rw
+            .mem 0x12000, 0x1000, rw
+            .data 0x10000
+            {idx}
+            .data 0x12000
+            {table}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, 0x12000
+            S.LI s4, 0x3f000000
+            S.LI s8, {steps}
+            S.VL s9
+            S.SHL s9, s9, 3
+            V.MOV v10, 0
+        nz:
+            V.LWU [s1, lc0<<2, 0], ->v1
+            V.AND v2, v1, {mask}
+            V.LW [s2 + (v2 << 2)], ->v3
+            V.XOR v13, v13, v11
+            V.FMA.S v10, v3, s4
+            V.FADD.S v11, v11, v3
+            V.ADD v12, v12, v3
+            S.ADD s1, s1, s9
+            S.SUB s8, s8, 1
+            BNE s8, 0, nz
+            V.REDSUM s10, v12
+            HALT
+            "
+        )
+    };
+    for (mask, steps, fault) in [("0xff", 9, false), ("-1", 9, true), ("0x7ff", 3, false)] {
+        let p = asm(&prog(mask, steps));
+        for vl in VLS {
+            for strict in [false, true] {
+                let (r, st) = check(&p, vl, strict, None);
+                assert!(st.jit_retired > 0, "compiled code ran");
+                // Index word 77 (past the table) is read by lanes 2*VL*k + l = 77 only with
+                // the full mask; VL 1 reads words 0, 2, 4, ..
+                let expect = fault && (77 % (2 * vl) < vl) && (77 / (2 * vl)) < steps;
+                assert_eq!(
+                    trap_kind(&r.exit()).is_some(),
+                    expect,
+                    "mask {mask} vl {vl}"
+                );
+            }
+        }
+        check_budgets(&p, 7);
+    }
+}
+
+#[test]
 fn compiled_regions_chain_to_their_successors() {
     // A branch loop of three regions (the loop block, a jump target and the back edge's
     // block) around a hardware loop, 600 times: once compiled and hot, each region's exit

@@ -42,6 +42,31 @@ pub(super) fn fast_loop_ok(r: &Region) -> bool {
             .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_)))
 }
 
+/// Whether a loop region closed by a branch (`J` or `Bxx` back to its head, not `ENDLOOP`)
+/// keeps the mask through its body (no `V.SETMASK`, `LOOP` or `ENDLOOP` in it), so that its
+/// full iterations may run in a second full copy entered with packed registers
+/// (`Tx::branch_fast_edge`).
+pub(super) fn branch_fast_ok(r: &Region) -> bool {
+    let Some(h) = r.loop_head else {
+        return false;
+    };
+    matches!(
+        r.insts.last(),
+        Some((
+            _,
+            Inst::J(_)
+                | Inst::Beq(_)
+                | Inst::Bne(_)
+                | Inst::Blt(_)
+                | Inst::Bge(_)
+                | Inst::Bltu(_)
+                | Inst::Bgeu(_)
+        ))
+    ) && r.insts[h..]
+        .iter()
+        .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_) | Inst::Endloop(_)))
+}
+
 /// Accumulators of a loop body: vector registers whose only access in the body is one
 /// `V.ADD vd, vd, vx` (vx another register). In the streaming copy such a register may keep
 /// its sums in narrow lanes (`Form::Acc`, see `Tx::acc_add`).

@@ -85,11 +85,70 @@ impl Tx<'_, '_> {
         let saved_full = self.full;
         self.b.switch_to_block(tb);
         self.b.seal_block(tb);
-        self.edge(taken, header, head_pc);
+        self.branch_edge(taken, header, head_pc);
         self.full = saved_full;
         self.b.switch_to_block(fb);
         self.b.seal_block(fb);
-        self.edge(fall, header, head_pc);
+        self.branch_edge(fall, header, head_pc);
+    }
+
+    /// A branch's edge to `target`: at the back edge of a full body copy of a branch loop
+    /// with a second full copy (`Tx::fast`, see [`Self::branch_fast_edge`]) first the test
+    /// for it, then [`Self::edge`]. The translator's view of the registers is the same after
+    /// as before (the other edge of the branch starts from it).
+    fn branch_edge(&mut self, target: u64, header: Option<Block>, head_pc: u64) {
+        let saved = (self.form, self.nan);
+        if let (Some(fl), Some(_), true) = (self.fast, header, self.full) {
+            if target == head_pc {
+                self.branch_fast_edge(fl);
+            }
+        }
+        self.edge(target, header, head_pc);
+        (self.form, self.nan) = saved;
+    }
+
+    /// The back edge of a full body copy of a branch loop (no `V.SETMASK`, `LOOP` or
+    /// `ENDLOOP` in its body, see `analysis::branch_fast_ok`): the mask stays all ones, so
+    /// when the budget covers the next iteration it runs in the second full copy, which the
+    /// registers enter in the forms they have here (packed registers stay packed: loaded
+    /// words, f32 results, gathered elements), canonical; otherwise the edge goes on to the
+    /// header, which expects every register wide. Forms differing from the first back edge's
+    /// (recorded for the second copy) take the header too.
+    fn branch_fast_edge(&mut self, fl: super::FastLoop) {
+        for n in 0..32u8 {
+            self.canonicalize(VReg(n));
+        }
+        let forms = *self.fast_forms.get_or_insert(self.form);
+        if forms != self.form {
+            return;
+        }
+        let fits = self
+            .budgeted
+            .then(|| self.budget_fits(self.off + 1, fl.body_len));
+        self.enter_second_copy(fits, fl.top);
+    }
+
+    /// Go on in the second full copy at `top` when `cond` holds (always without one), this
+    /// iteration retired; otherwise continue here.
+    fn enter_second_copy(&mut self, cond: Option<Value>, top: Block) {
+        let r = self.b.use_var(self.retired);
+        let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
+        let go = self.b.create_block();
+        let stay = self.b.create_block();
+        match cond {
+            Some(c) => {
+                self.b.ins().brif(c, go, &[], stay, &[]);
+            }
+            None => {
+                self.b.ins().jump(go, &[]);
+            }
+        }
+        self.b.switch_to_block(go);
+        self.b.seal_block(go);
+        self.b.def_var(self.retired, r);
+        self.b.ins().jump(top, &[]);
+        self.b.switch_to_block(stay);
+        self.b.seal_block(stay);
     }
 
     /// In a full body copy of an `ENDLOOP` loop: when the next iteration is full as well and
@@ -104,8 +163,6 @@ impl Tx<'_, '_> {
         if forms != self.form {
             return;
         }
-        let r = self.b.use_var(self.retired);
-        let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
         let mut c = match (self.lim, self.prechecked) {
             (Some(lim), true) => {
                 // Only the iterations the loop-entry span check proved: LC0BASE steps by VL
@@ -129,23 +186,10 @@ impl Tx<'_, '_> {
             }
         };
         if self.budgeted {
-            let room = self.b.ins().isub(self.budget, r);
-            let fits = self.b.ins().icmp_imm_s(
-                IntCC::UnsignedGreaterThanOrEqual,
-                room,
-                fl.body_len as i64,
-            );
+            let fits = self.budget_fits(self.off + 1, fl.body_len);
             c = self.b.ins().band(c, fits);
         }
-        let go = self.b.create_block();
-        let stay = self.b.create_block();
-        self.b.ins().brif(c, go, &[], stay, &[]);
-        self.b.switch_to_block(go);
-        self.b.seal_block(go);
-        self.b.def_var(self.retired, r);
-        self.b.ins().jump(fl.top, &[]);
-        self.b.switch_to_block(stay);
-        self.b.seal_block(stay);
+        self.enter_second_copy(Some(c), fl.top);
     }
 
     /// The `ENDLOOP` of the streaming copy (see `Tx::stream`): the next iteration is proven
@@ -349,7 +393,7 @@ impl Tx<'_, '_> {
     pub(crate) fn control(&mut self, pc: u64, inst: &Inst, header: Option<Block>, head_pc: u64) {
         let next = pc + 8;
         match inst {
-            Inst::J(j) => self.edge(j.target.pc(), header, head_pc),
+            Inst::J(j) => self.branch_edge(j.target.pc(), header, head_pc),
             Inst::Beq(br)
             | Inst::Bne(br)
             | Inst::Blt(br)
@@ -375,7 +419,7 @@ impl Tx<'_, '_> {
                 if let (Some(x), Some(y)) = (self.const_of(a), self.const_of(b)) {
                     // Both operands known: one edge.
                     let to = if c.holds(x, y) { br.target.pc() } else { next };
-                    self.edge(to, header, head_pc);
+                    self.branch_edge(to, header, head_pc);
                     return;
                 }
                 let cond = self.b.ins().icmp(cc, a, b);

@@ -83,8 +83,8 @@ mod probes;
 mod shape;
 
 use analysis::{
-    RegSet, accumulators, copy_loop, fast_loop_ok, has_vector_work, hoistable, in_place,
-    iteration_local, masked_tail_ok, packable, reg_effects, stream_ok, written_first,
+    RegSet, accumulators, branch_fast_ok, copy_loop, fast_loop_ok, has_vector_work, hoistable,
+    in_place, iteration_local, masked_tail_ok, packable, reg_effects, stream_ok, written_first,
 };
 
 use crate::abi::{self, Status};
@@ -1287,8 +1287,10 @@ pub(crate) fn translate(
             }
         });
         // The second full copy, which carries packed registers from one full iteration to the
-        // next, is not needed where the streaming copy runs all but the last of them.
-        let fast_top = (endloop && stream.is_none()).then(|| tx.b.create_block());
+        // next, is not needed where the streaming copy runs all but the last of them; a
+        // branch loop that keeps its mask has one too (`Tx::branch_fast_edge`).
+        let fast_top =
+            ((endloop && stream.is_none()) || branch_fast_ok(r)).then(|| tx.b.create_block());
         // The tail of an ENDLOOP loop (its one partial iteration) runs in the general copy
         // where registers live in variables; in the memory form (and when a span check finds
         // a fault ahead) it runs in the straight form of the body, compiled on first need,
