@@ -12,7 +12,11 @@
 //! `V.LANEID`, `V.LC0` (above VL 2) and `V.REDSUM` to `abi::lj_vop` / `abi::lj_redsum`, which
 //! apply the ISA table's lane semantics on the register file: one call instead of two dozen
 //! instructions per chunk pair; loops and hot recompiles have them all in line. Every vector
-//! write also records its lane shape (`shape`), which memory accesses use.
+//! write also records its lane shape (`shape`), which memory accesses use. Under a full mask
+//! some operations keep a packed register packed (`Form::Packed`: lanes narrower than 64
+//! bits, four or more to a SIMD operation): f32 arithmetic, multiplies of bytes and
+//! halfwords (`Tx::narrow_mul`), and shifts right and ANDs by an immediate of 32-bit lanes
+//! whose result is again an extended word (`Tx::packed_int`).
 
 use super::{Form, Tx};
 use crate::observe::Fallback;
