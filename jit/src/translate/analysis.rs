@@ -50,21 +50,16 @@ pub(super) fn branch_fast_ok(r: &Region) -> bool {
     let Some(h) = r.loop_head else {
         return false;
     };
-    matches!(
-        r.insts.last(),
-        Some((
-            _,
-            Inst::J(_)
-                | Inst::Beq(_)
-                | Inst::Bne(_)
-                | Inst::Blt(_)
-                | Inst::Bge(_)
-                | Inst::Bltu(_)
-                | Inst::Bgeu(_)
-        ))
-    ) && r.insts[h..]
-        .iter()
-        .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_) | Inst::Endloop(_)))
+    let closed_by_branch = r.insts.last().is_some_and(|(_, i)| {
+        matches!(
+            i.opcode().sem(),
+            Sem::Branch(_) | Sem::Ctl(lanejit_interp::isa::Ctl::Jump)
+        )
+    });
+    closed_by_branch
+        && r.insts[h..]
+            .iter()
+            .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_) | Inst::Endloop(_)))
 }
 
 /// Accumulators of a loop body: vector registers whose only access in the body is one

@@ -115,17 +115,24 @@ impl Tx<'_, '_> {
     /// header, which expects every register wide. Forms differing from the first back edge's
     /// (recorded for the second copy) take the header too.
     fn branch_fast_edge(&mut self, fl: super::FastLoop) {
-        for n in 0..32u8 {
-            self.canonicalize(VReg(n));
-        }
-        let forms = *self.fast_forms.get_or_insert(self.form);
-        if forms != self.form {
+        if !self.second_copy_forms() {
             return;
         }
         let fits = self
             .budgeted
             .then(|| self.budget_fits(self.off + 1, fl.body_len));
         self.enter_second_copy(fits, fl.top);
+    }
+
+    /// At an edge into the second full copy: canonicalise every register (the copy starts
+    /// with canonical registers: forms are carried, raw NaNs are not), and whether the forms
+    /// here are the ones the copy is translated with (the first such edge records them).
+    fn second_copy_forms(&mut self) -> bool {
+        for n in 0..32u8 {
+            self.canonicalize(VReg(n));
+        }
+        let forms = *self.fast_forms.get_or_insert(self.form);
+        forms == self.form
     }
 
     /// Go on in the second full copy at `top` when `cond` holds (always without one), this
@@ -155,12 +162,7 @@ impl Tx<'_, '_> {
     /// the budget covers it, continue in the second full copy (mask stays all ones, packed
     /// registers stay packed); otherwise fall through to the ordinary `ENDLOOP` logic.
     fn fast_edge(&mut self, fl: super::FastLoop, lc: Value, trip: Value) {
-        // The next copy starts with canonical registers (forms are carried, NaNs are not).
-        for n in 0..32u8 {
-            self.canonicalize(lanejit_interp::isa::VReg(n));
-        }
-        let forms = *self.fast_forms.get_or_insert(self.form);
-        if forms != self.form {
+        if !self.second_copy_forms() {
             return;
         }
         let mut c = match (self.lim, self.prechecked) {
