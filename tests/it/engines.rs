@@ -408,14 +408,7 @@ fn branch_loops_carry_packed_registers_into_their_second_copy() {
     // after the loop read back. Cases: no fault; a gather faulting in a middle
     // iteration (an index word pointing past the table); exact instruction budgets through
     // the copies.
-    let mut idx = String::from(".word ");
-    for i in 0..160u32 {
-        if i > 0 {
-            idx += ", ";
-        }
-        let v = if i == 77 { 0x4000 } else { (i * 37 + 11) % 200 };
-        idx += &format!("{v:#x}");
-    }
+    let idx = words(160, |i| if i == 77 { 0x4000 } else { (i * 37 + 11) % 200 });
     let table = f32_words(256, 9).replacen("0x", "0x7fc00001, 0x7f800000, 0x", 1);
     let prog = |mask: &str, steps: u32| {
         format!(
@@ -1179,6 +1172,12 @@ fn packed_f32_loops_feed_wide_ops_and_stores() {
 }
 
 /// `n` pseudo-random f32 words (finite, mixed signs and magnitudes) as `.word` lines.
+/// A `.word` directive of `n` words, word `i` being `f(i)`.
+fn words(n: u32, f: impl Fn(u32) -> u32) -> String {
+    let list: Vec<String> = (0..n).map(|i| format!("{:#x}", f(i))).collect();
+    format!(".word {}", list.join(", "))
+}
+
 fn f32_words(n: usize, seed: u64) -> String {
     let mut x = seed;
     let mut out = String::new();
@@ -2001,11 +2000,7 @@ fn gathers_and_scatters_indexed_by_packed_words() {
     // form: lane EAs and the range check come from the packed lanes. Negative sign-extended
     // indices, zero-extended ones above 2^31, a base that makes EAs wrap below 0, a hole in
     // the table's span, strict alignment with odd indices, and scatters.
-    let mut idx = String::from(".word ");
-    for i in 0..96u32 {
-        if i > 0 {
-            idx += ", ";
-        }
+    let idx = words(96, |i| {
         let v: i32 = match i % 6 {
             0 => -((i as i32) * 3),
             1 => (i as i32) * 5,
@@ -2014,8 +2009,8 @@ fn gathers_and_scatters_indexed_by_packed_words() {
             4 => -1,
             _ => (i as i32) * 7 % 300,
         };
-        idx += &format!("{:#x}", v as u32);
-    }
+        v as u32
+    });
     for (load, base, shift, hole) in [
         ("V.LW", "0x21000", 2, ""),
         ("V.LWU", "0x20000", 2, ""),
@@ -2063,20 +2058,13 @@ fn shifts_and_masks_of_packed_words_stay_exact() {
     // with positive, negative and wide immediates, the result, masked, indexes a gather (of
     // words, halfwords or bytes) and a scatter of the index (the packed-index path, the table
     // changing under it), and is then stored whole (V.SD) and compared.
-    let mut idx = String::from(".word ");
-    for i in 0..96u32 {
-        if i > 0 {
-            idx += ", ";
-        }
-        let v: u32 = match i % 5 {
-            0 => 0x8000_0000 | (i * 0x0101_0101),
-            1 => i * 0x0012_3457,
-            2 => 0xffff_ffff - i,
-            3 => 0x7fff_ffff - i * 3,
-            _ => i,
-        };
-        idx += &format!("{v:#x}");
-    }
+    let idx = words(96, |i| match i % 5 {
+        0 => 0x8000_0000 | (i * 0x0101_0101),
+        1 => i * 0x0012_3457,
+        2 => 0xffff_ffff - i,
+        3 => 0x7fff_ffff - i * 3,
+        _ => i,
+    });
     for load in ["V.LW", "V.LWU"] {
         for (n, op) in [
             "V.SHR v5, v2, 0",
