@@ -1709,15 +1709,24 @@ impl Tx<'_, '_> {
             .map(|v| self.bitcast(I32X4, v))
             .collect();
         let widen = |t: &mut Self, x: Value| t.index_offset(x, sign, sh);
+        // `f` over every lane: the vectors pairwise, then the four lanes of the last one
+        // against themselves rotated by two lanes and by one (`pshufd`), lane 0 extracted.
         let reduce = |t: &mut Self, f: fn(&mut Self, Value, Value) -> Value| {
             let mut v = p.clone();
             while v.len() > 1 {
                 v = v.chunks(2).map(|c| f(t, c[0], c[1])).collect();
             }
-            let l: Vec<Value> = (0..4).map(|k| t.b.ins().extractlane(v[0], k)).collect();
-            let x = f(t, l[0], l[1]);
-            let y = f(t, l[2], l[3]);
-            f(t, x, y)
+            let mut x = v[0];
+            for idx in [
+                [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7],
+                [4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11],
+            ] {
+                let b = t.bitcast(I8X16, x);
+                let r = t.shuffle(b, b, idx);
+                let r = t.bitcast(I32X4, r);
+                x = f(t, x, r);
+            }
+            t.b.ins().extractlane(x, 0)
         };
         let (mn, mx) = if sign {
             (
