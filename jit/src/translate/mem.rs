@@ -80,6 +80,9 @@ use lanejit_interp::isa::{
 };
 use lanejit_interp::memory::{PERM_R, PERM_W};
 
+/// A lane-wise combination of two vectors (or scalars): `umin`, `smax`, `bor`, ...
+type Fold = fn(&mut Tx<'_, '_>, Value, Value) -> Value;
+
 /// The VL from which register-offset and immediate accesses in the memory form of a region
 /// (`Tx::vmem`, see `plan`) run their per-lane work in loops over the lanes
 /// (`Tx::lanes_loop`) rather than unrolled: the code of one access then has a constant size,
@@ -1294,6 +1297,24 @@ impl Tx<'_, '_> {
         eas
     }
 
+    /// The `i32x4` `x` combined by `f` with itself rotated by two lanes (`pshufd`), and with
+    /// `steps` 2 the result again with itself rotated by one: lane `k` then holds `f` over
+    /// lanes `k` and `k + 2` (one step) or over all four (two steps). SIMD reductions of lane
+    /// bounds instead of extracting every lane.
+    fn fold_lanes(&mut self, mut x: Value, f: Fold, steps: usize) -> Value {
+        let rot = [
+            [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7],
+            [4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11],
+        ];
+        for idx in &rot[..steps] {
+            let b = self.bitcast(I8X16, x);
+            let r = self.shuffle(b, b, *idx);
+            let r = self.bitcast(I32X4, r);
+            x = f(self, x, r);
+        }
+        x
+    }
+
     /// Bounds `[lo, hi]` of the lane EAs of `eas` (`i64x2` chunks, both lanes of each in
     /// use), and the OR of the lane EAs when `amask` asks for an alignment check. SSE has no
     /// 64-bit unsigned minimum or maximum before AVX-512, but SSE4.1 has 32-bit ones, which
@@ -1308,15 +1329,12 @@ impl Tx<'_, '_> {
             vmin = self.b.ins().umin(vmin, x);
             vmax = self.b.ins().umax(vmax, x);
         }
-        // Lanes 0 and 2 hold lower halves, 1 and 3 upper halves.
-        let bound = |t: &mut Self, v: Value, f: fn(&mut Self, Value, Value) -> Value| {
-            let h: Vec<Value> = (0..4).map(|k| t.b.ins().extractlane(v, k)).collect();
-            let hi32 = f(t, h[1], h[3]);
-            let lo32 = f(t, h[0], h[2]);
-            let hi = t.b.ins().uextend(I64, hi32);
-            let hi = t.b.ins().ishl_imm_s(hi, 32);
-            let lo = t.b.ins().uextend(I64, lo32);
-            t.b.ins().bor(hi, lo)
+        // Lanes 0 and 2 hold lower halves, 1 and 3 upper halves: folded once, lanes 0 and 1
+        // are the bound's halves, the vector's low 64 bits the bound.
+        let bound = |t: &mut Self, v: Value, f: Fold| {
+            let x = t.fold_lanes(v, f, 1);
+            let x = t.bitcast(I64X2, x);
+            t.b.ins().extractlane(x, 0)
         };
         let lo = bound(self, vmin, |t, a, b| t.b.ins().umin(a, b));
         let hi = bound(self, vmax, |t, a, b| t.b.ins().umax(a, b));
@@ -1710,22 +1728,13 @@ impl Tx<'_, '_> {
             .collect();
         let widen = |t: &mut Self, x: Value| t.index_offset(x, sign, sh);
         // `f` over every lane: the vectors pairwise, then the four lanes of the last one
-        // against themselves rotated by two lanes and by one (`pshufd`), lane 0 extracted.
-        let reduce = |t: &mut Self, f: fn(&mut Self, Value, Value) -> Value| {
+        // (`Tx::fold_lanes`), lane 0 extracted.
+        let reduce = |t: &mut Self, f: Fold| {
             let mut v = p.clone();
             while v.len() > 1 {
                 v = v.chunks(2).map(|c| f(t, c[0], c[1])).collect();
             }
-            let mut x = v[0];
-            for idx in [
-                [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7],
-                [4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11],
-            ] {
-                let b = t.bitcast(I8X16, x);
-                let r = t.shuffle(b, b, idx);
-                let r = t.bitcast(I32X4, r);
-                x = f(t, x, r);
-            }
+            let x = t.fold_lanes(v[0], f, 2);
             t.b.ins().extractlane(x, 0)
         };
         let (mn, mx) = if sign {
