@@ -489,7 +489,7 @@ impl Jit {
             }
             // Only what the cache holds: nothing is compiled ahead of need.
             if let Some(stored) = d.load(&self.prefix, &key) {
-                let region = region::discover(&self.code, pc, false);
+                let region = region::discover_for(&self.code, pc, false, self.vl);
                 if let Some(region) = region {
                     if self.cache.full() {
                         break;
@@ -620,7 +620,7 @@ impl Jit {
             return None;
         }
         let t0 = Instant::now();
-        let region = region::discover(&self.code, base.key.pc, base.key.straight)?;
+        let region = region::discover_for(&self.code, base.key.pc, base.key.straight, self.vl)?;
         let isa = cache::new_isa(cache::Settings::Optimizing).ok()?;
         let cfg = self
             .tx_setup()
@@ -726,14 +726,14 @@ impl Jit {
             self.cache.insert(key, Entry::Declined);
             return Ok(None);
         }
-        let Some(mut region) = region::discover(&self.code, pc, key.straight) else {
+        let Some(mut region) = region::discover_for(&self.code, pc, key.straight, self.vl) else {
             self.cache.insert(key, Entry::Declined);
             return Ok(None);
         };
         // A loop whose body has its loop region already is not compiled again with its
         // `LOOP` as prologue: the `LOOP` alone goes on to it (see `region::loop_alone`).
         let mut loop_alone = false;
-        if !key.straight && region.loop_head == Some(1) {
+        if !key.straight && region.loop_head == Some(1) && region.outer.is_none() {
             let body = self.key(region.insts[1].0, false);
             if matches!(self.cache.get(&body), Some(Entry::Code(..))) {
                 if let Some(r) = region::loop_alone(&self.code, pc) {

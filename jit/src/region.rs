@@ -6,7 +6,10 @@
 //! the end of the code), or after [`MAX_REGION_LEN`] instructions. A `LOOP` as first
 //! instruction is a prologue: the run continues into its body. When the final control
 //! instruction's taken target is the region start (or, after a `LOOP` prologue, the first body
-//! instruction), the region is a loop and its back edge is compiled natively.
+//! instruction), the region is a loop and its back edge is compiled natively. Such an
+//! `ENDLOOP` loop (entered at its `LOOP`, or at straight instructions before it) that a
+//! straight epilogue after its `ENDLOOP` closes with a branch back to the region's start is
+//! a *loop nest*, one region with both loops ([`Region::body`], [`discover_for`]).
 
 use lanejit_interp::isa::{Inst, Sem};
 
@@ -74,6 +77,24 @@ pub struct Region {
     pub end: RunEnd,
     /// Index in `insts` the back edge returns to, for a loop region.
     pub loop_head: Option<usize>,
+    /// For a loop nest ([`Region::body`]): index in `insts` of the first instruction after
+    /// the inner loop's `ENDLOOP`, where the outer loop's epilogue starts.
+    pub outer: Option<usize>,
+}
+
+impl Region {
+    /// The loop body: the instructions from the loop head to the inner `ENDLOOP` or closing
+    /// branch (all of them past the head for a loop that is not a nest).
+    ///
+    /// A *nest* is an `ENDLOOP` loop inside a loop closed by a branch: `insts` are the
+    /// outer prologue (straight instructions, then the `LOOP`), the body up to its
+    /// `ENDLOOP`, and the outer epilogue (straight instructions, then a `J` or `Bxx` whose
+    /// taken target is `start`). Its code keeps the registers in variables from one outer
+    /// iteration to the next instead of leaving the region after every inner loop.
+    pub fn body(&self) -> &[(u64, Inst)] {
+        let h = self.loop_head.unwrap_or(0);
+        &self.insts[h..self.outer.unwrap_or(self.insts.len())]
+    }
 }
 
 /// Whether `inst` ends a run.
@@ -200,16 +221,40 @@ pub fn loop_alone(code: &Code, pc: u64) -> Option<Region> {
         end_pc: pc + 8 * inst.opcode().words() as u64,
         end: RunEnd::Body,
         loop_head: None,
+        outer: None,
     })
 }
 
 /// The region starting at `pc`, or `None` when its first instruction is declined. With
 /// `straight`, a loop's back edge is left as an ordinary exit (one iteration per call).
+/// Without, a loop nest whose outer branch returns to `pc` is one region ([`Region::body`]).
 pub fn discover(code: &Code, pc: u64, straight: bool) -> Option<Region> {
+    let r = discover_run(code, pc, straight)?;
+    if straight {
+        return Some(r);
+    }
+    Some(nest(code, &r).unwrap_or(r))
+}
+
+/// [`discover`] for a machine of `vl` lanes: a loop nest only where its code is compiled in
+/// the register form (`translate::plan`), else the inner loop's region alone (a nest's
+/// gain is keeping registers in variables across outer iterations).
+pub fn discover_for(code: &Code, pc: u64, straight: bool, vl: u32) -> Option<Region> {
+    let r = discover(code, pc, straight)?;
+    if r.outer.is_some()
+        && crate::translate::plan::choose(&r, vl) != crate::translate::plan::Plan::Registers
+    {
+        return discover_run(code, pc, straight);
+    }
+    Some(r)
+}
+
+/// The straight run from `pc` up to its `end`, and whether it ends in a control instruction.
+fn run(code: &Code, pc: u64, max: usize) -> (Vec<(u64, Inst)>, u64, RunEnd) {
     let mut insts = Vec::new();
     let mut at = pc;
     let end = loop {
-        if insts.len() >= MAX_REGION_LEN {
+        if insts.len() >= max {
             break RunEnd::MaxLen;
         }
         let Some(inst) = code.at(at) else {
@@ -224,6 +269,72 @@ pub fn discover(code: &Code, pc: u64, straight: bool) -> Option<Region> {
             break RunEnd::Control;
         }
     };
+    (insts, at, end)
+}
+
+/// The loop nest `r` (a region from [`discover_run`]) starts, if any: `r` is an `ENDLOOP`
+/// loop entered at its `LOOP`, or a straight run ending in a `LOOP` whose body closes with
+/// its `ENDLOOP`; after the `ENDLOOP` a straight epilogue ends in a `J` or `Bxx` whose taken
+/// target is `r.start`; all of it within [`MAX_REGION_LEN`] instructions.
+fn nest(code: &Code, r: &Region) -> Option<Region> {
+    let mut insts = r.insts.clone();
+    let h = match (r.loop_head, &insts.last()?.1) {
+        (Some(1), Inst::Endloop(_)) => 1,
+        (None, Inst::Loop(_)) if r.end == RunEnd::Control && insts.len() > 1 => {
+            // The LOOP closing the run becomes the prologue's last instruction: its body
+            // must end in the ENDLOOP returning to it.
+            let body_pc = r.end_pc;
+            let (body, _, end) = run(code, body_pc, MAX_REGION_LEN - insts.len());
+            match body.last() {
+                Some((_, Inst::Endloop(e)))
+                    if end == RunEnd::Control
+                        && e.body.pc() == body_pc
+                        && body.len() > 1
+                        && only_last_controls(&body) =>
+                {
+                    insts.extend(body);
+                }
+                _ => return None,
+            }
+            r.insts.len()
+        }
+        _ => return None,
+    };
+    let outer = insts.len();
+    let epi_pc = insts.last()?.0 + 8;
+    let (epi, end_pc, end) = run(code, epi_pc, MAX_REGION_LEN.checked_sub(outer)?);
+    let closes = end == RunEnd::Control
+        && only_last_controls(&epi)
+        && epi.last().is_some_and(|(_, i)| {
+            matches!(
+                i.opcode().sem(),
+                Sem::Branch(_) | Sem::Ctl(lanejit_interp::isa::Ctl::Jump)
+            ) && taken_target(i) == Some(r.start)
+        });
+    if !closes {
+        return None;
+    }
+    insts.extend(epi);
+    Some(Region {
+        start: r.start,
+        insts,
+        end_pc,
+        end,
+        loop_head: Some(h),
+        outer: Some(outer),
+    })
+}
+
+/// Whether no instruction of `run` but its last is a control instruction (a run may start
+/// with a `LOOP`).
+fn only_last_controls(run: &[(u64, Inst)]) -> bool {
+    let n = run.len().saturating_sub(1);
+    !run[..n].iter().any(|(_, i)| is_control(i))
+}
+
+/// [`discover`] without loop nests.
+fn discover_run(code: &Code, pc: u64, straight: bool) -> Option<Region> {
+    let (insts, at, end) = run(code, pc, MAX_REGION_LEN);
     if insts.is_empty() {
         return None;
     }
@@ -243,5 +354,6 @@ pub fn discover(code: &Code, pc: u64, straight: bool) -> Option<Region> {
         end_pc: at,
         end,
         loop_head,
+        outer: None,
     })
 }

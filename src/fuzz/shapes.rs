@@ -1145,10 +1145,11 @@ impl Shapes {
         } else if straight {
             items.extend(body);
         } else {
-            items.push(li(S_TRIP, trip));
             // Sometimes the loop runs again (2 or 3 rounds, the trip halved each time, the
             // registers as the round before left them): a loop entered once per row, whose
-            // tails keep what earlier runs left in their inactive lanes.
+            // tails keep what earlier runs left in their inactive lanes, and a loop nest to
+            // the JIT. The halving is either the epilogue's first instruction or the outer
+            // prologue's (the round's label before it, the first trip doubled).
             let rounds = if trip > 1 && u.ratio(1, 3)? {
                 u.int_in_range(2..=3u64)?
             } else {
@@ -1158,20 +1159,27 @@ impl Shapes {
                 self.rounds += 1;
                 ROUND_LABELS + self.rounds
             });
+            let halve_first = again.is_some() && u.ratio(1, 2)?;
+            let alu = |sd, sb| SAlu {
+                sd,
+                sa: sd,
+                sb: SOrImm::Imm(sb),
+            };
+            items.push(li(S_TRIP, if halve_first { 2 * trip } else { trip }));
             if let Some(l) = again {
                 items.push(li(S_ROUNDS, rounds));
                 items.push(Item::Label(l));
+                if halve_first {
+                    items.push(Item::Inst(Inst::SShr(alu(S_TRIP, 1))));
+                }
             }
             items.push(Item::LoopStart(S_TRIP));
             items.extend(body);
             items.push(Item::LoopEnd);
             if let Some(l) = again {
-                let alu = |sd, sb| SAlu {
-                    sd,
-                    sa: sd,
-                    sb: SOrImm::Imm(sb),
-                };
-                items.push(Item::Inst(Inst::SShr(alu(S_TRIP, 1))));
+                if !halve_first {
+                    items.push(Item::Inst(Inst::SShr(alu(S_TRIP, 1))));
+                }
                 items.push(Item::Inst(Inst::SSub(alu(S_ROUNDS, 1))));
                 items.push(Item::Branch(
                     Inst::Bne(Branch {

@@ -2695,3 +2695,133 @@ fn large_maps_fill_their_page_tables_lazily_on_every_engine() {
     }
     check(&p, 8, false, Some(3000));
 }
+
+/// The f32 values of a grid of `rows` rows of 64 at 0x10000, with a quiet NaN with a payload
+/// and an infinity among them, for loop nests (`region::Region::body`).
+fn nest_grid(rows: usize) -> String {
+    f32_words(64 * rows, 21).replacen("0x", "0x7fc00005, 0x7f800000, 0x", 1)
+}
+
+#[test]
+fn loop_nests_keep_registers_across_outer_iterations() {
+    // A stencil-like nest: a scalar loop over 8 rows around a hardware loop, the row pointers
+    // and a sum of the trips updated in the epilogue, the BNE back to the row's start (two
+    // scalar instructions setting the trip, then the LOOP: the outer prologue). Rows have 0
+    // to 3 points more than `base` (a zero-trip row, rows with and without a tail at every
+    // VL); an accumulator (v4, an integer sum of the loaded words) and an f32 result (v3)
+    // live across the outer loop and are read back after it. Cases: every row in mapped
+    // memory; the last row running past the mapping (a fault in the last outer iteration);
+    // rows 4 to 7 past it (a middle row faults); then exact instruction budgets.
+    let prog = |base: u32, stride: u32| {
+        let grid = nest_grid(15);
+        format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .mem 0x20000, 0x1000, rw
+            .data 0x10000
+            {grid}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, 0x20000
+            S.LI s4, 8
+            S.LI s10, 0x3f000000
+            S.LI s11, 0x3e000000
+        row:
+            S.AND s3, s4, 3
+            S.ADD s3, s3, {base}
+            LOOP s3
+            V.LW [s1, lc0<<2, 0], ->v1
+            V.LW [s1, lc0<<2, 4], ->v2
+            V.FMUL.S v3, v1, s10
+            V.FMA.S v3, v2, s11
+            V.SW v3, [s2, lc0<<2, 0]
+            V.ADD v4, v4, v1
+            ENDLOOP
+            S.ADD s1, s1, {stride}
+            S.ADD s2, s2, 0x100
+            S.ADD s5, s5, s3
+            S.SUB s4, s4, 1
+            BNE s4, 0, row
+            V.REDSUM s6, v4
+            HALT
+            "
+        )
+    };
+    for (base, stride, fault) in [(29, 0x100, false), (29, 0x240, true), (13, 0x400, true)] {
+        let p = asm(&prog(base, stride));
+        for vl in VLS {
+            for strict in [false, true] {
+                let (r, st) = check(&p, vl, strict, None);
+                assert!(st.jit_retired > 0, "compiled code ran");
+                assert_eq!(trap_kind(&r.exit()).is_some(), fault, "vl {vl}");
+            }
+        }
+    }
+    check_budgets(&asm(&prog(29, 0x100)), 5);
+    check_budgets(&asm(&prog(0, 0x100)), 3);
+}
+
+#[test]
+fn loop_nests_with_an_outer_prologue_broadcast_and_agree() {
+    // A matmul-like nest: per row of C, broadcasts of two elements of A (uniform `V.LWI`, the
+    // outer prologue, under a full mask), a hardware loop over the columns reading two rows
+    // of B and updating C, and the epilogue's BLT back to the broadcasts. Cases: entered
+    // with a full mask; entered with a partial one (`V.SETMASK` before the nest: the first
+    // row's broadcasts run under it, and the region leaves for the interpreter there); A's
+    // pointer walking past its mapping in a middle row (a broadcast in the prologue faults).
+    let prog = |setmask: &str, a: u32| {
+        let grid = nest_grid(2);
+        let b = f32_words(2 * 128, 5);
+        format!(
+            "
+            .mem 0x10000, 0x1000, r
+            .mem 0x30000, 0x1000, rw
+            .mem 0x40000, 0x1000, rw
+            .data 0x10000
+            {grid}
+            .data 0x30000
+            {b}
+            .text
+            S.LI s9, {a:#x}
+            S.LI s10, 0x40000
+            S.LI s6, 0x30000
+            S.LI s20, 29
+            S.LI s21, 6
+            S.LI s12, 0x2b
+            {setmask}
+        irow:
+            V.LWI [s9 + (0 << 2)], ->v16
+            V.LWI [s9 + (1 << 2)], ->v17
+            S.ADD s13, s13, 1
+            LOOP s20
+            V.LW [s10, lc0<<2, 0], ->v1
+            V.LW [s6, lc0<<2, 0], ->v2
+            V.FMA.S v1, v2, v16
+            V.LW [s6, lc0<<2, 0x200], ->v2
+            V.FMA.S v1, v2, v17
+            V.SW v1, [s10, lc0<<2, 0]
+            ENDLOOP
+            S.ADD s9, s9, 8
+            S.ADD s10, s10, 0x80
+            S.ADD s8, s8, 1
+            BLT s8, s21, irow
+            HALT
+            "
+        )
+    };
+    for (setmask, a, fault) in [
+        ("", 0x10000, false),
+        ("V.SETMASK s12", 0x10000, false),
+        ("", 0x10fe8, true),
+    ] {
+        let p = asm(&prog(setmask, a));
+        for vl in VLS {
+            for strict in [false, true] {
+                let (r, st) = check(&p, vl, strict, None);
+                assert!(st.jit_retired > 0, "compiled code ran");
+                assert_eq!(trap_kind(&r.exit()).is_some(), fault, "vl {vl}");
+            }
+        }
+    }
+    check_budgets(&asm(&prog("", 0x10000)), 7);
+}

@@ -40,7 +40,9 @@ fn json(out: &Output) -> serde_json::Value {
 /// A hot loop run REPS times over N = 45 elements: at VL 8, five full groups and a tail of
 /// five lanes. Its gather (`V.LW [s2 + (v2 << 2)]`, indices loaded from memory) runs in line
 /// in full iterations and goes to the helper in the tail, whose mask is partial: once per
-/// repetition.
+/// repetition. With `--engine jit` the first repetition runs in the loop's own region
+/// (compiled at its first entry), the others in the loop nest from `again` to the `BNE`
+/// (compiled when the `BNE` first returns there), entered once.
 fn gather_loop(reps: u32) -> String {
     let idx: Vec<String> = (0..48).map(|i| ((i * 7) % 45).to_string()).collect();
     format!(
@@ -75,6 +77,7 @@ gather:
 }
 
 /// pcs of [`gather_loop`]'s labels (`S.LI` takes two words).
+const AGAIN: u64 = 0x30;
 const BODY: u64 = 0x48;
 const GATHER: u64 = 0x50;
 
@@ -87,7 +90,7 @@ fn region_report_shows_the_hot_loop_and_the_fallback_with_counts() {
     let d = dir("report");
     let src = d.join("gather.s");
     std::fs::write(&src, gather_loop(7)).unwrap();
-    let (body, gather) = (BODY, GATHER);
+    let (again, gather) = (AGAIN, GATHER);
     let s = src.to_str().unwrap();
     let (out, _) = lanejit_in(&d, &["run", s, "--engine", "jit", "--vl", "8", "--json"]);
     assert!(
@@ -109,15 +112,22 @@ fn region_report_shows_the_hot_loop_and_the_fallback_with_counts() {
     );
     let j = json(&out);
     let regions = j["regions"].as_array().expect("regions");
-    // Sorted by instructions retired: the loop first.
+    // Sorted by instructions retired: the nest first.
     let lp = &regions[0];
     assert_eq!(lp["kind"], "loop", "{lp}");
-    assert_eq!(hex(&lp["pc"]), body);
-    assert_eq!(lp["label"], "body");
-    assert_eq!(lp["name"], format!("lj:loop@{body:#x} <body>"));
-    assert_eq!(lp["entries"], 7);
-    // Six iterations of four instructions per repetition.
-    assert_eq!(lp["retired"], 7 * 6 * 4);
+    assert_eq!(hex(&lp["pc"]), again);
+    assert_eq!(lp["label"], "again");
+    assert_eq!(lp["name"], format!("lj:loop@{again:#x} <again>"));
+    assert_eq!(lp["entries"], 1);
+    // Repetitions 2 to 7: `S.LI`, `LOOP`, six iterations of four instructions, `S.SUB`, `BNE`.
+    assert_eq!(lp["retired"], 6 * (2 + 6 * 4 + 2));
+    // The first repetition: the loop's own region.
+    let first = &regions[1];
+    assert_eq!(hex(&first["pc"]), BODY);
+    assert_eq!(
+        (&first["entries"], &first["retired"]),
+        (&1.into(), &(6 * 4).into())
+    );
     let fb = lp["fallbacks"].as_array().unwrap();
     assert_eq!(fb.len(), 1, "{lp}");
     assert_eq!(hex(&fb[0]["pc"]), gather);
@@ -125,7 +135,7 @@ fn region_report_shows_the_hot_loop_and_the_fallback_with_counts() {
     assert_eq!(fb[0]["inst"], "V.LW [s2 + (v2 << 2)], ->v3");
     assert_eq!(fb[0]["to"], "helper");
     assert_eq!(fb[0]["reason"], "partial_mask");
-    assert_eq!(fb[0]["count"], 7);
+    assert_eq!(fb[0]["count"], 6);
     for r in regions {
         assert!(r["compile_us"].as_u64().is_some() && r["code_bytes"].as_u64().unwrap() > 0);
         assert!(
@@ -153,7 +163,7 @@ fn region_report_shows_the_hot_loop_and_the_fallback_with_counts() {
     let mut lines = table.lines().skip(2);
     let row = lines.next().unwrap();
     assert!(
-        row.contains(&format!("{body:#x}..")) && row.contains("body") && row.contains("loop"),
+        row.contains(&format!("{again:#x}..")) && row.contains("again") && row.contains("loop"),
         "{table}"
     );
     let fl = lines.next().unwrap();
@@ -161,7 +171,7 @@ fn region_report_shows_the_hot_loop_and_the_fallback_with_counts() {
         fl.contains("V.LW [s2 + (v2 << 2)], ->v3")
             && fl.contains("helper")
             && fl.contains("partial_mask")
-            && fl.trim_end().ends_with("x7"),
+            && fl.trim_end().ends_with("x6"),
         "{table}"
     );
 }
@@ -192,10 +202,11 @@ fn region_report_adds_up_over_the_groups_of_a_launch() {
     let j = json(&out);
     let lp = &j["regions"][0];
     assert_eq!(lp["kind"], "loop");
-    // One compiled loop shared by the four groups: every group's entries and tails count.
-    assert_eq!(lp["entries"], 4 * 3);
-    assert_eq!(lp["retired"], 4 * 3 * 6 * 4);
-    assert_eq!(lp["fallbacks"][0]["count"], 4 * 3);
+    // One compiled nest shared by the four groups: every group's entries and tails count
+    // (each group's first repetition runs in the loop's own region).
+    assert_eq!(lp["entries"], 4);
+    assert_eq!(lp["retired"], 4 * 2 * (2 + 6 * 4 + 2));
+    assert_eq!(lp["fallbacks"][0]["count"], 4 * 2);
 
     // The interpreter compiles nothing, and says so.
     let (out, _) = lanejit_in(&d, &["run", s, "--engine", "interp", "--regions"]);
@@ -240,8 +251,8 @@ fn region_report_bypasses_the_code_cache() {
     run("plain", false);
     let j = run("plain", true);
     assert_eq!(j["engine_stats"]["cached_regions"], 0, "{j}");
-    assert_eq!(j["regions"][0]["entries"], 3);
-    assert_eq!(j["regions"][0]["fallbacks"][0]["count"], 3);
+    assert_eq!(j["regions"][0]["entries"], 1);
+    assert_eq!(j["regions"][0]["fallbacks"][0]["count"], 2);
     // A tiered run with a warm cache makes its JIT (and installs what the cache holds) before
     // the run: not under --regions.
     let (out, _) = lanejit_in(
@@ -475,5 +486,6 @@ body:
         .output()
         .expect("perf report");
     let text = String::from_utf8_lossy(&rep.stdout);
-    assert!(text.contains("lj:loop@0x38 <body>"), "{text}");
+    // The nest (the hardware loop inside the `BNE` loop) is one region.
+    assert!(text.contains("lj:loop@0x20 <again>"), "{text}");
 }

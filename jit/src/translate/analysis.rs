@@ -35,9 +35,8 @@ pub(super) fn reg_effects(inst: &Inst) -> (RegSet, RegSet) {
 /// Whether a loop region gets the inner loop of full iterations: it loops with `ENDLOOP`
 /// and its body never changes the mask other than through `ENDLOOP`.
 pub(super) fn fast_loop_ok(r: &Region) -> bool {
-    let h = r.loop_head.unwrap_or(0);
-    matches!(r.insts.last(), Some((_, Inst::Endloop(_))))
-        && r.insts[h..]
+    matches!(r.body().last(), Some((_, Inst::Endloop(_))))
+        && r.body()
             .iter()
             .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_)))
 }
@@ -47,17 +46,17 @@ pub(super) fn fast_loop_ok(r: &Region) -> bool {
 /// full iterations may run in a second full copy entered with packed registers
 /// (`Tx::branch_fast_edge`).
 pub(super) fn branch_fast_ok(r: &Region) -> bool {
-    let Some(h) = r.loop_head else {
+    if r.loop_head.is_none() {
         return false;
-    };
-    let closed_by_branch = r.insts.last().is_some_and(|(_, i)| {
+    }
+    let closed_by_branch = r.body().last().is_some_and(|(_, i)| {
         matches!(
             i.opcode().sem(),
             Sem::Branch(_) | Sem::Ctl(lanejit_interp::isa::Ctl::Jump)
         )
     });
     closed_by_branch
-        && r.insts[h..]
+        && r.body()
             .iter()
             .all(|(_, i)| !matches!(i, Inst::VSetmask(_) | Inst::Loop(_) | Inst::Endloop(_)))
 }
@@ -66,13 +65,13 @@ pub(super) fn branch_fast_ok(r: &Region) -> bool {
 /// `V.ADD vd, vd, vx` (vx another register). In the streaming copy such a register may keep
 /// its sums in narrow lanes (`Form::Acc`, see `Tx::acc_add`).
 pub(super) fn accumulators(r: &Region) -> u32 {
-    let Some(h) = r.loop_head else {
+    if r.loop_head.is_none() {
         return 0;
-    };
+    }
     let mut adds = 0u32;
     let mut touched = 0u32;
     let mut twice = 0u32;
-    for (_, i) in &r.insts[h..] {
+    for (_, i) in r.body() {
         let (u, w) = super::reg_effects(i);
         let regs = u.v | w.v;
         if let (Operands::VAlu(o), Sem::VAlu(lanejit_interp::isa::AluOp::Add)) =
@@ -102,12 +101,12 @@ pub(super) fn accumulators(r: &Region) -> u32 {
 /// can prove, once for all proven iterations, that no store of the loop writes a byte a
 /// hoisted load reads, so those loads may move freely among the body's stores.
 pub(super) fn stream_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
-    let Some(h) = r.loop_head else {
+    if r.loop_head.is_none() {
         return false;
-    };
+    }
     fast_loop_ok(r)
         && !hoisted.is_empty()
-        && r.insts[h..].iter().all(|(pc, i)| match i.opcode().mem() {
+        && r.body().iter().all(|(pc, i)| match i.opcode().mem() {
             Some(ms) if ms.dir == lanejit_interp::isa::Dir::Store => {
                 hoisted.iter().any(|h| h.pc == *pc)
             }
@@ -121,11 +120,11 @@ pub(super) fn stream_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
 /// `V.REDSUM`, `S.GETLANE` or `V.SETMASK`), so what inactive lanes compute never reaches an
 /// active lane, a scalar or memory.
 pub(super) fn masked_tail_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
-    let Some(h) = r.loop_head else {
+    if r.loop_head.is_none() {
         return false;
-    };
+    }
     fast_loop_ok(r)
-        && r.insts[h..].iter().all(|(pc, i)| match i.opcode().sem() {
+        && r.body().iter().all(|(pc, i)| match i.opcode().sem() {
             Sem::Mem(_) => hoisted.iter().any(|h| h.pc == *pc),
             Sem::RedSum | Sem::SetMask | Sem::SGetLane => false,
             _ => true,
@@ -146,7 +145,9 @@ pub(super) fn iteration_local(r: &Region, hoisted: &[Hoisted], copy: bool) -> u3
     if copy || !stream_ok(r, hoisted) || !masked_tail_ok(r, hoisted) {
         return 0;
     }
-    if r.insts[..h].iter().any(|(_, i)| {
+    // Nor does a nest's epilogue.
+    let after = &r.insts[r.outer.unwrap_or(r.insts.len())..];
+    if r.insts[..h].iter().chain(after).any(|(_, i)| {
         let e = i.effects();
         e.reads_v | e.writes_v != 0
     }) {
@@ -154,7 +155,7 @@ pub(super) fn iteration_local(r: &Region, hoisted: &[Hoisted], copy: bool) -> u3
     }
     let mut seen = 0u32;
     let mut local = 0u32;
-    for (_, i) in &r.insts[h..] {
+    for (_, i) in r.body() {
         let e = i.effects();
         local |= e.writes_v & !e.reads_v & !seen;
         seen |= e.reads_v | e.writes_v;
@@ -250,17 +251,14 @@ impl Hoisted {
 
 /// The hoisted accesses of a loop body (see [`Hoisted`]).
 pub(super) fn hoistable(r: &Region) -> Vec<Hoisted> {
-    let Some(h) = r.loop_head else {
-        return Vec::new();
-    };
-    if !fast_loop_ok(r) {
+    if r.loop_head.is_none() || !fast_loop_ok(r) {
         return Vec::new();
     }
     let mut written = 0u32;
-    for (_, i) in &r.insts[h..] {
+    for (_, i) in r.body() {
         written |= reg_effects(i).1.s;
     }
-    let body = &r.insts[h..];
+    let body = r.body();
     let forms = shape::lane_forms(body, !written);
     body.iter()
         .zip(forms)
@@ -290,8 +288,8 @@ pub(super) fn hoistable(r: &Region) -> Vec<Hoisted> {
 /// Returns the width's log2. Its full iterations but the last one of each checked span are
 /// one bulk copy (see `Tx::precheck`).
 pub(super) fn copy_loop(r: &Region, hoisted: &[Hoisted]) -> Option<u8> {
-    let h = r.loop_head?;
-    let [(_, ld), (_, st), (_, Inst::Endloop(_))] = &r.insts[h..] else {
+    r.loop_head?;
+    let [(_, ld), (_, st), (_, Inst::Endloop(_))] = r.body() else {
         return None;
     };
     let (lm, sm) = (ld.opcode().mem()?, st.opcode().mem()?);

@@ -38,6 +38,18 @@ impl Tx<'_, '_> {
 
     /// Take the edge to `target` after the control instruction retired.
     fn edge(&mut self, target: u64, header: Option<Block>, head_pc: u64) {
+        // In a nest, the inner loop's exit goes on to the epilogue and the outer branch
+        // back to the prologue, registers wide as the header expects them too.
+        let nest = self.nest.and_then(|n| {
+            (target == n.epi_pc)
+                .then_some(n.epi)
+                .or((target == n.start).then_some(n.top))
+        });
+        let header = match nest {
+            Some(to) => Some(to),
+            None => header,
+        };
+        let head_pc = if nest.is_some() { target } else { head_pc };
         match header {
             Some(h) if target == head_pc => {
                 // The header expects every register wide.

@@ -855,6 +855,12 @@ impl Tx<'_, '_> {
                 self.contig_checked(pc, ms, data, ea0, local);
                 return true;
             }
+            if ms.dir == Dir::Load {
+                if let Some(ea) = self.uniform_ea(addr) {
+                    self.uniform_load(pc, ms, data, ea, local);
+                    return true;
+                }
+            }
         }
         // Only the native fast paths need a join; without them (tile space without its
         // view, helper-based straight-line code) the general path is emitted in the current
@@ -2080,6 +2086,41 @@ impl Tx<'_, '_> {
         self.fallback(pc, Fallback::RangeFault);
         self.exit_pc(crate::abi::Status::Interp, pc, 0);
         self.contig_in(fast, ms, data, ea0, local);
+    }
+
+    /// A load whose lanes share one EA, `ea`, under a full mask: one checked access, its
+    /// element broadcast to every lane. Every lane faults if one does, so a failed check
+    /// leaves for the interpreter, which raises the trap; no general path joins this one, so
+    /// every chunk of the result is the same value, wide (in a loop nest, each element a
+    /// row of matmul256 broadcasts is one value across the inner loop, and the narrowing
+    /// of its chunks for `V.FMA.S` one shuffle, hoisted out of it).
+    fn uniform_load(&mut self, pc: u64, ms: MemSem, data: Reg, ea: Value, local: bool) {
+        let fail = self.b.create_block();
+        self.b.set_cold_block(fail);
+        let fast = self.b.create_block();
+        self.check_space(
+            local,
+            ea,
+            ms.width(),
+            need(ms),
+            self.align_mask(ms),
+            fast,
+            fail,
+        );
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        self.fallback(pc, Fallback::RangeFault);
+        self.exit_pc(crate::abi::Status::Interp, pc, 0);
+        self.b.switch_to_block(fast);
+        self.b.seal_block(fast);
+        let (sb, _, _) = self.space(local);
+        let host = self.b.ins().iadd(sb, ea);
+        let Reg::V(d) = data else {
+            unreachable!("loads write a vector register")
+        };
+        let x = self.load_lane(host, 0, ms.log2e, ms.ext);
+        let v = self.b.ins().splat(I64X2, x);
+        self.vset_raw(VReg(d), &vec![v; self.nch]);
     }
 
     /// The range, alignment and permission check of the contiguous group at `ea0`

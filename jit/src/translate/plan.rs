@@ -28,7 +28,7 @@
 //! re-translation in the next form, never an unbounded compile).
 
 use super::mem::LANE_LOOP_MIN_VL;
-use super::{RegSet, reg_effects};
+use super::reg_effects;
 use crate::region::Region;
 use lanejit_interp::isa::{AluOp, Inst, Mode, Sem, VSrc};
 
@@ -73,9 +73,23 @@ pub const MEMORY_IR: usize = 15_000;
 /// The estimated IR instructions of one guest instruction at `vl` lanes (`nch` chunks), in
 /// the register form or (`memory`) the memory form, where every vector operand is loaded and
 /// every result stored, and gathers and scatters loop over the lanes.
+/// Whether every lane of memory instruction `inst` has the same EA (scalar operands only):
+/// one access, broadcast for a load.
+fn uniform_access(inst: &Inst) -> bool {
+    use lanejit_interp::isa::{MemAddr, Reg};
+    match inst.mem_operands().map(|o| o.addr) {
+        Some(MemAddr::Imm { base, .. }) => !matches!(base, Reg::V(_)),
+        Some(MemAddr::RegOff { base, off, .. }) => {
+            !matches!(base, Reg::V(_)) && !matches!(off, Reg::V(_))
+        }
+        _ => false,
+    }
+}
+
 fn inst_cost(inst: &Inst, vl: usize, nch: usize, memory: bool) -> usize {
     let io = if memory { nch } else { 0 };
     io + match inst.opcode().sem() {
+        Sem::Mem(_) if uniform_access(inst) => 20 + nch,
         Sem::Mem(ms) => match ms.mode {
             Mode::Contig => 20 + 3 * nch,
             Mode::RegOff { .. } | Mode::Imm { .. } if memory && vl >= LANE_LOOP_MIN_VL => {
@@ -116,12 +130,21 @@ pub fn estimate(r: &Region, vl: u32, memory: bool) -> usize {
 
 /// `i64x2` chunks of vector registers `r` writes at `vl` lanes (its live vector state; the
 /// registers it only reads stay in the register file, see `Tx::ro_v`).
+/// A register written only by loads of one EA for all lanes (the outer prologue of a
+/// loop nest broadcasting matrix elements) counts as one chunk: under a full mask every
+/// chunk is the same value.
 pub fn state(r: &Region, vl: u32) -> usize {
-    let mut written = RegSet::default();
+    let mut written = 0u32;
+    let mut other = 0u32;
     for (_, i) in &r.insts {
-        written.v |= reg_effects(i).1.v;
+        let w = reg_effects(i).1.v;
+        written |= w;
+        if !(i.opcode().mem().is_some() && uniform_access(i)) {
+            other |= w;
+        }
     }
-    written.v.count_ones() as usize * (vl as usize).div_ceil(2)
+    let nch = (vl as usize).div_ceil(2);
+    other.count_ones() as usize * nch + (written & !other).count_ones() as usize
 }
 
 /// The form `r` is compiled in at `vl` lanes.
