@@ -9,7 +9,8 @@
 //! instruction), the region is a loop and its back edge is compiled natively. Such an
 //! `ENDLOOP` loop (entered at its `LOOP`, or at straight instructions before it) that a
 //! straight epilogue after its `ENDLOOP` closes with a branch back to the region's start is
-//! a *loop nest*, one region with both loops ([`Region::body`], [`discover_for`]).
+//! a *loop nest*, one region with both loops ([`Region::body`], [`discover_for`]); so is a
+//! branch loop inside the body of an `ENDLOOP` loop entered at that body's start.
 
 use lanejit_interp::isa::{Inst, Sem};
 
@@ -89,8 +90,11 @@ impl Region {
     /// A *nest* is an `ENDLOOP` loop inside a loop closed by a branch: `insts` are the
     /// outer prologue (straight instructions, then the `LOOP`), the body up to its
     /// `ENDLOOP`, and the outer epilogue (straight instructions, then a `J` or `Bxx` whose
-    /// taken target is `start`). Its code keeps the registers in variables from one outer
-    /// iteration to the next instead of leaving the region after every inner loop.
+    /// taken target is `start`). Or a branch loop inside an `ENDLOOP` loop's body: the
+    /// prologue is the body's straight start, the inner body runs to the branch, and the
+    /// epilogue ends with the `ENDLOOP` returning to `start`. Its code keeps the registers
+    /// in variables from one outer iteration to the next instead of leaving the region
+    /// after every inner loop.
     pub fn body(&self) -> &[(u64, Inst)] {
         let h = self.loop_head.unwrap_or(0);
         &self.insts[h..self.outer.unwrap_or(self.insts.len())]
@@ -233,7 +237,11 @@ pub fn discover(code: &Code, pc: u64, straight: bool) -> Option<Region> {
     if straight {
         return Some(r);
     }
-    Some(nest(code, &r).unwrap_or(r))
+    Some(
+        nest(code, &r)
+            .or_else(|| branch_nest(code, &r))
+            .unwrap_or(r),
+    )
 }
 
 /// [`discover`] for a machine of `vl` lanes: a loop nest only where its code is compiled in
@@ -314,6 +322,46 @@ fn nest(code: &Code, r: &Region) -> Option<Region> {
     if !closes {
         return None;
     }
+    insts.extend(epi);
+    Some(Region {
+        start: r.start,
+        insts,
+        end_pc,
+        end,
+        loop_head: Some(h),
+        outer: Some(outer),
+    })
+}
+
+/// The loop nest of the other shape, if `r` (from [`discover_run`]) starts one: a branch
+/// loop (a `J` or `Bxx` back to an instruction of `r` after its first) inside a hardware
+/// loop's body entered at its first instruction, the straight instructions after the branch
+/// closed by the `ENDLOOP` returning to `r.start` (SpMV's row loop around its `nz:` loop).
+fn branch_nest(code: &Code, r: &Region) -> Option<Region> {
+    let (_, last) = r.insts.last()?;
+    if r.end != RunEnd::Control
+        || !matches!(
+            last.opcode().sem(),
+            Sem::Branch(_) | Sem::Ctl(lanejit_interp::isa::Ctl::Jump)
+        )
+    {
+        return None;
+    }
+    let t = taken_target(last)?;
+    let h = r
+        .insts
+        .iter()
+        .position(|&(p, _)| p == t)
+        .filter(|&h| h >= 1)?;
+    let outer = r.insts.len();
+    let (epi, end_pc, end) = run(code, r.end_pc, MAX_REGION_LEN.checked_sub(outer)?);
+    let closes = end == RunEnd::Control
+        && only_last_controls(&epi)
+        && matches!(epi.last(), Some((_, Inst::Endloop(e))) if e.body.pc() == r.start);
+    if !closes || matches!(r.insts[0].1, Inst::Loop(_)) {
+        return None;
+    }
+    let mut insts = r.insts.clone();
     insts.extend(epi);
     Some(Region {
         start: r.start,

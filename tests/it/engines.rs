@@ -2766,8 +2766,9 @@ fn loop_nests_with_an_outer_prologue_broadcast_and_agree() {
     // A matmul-like nest: per row of C, broadcasts of two elements of A (uniform `V.LWI`, the
     // outer prologue, under a full mask), a hardware loop over the columns reading two rows
     // of B and updating C, and the epilogue's BLT back to the broadcasts. Cases: entered
-    // with a full mask; entered with a partial one (`V.SETMASK` before the nest: the first
-    // row's broadcasts run under it, and the region leaves for the interpreter there); A's
+    // with a full mask; with a partial one (`V.SETMASK` before the nest and at the end of
+    // every row: the broadcasts run under it, and the region leaves for the interpreter
+    // when the back edge or its entry finds the mask partial); A's
     // pointer walking past its mapping in a middle row (a broadcast in the prologue faults).
     let prog = |setmask: &str, a: u32| {
         let grid = nest_grid(2);
@@ -2804,6 +2805,7 @@ fn loop_nests_with_an_outer_prologue_broadcast_and_agree() {
             S.ADD s9, s9, 8
             S.ADD s10, s10, 0x80
             S.ADD s8, s8, 1
+            {setmask}
             BLT s8, s21, irow
             HALT
             "
@@ -2824,4 +2826,79 @@ fn loop_nests_with_an_outer_prologue_broadcast_and_agree() {
         }
     }
     check_budgets(&asm(&prog("", 0x10000)), 7);
+}
+
+#[test]
+fn loop_nests_around_branch_loops_agree() {
+    // SpMV's shape: a hardware loop over rows (one per lane) whose body runs a branch loop
+    // over the nonzeros (K steps, past each row's end masked to +0.0) between a straight
+    // start (row bounds, zeroed accumulator) and the store of the row's sum: one region
+    // from the body's start to the ENDLOOP. 45 rows: a partial last group at VL 8 and up,
+    // where the back edge's mask is partial and the region leaves for the interpreter.
+    // Cases: no fault; one column index past x (a gather faults in a middle row group);
+    // then exact instruction budgets.
+    let rows = 45u32;
+    let rowptr: Vec<u32> = (0..=rows).map(|r| r * 5 + (r % 3)).collect();
+    let nnz = rowptr[rows as usize] + 16;
+    let prog = |bad: u32| {
+        let ptr = words(rows + 1, |i| rowptr[i as usize]);
+        let col = words(nnz, |i| if i == bad { 0x9000 } else { (i * 13 + 7) % 200 });
+        let val = f32_words(nnz as usize, 3).replacen("0x", "0x7fc00009, 0x", 1);
+        let x = f32_words(256, 4);
+        format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .mem 0x11000, 0x1000, rw
+            .mem 0x12000, 0x1000, rw
+            .mem 0x13000, 0x1000, rw
+            .mem 0x14000, 0x1000, rw
+            .data 0x10000
+            {ptr}
+            .data 0x11000
+            {col}
+            .data 0x12000
+            {val}
+            .data 0x13000
+            {x}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, 0x11000
+            S.LI s4, 0x12000
+            S.LI s5, 0x13000
+            S.LI s6, 0x14000
+            S.LI s3, {rows}
+            LOOP s3
+            V.LWU [s1, lc0<<2, 0], ->v1
+            V.LWU [s1, lc0<<2, 4], ->v2
+            V.MOV v10, 0
+            S.MOV s7, s0
+        nz:
+            V.SUB v3, v1, v2
+            V.SRA v3, v3, 63
+            V.LWU [s2 + (v1 << 2)], ->v4
+            V.LW [s4 + (v1 << 2)], ->v5
+            V.AND v5, v5, v3
+            V.LW [s5 + (v4 << 2)], ->v6
+            V.FMA.S v10, v5, v6
+            V.ADD v1, v1, 1
+            S.ADD s8, s8, s7
+            S.ADD s7, s7, 1
+            BLT s7, 7, nz
+            V.SW v10, [s6, lc0<<2, 0]
+            ENDLOOP
+            HALT
+            "
+        )
+    };
+    for (bad, fault) in [(u32::MAX, false), (rowptr[20] + 2, true)] {
+        let p = asm(&prog(bad));
+        for vl in VLS {
+            for strict in [false, true] {
+                let (r, st) = check(&p, vl, strict, None);
+                assert!(st.jit_retired > 0, "compiled code ran");
+                assert_eq!(trap_kind(&r.exit()).is_some(), fault, "vl {vl}");
+            }
+        }
+    }
+    check_budgets(&asm(&prog(u32::MAX)), 11);
 }

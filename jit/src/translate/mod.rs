@@ -39,16 +39,17 @@
 //! (a 2D kernel enters such a loop once per row).
 //!
 //! A *loop nest* ([`Region::body`]: an `ENDLOOP` loop inside a loop closed by a branch back
-//! to the region's start, the rows of a stencil or of a matrix product) is one function:
-//! the outer prologue (straight instructions under a full mask, then the `LOOP`; entered
-//! with a partial mask, the region leaves for the interpreter at once) is a block of its
-//! own (`Nest::top`), every exit edge of the inner loop goes on to the epilogue's block
-//! (`Nest::epi`) with the mask all ones and every register wide and canonical, and the
-//! epilogue's branch back returns to the prologue with the registers still in their
-//! variables. Nothing is written back or loaded again between rows, and a row's setup (the
-//! broadcasts of a matrix row) stays in registers across its inner loop: stencil5_lc0
-//! -10.5% and matmul256 -10.5% compiled-code instructions. A nest whose code would not fit
-//! the register form compiles as the inner loop's region alone (`region::discover_for`).
+//! to the region's start, the rows of a stencil or of a matrix product; or a branch loop
+//! inside an `ENDLOOP` loop's body, SpMV's rows) is one function: the outer prologue (up to
+//! the inner loop's head; straight instructions before it run under a full mask, and a
+//! region entry or outer back edge with another leaves for the interpreter) is a block of
+//! its own (`Nest::top`), every exit edge of the inner loop goes on to the epilogue's block
+//! (`Nest::epi`) with every register wide and canonical, and the epilogue's branch or
+//! `ENDLOOP` back returns to the prologue with the registers still in their variables.
+//! Nothing is written back or loaded again between rows, and a row's setup (the broadcasts
+//! of a matrix row) stays in registers across its inner loop: compiled-code instructions
+//! stencil5_lc0 -10.5%, matmul256 -10.5%, spmv_csr -8%. A nest whose code would not fit the
+//! register form compiles as the inner loop's region alone (`region::discover_for`).
 //!
 //! Check hoisting: in an `ENDLOOP` loop, a guest-memory access whose lane `i` at LC0BASE `x`
 //! reads `inv + ((x + i) << log2e)` with `inv` loop-invariant (the `lc0` form with registers
@@ -1313,23 +1314,26 @@ pub(crate) fn translate(
             epi_pc: r.insts[o].0,
             epi,
         });
-        if h > 1 {
-            // Instructions before the LOOP run under a full mask (the outer back edge leaves
-            // it so, as the inner loop's exit does); entered with another, the region leaves
-            // for the interpreter.
+        tx.b.ins().jump(top, &[]);
+        tx.b.switch_to_block(top);
+        if h > 1 || !matches!(r.insts[0].1, Inst::Loop(_)) {
+            // Instructions before the inner loop run under a full mask (a branch back to
+            // the start leaves it so, as the inner loop's exit does; an `ENDLOOP` back to it
+            // leaves it partial before the last iteration); entered with another, from the
+            // region entry or the back edge, the region leaves for the interpreter.
             let is_full = tx.mask_is_full();
+            let pro = tx.b.create_block();
             let partial = tx.b.create_block();
             tx.b.set_cold_block(partial);
-            tx.b.ins().brif(is_full, top, &[], partial, &[]);
+            tx.b.ins().brif(is_full, pro, &[], partial, &[]);
             tx.b.switch_to_block(partial);
             tx.b.seal_block(partial);
             tx.fallback(r.start, crate::observe::Fallback::PartialMask);
             tx.exit_pc(Status::Interp, r.start, 0);
-        } else {
-            tx.b.ins().jump(top, &[]);
+            tx.b.switch_to_block(pro);
+            tx.b.seal_block(pro);
+            tx.full = true;
         }
-        tx.b.switch_to_block(top);
-        tx.full = h > 1;
     }
     if h > 0 {
         // Prologue (up to the LOOP): its own budget check.
