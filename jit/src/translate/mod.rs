@@ -980,9 +980,10 @@ impl<'a, 'f> Tx<'a, 'f> {
 
 impl Tx<'_, '_> {
     /// The epilogue of nest `n` (`r.insts[o..]`), entered from every exit edge of the inner
-    /// loop with the mask all ones and every register wide and canonical: its instructions
-    /// under their own budget check, then the outer branch, whose taken edge returns to the
-    /// prologue (`Tx::edge`).
+    /// loop with every register wide and canonical (translated for any mask: an inner
+    /// `ENDLOOP` leaves it all ones, an inner branch loop as its body left it): its
+    /// instructions under their own budget check, then the outer branch or `ENDLOOP`, whose
+    /// edge back returns to the prologue (`Tx::edge`).
     fn epilogue(&mut self, r: &Region, n: Nest, o: usize, header: Block) {
         self.b.switch_to_block(n.epi);
         self.form = [Form::Wide; 32];
