@@ -313,24 +313,42 @@ fn nest(code: &Code, r: &Region) -> Option<Region> {
     let (epi, end_pc, end) = run(code, epi_pc, MAX_REGION_LEN.checked_sub(outer)?);
     let closes = end == RunEnd::Control
         && only_last_controls(&epi)
-        && epi.last().is_some_and(|(_, i)| {
-            matches!(
-                i.opcode().sem(),
-                Sem::Branch(_) | Sem::Ctl(lanejit_interp::isa::Ctl::Jump)
-            ) && taken_target(i) == Some(r.start)
-        });
+        && epi
+            .last()
+            .is_some_and(|(_, i)| is_branch(i) && taken_target(i) == Some(r.start));
     if !closes {
         return None;
     }
+    Some(nested(r.start, insts, epi, (end_pc, end), h))
+}
+
+/// The nest starting at `start` made of `insts` (prologue and inner loop, its head at `h`)
+/// and the epilogue `epi`, whose run ended at `end_pc` with `end`.
+fn nested(
+    start: u64,
+    mut insts: Vec<(u64, Inst)>,
+    epi: Vec<(u64, Inst)>,
+    (end_pc, end): (u64, RunEnd),
+    h: usize,
+) -> Region {
+    let outer = insts.len();
     insts.extend(epi);
-    Some(Region {
-        start: r.start,
+    Region {
+        start,
         insts,
         end_pc,
         end,
         loop_head: Some(h),
         outer: Some(outer),
-    })
+    }
+}
+
+/// Whether `inst` is a `J` or a `Bxx`.
+fn is_branch(inst: &Inst) -> bool {
+    matches!(
+        inst.opcode().sem(),
+        Sem::Branch(_) | Sem::Ctl(lanejit_interp::isa::Ctl::Jump)
+    )
 }
 
 /// The loop nest of the other shape, if `r` (from [`discover_run`]) starts one: a branch
@@ -339,12 +357,7 @@ fn nest(code: &Code, r: &Region) -> Option<Region> {
 /// closed by the `ENDLOOP` returning to `r.start` (SpMV's row loop around its `nz:` loop).
 fn branch_nest(code: &Code, r: &Region) -> Option<Region> {
     let (_, last) = r.insts.last()?;
-    if r.end != RunEnd::Control
-        || !matches!(
-            last.opcode().sem(),
-            Sem::Branch(_) | Sem::Ctl(lanejit_interp::isa::Ctl::Jump)
-        )
-    {
+    if r.end != RunEnd::Control || !is_branch(last) {
         return None;
     }
     let t = taken_target(last)?;
@@ -361,16 +374,7 @@ fn branch_nest(code: &Code, r: &Region) -> Option<Region> {
     if !closes || matches!(r.insts[0].1, Inst::Loop(_)) {
         return None;
     }
-    let mut insts = r.insts.clone();
-    insts.extend(epi);
-    Some(Region {
-        start: r.start,
-        insts,
-        end_pc,
-        end,
-        loop_head: Some(h),
-        outer: Some(outer),
-    })
+    Some(nested(r.start, r.insts.clone(), epi, (end_pc, end), h))
 }
 
 /// Whether no instruction of `run` but its last is a control instruction (a run may start
