@@ -1323,16 +1323,7 @@ pub(crate) fn translate(
             // leaves it partial before the last iteration); entered with another, from the
             // region entry or the back edge, the region leaves for the interpreter.
             let is_full = tx.mask_is_full();
-            let pro = tx.b.create_block();
-            let partial = tx.b.create_block();
-            tx.b.set_cold_block(partial);
-            tx.b.ins().brif(is_full, pro, &[], partial, &[]);
-            tx.b.switch_to_block(partial);
-            tx.b.seal_block(partial);
-            tx.fallback(r.start, crate::observe::Fallback::PartialMask);
-            tx.exit_pc(Status::Interp, r.start, 0);
-            tx.b.switch_to_block(pro);
-            tx.b.seal_block(pro);
+            tx.guard(is_full, r.start, crate::observe::Fallback::PartialMask);
             tx.full = true;
         }
     }
