@@ -9,8 +9,10 @@
 use super::{Form, Tx};
 use crate::abi::Status;
 use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{
-    Block, BlockArg, BlockCall, InstBuilder, JumpTableData, MemFlagsData, Value,
+    Block, BlockArg, BlockCall, InstBuilder, JumpTableData, MemFlagsData, StackSlotData,
+    StackSlotKind, Value,
 };
 use lanejit_interp::isa::{Cond, Inst, SOrImm, Sem, VReg};
 
@@ -319,22 +321,58 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// Store iteration-local register `r` (`Tx::local_v`), canonical and wide, to the
-    /// register file, once its value in this body copy is final: all lanes in the first full
-    /// copy, the active lanes in the masked tail (the others keep what the register file
-    /// holds, the value before the tail).
+    /// Store iteration-local register `r` (`Tx::local_v`), canonical, once its value in
+    /// this body copy is final: all lanes in the first full copy, the active lanes in the
+    /// masked tail (the others keep what the register file holds, the value before the
+    /// tail). In a nest, a register packed as it always was where it is stored goes to the
+    /// packed slot (`Tx::plocal`) as it is; else it is widened and goes to the register file.
     pub(crate) fn store_local(&mut self, r: VReg) {
         self.local_stored |= 1 << r.0;
+        self.flush_deferred(1 << r.0, true);
         self.canonicalize(r);
-        let vals = match self.form[r.0 as usize] {
-            Form::Packed { .. } => self.widen_packed(r),
-            Form::Acc { .. } => self.acc_values(r),
-            Form::Wide => self.vget_all(r),
+        let i = r.0 as usize;
+        if self.plocal.is_some() {
+            let here = match self.form[i] {
+                Form::Packed { log2e, ext } if log2e < 3 && (self.vl << log2e) >= 16 => {
+                    Some((log2e, ext))
+                }
+                _ => None,
+            };
+            // The first copy translated that stores `r` fixes its place for all of them.
+            match *self.plocal_form[i].get_or_insert(here) {
+                Some(f) if Some(f) == here => {
+                    self.store_local_packed(r, f.0);
+                    return;
+                }
+                Some(_) => {
+                    // Stored packed elsewhere: the lanes this store leaves alone may be
+                    // in the packed slot (only a masked tail leaves any), so they move to
+                    // the register file first.
+                    if self.masked_tail {
+                        self.plocal_flush(r);
+                    }
+                    let k = self.plocal_k[i].expect("packed lane count");
+                    let zero = self.iconst(0);
+                    self.b.def_var(k, zero);
+                }
+                None => {}
+            }
+        }
+        let vals = match (self.form[i], self.shape[i]) {
+            (Form::Packed { .. }, _) => self.widen_packed(r),
+            (Form::Acc { .. }, _) => self.acc_values(r),
+            // A vector address (`V.LC0; V.SHL; V.ADD`): one broadcast and an add per chunk.
+            (Form::Wide, Some(a)) => self.affine_chunks(a),
+            (Form::Wide, None) => self.vget_all(r),
         };
         // The masked tail computes as a full iteration (`Tx::full` is set there), with the
         // tail's mask in `Tx::mask`.
         if self.masked_tail {
-            self.store_prefix(r, &vals);
+            let (at, keep, q) = self.prefix_keep(self.regs, Self::voff(r, 0), 3);
+            self.prefix_chain(q, vals.len(), |t, c| t.vstore(r, c, vals[c]));
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), keep, at, Self::voff(r, 0));
         } else {
             for (c, v) in vals.into_iter().enumerate() {
                 self.vstore(r, c, v);
@@ -342,28 +380,149 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// Store the active lanes of `vals` (chunks of register `r`) to the register file in the
-    /// masked tail, whose mask is a prefix of `n` lanes (checked at its entry,
-    /// `Tx::masked_tail_entry`): one jump through a table on `ceil(n / 2)` into a chain of
-    /// whole-chunk stores, as Duff's device does, so nothing is blended. For an odd `n` the
-    /// last chunk stored also writes lane `n`, which is inactive: its old value, loaded
-    /// before the chain, is stored back after it (for an even `n` that rewrites lane `n`
-    /// with the value it holds).
-    fn store_prefix(&mut self, r: VReg, vals: &[Value]) {
-        let nch = vals.len();
+    /// Store packed iteration-local register `r` to its place in the packed slot: every
+    /// chunk in a full copy (the slot then holds all VL lanes), the active lanes in the
+    /// masked tail (the slot then holds at least those).
+    fn store_local_packed(&mut self, r: VReg, log2e: u8) {
+        let vals = self.packed_vals(r, log2e);
+        let slot = self.plocal.expect("packed slot");
+        let base = self.b.ins().stack_addr(I64, slot, 0);
+        let off = self.packed_local_off(r);
+        let f = MemFlagsData::trusted();
+        let k = self.plocal_k[r.0 as usize].expect("packed lane count");
+        if self.masked_tail {
+            let (at, keep, q) = self.prefix_keep(base, off, log2e);
+            self.prefix_chain(q, vals.len(), |t, c| {
+                t.b.ins().store(f, vals[c], base, off + 16 * c as i32);
+            });
+            self.b.ins().store(f, keep, at, off);
+            let n = self.tail_lanes();
+            let had = self.b.use_var(k);
+            let now = self.b.ins().umax(had, n);
+            self.b.def_var(k, now);
+        } else {
+            for (c, &v) in vals.iter().enumerate() {
+                self.b.ins().store(f, v, base, off + 16 * c as i32);
+            }
+            let all = self.iconst(self.vl as u64);
+            self.b.def_var(k, all);
+        }
+    }
+
+    /// The masked tail's lane count (its mask is the prefix of that many lanes).
+    fn tail_lanes(&mut self) -> Value {
         let m = self.b.use_var(self.mask);
-        let n = self.b.ins().popcnt(m);
-        // The mask is partial, so lane `n` is below VL: inside register `r`.
-        let at = self.b.ins().ishl_imm_s(n, 3);
-        let at = self.b.ins().iadd(self.regs, at);
-        let keep = self.b.ins().load(
-            cranelift_codegen::ir::types::I64,
-            MemFlagsData::trusted(),
-            at,
-            Self::voff(r, 0),
-        );
-        let q = self.b.ins().iadd_imm_s(n, 1);
-        let q = self.b.ins().ushr_imm_s(q, 1);
+        self.b.ins().popcnt(m)
+    }
+
+    /// Byte offset of iteration-local register `r`'s lanes in the packed slot: one stride of
+    /// `4 VL + 16` bytes (the widest packed lanes, and room for a masked tail's restore past
+    /// the last lane) per iteration-local register below it.
+    pub(crate) fn packed_local_off(&self, r: VReg) -> i32 {
+        let below = (self.local_v & ((1u32 << r.0) - 1)).count_ones();
+        (below * (4 * self.vl + 16)) as i32
+    }
+
+    /// Set up the packed slot of a nest's iteration-local registers (see `Tx::plocal`): the
+    /// slot, and each register's lane count, 0 at entry.
+    pub(crate) fn plocal_setup(&mut self) {
+        let size = self.local_v.count_ones() * (4 * self.vl + 16);
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            size,
+            4,
+        ));
+        self.plocal = Some(slot);
+        let zero = self.iconst(0);
+        for n in 0..32 {
+            if self.local_v & (1 << n) != 0 {
+                let k = self.b.declare_var(I64);
+                self.b.def_var(k, zero);
+                self.plocal_k[n] = Some(k);
+            }
+        }
+    }
+
+    /// Widen the lanes of iteration-local register `r` that the packed slot holds into the
+    /// register file (a loop over them; none after a wide store) and record that it holds
+    /// none. Every exit does this for every register stored packed (`Tx::finish_exit_block`),
+    /// and so does a masked tail about to store one wide.
+    pub(crate) fn plocal_flush(&mut self, r: VReg) {
+        let (Some(slot), Some(Some((log2e, ext))), Some(kv)) = (
+            self.plocal,
+            self.plocal_form[r.0 as usize],
+            self.plocal_k[r.0 as usize],
+        ) else {
+            return;
+        };
+        let k = self.b.use_var(kv);
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        let i = self.b.append_block_param(body, I64);
+        let zero = self.iconst(0);
+        self.b
+            .ins()
+            .brif(k, body, &[BlockArg::Value(zero)], done, &[]);
+        self.b.switch_to_block(body);
+        let base = self.b.ins().stack_addr(I64, slot, 0);
+        let at = self.b.ins().ishl_imm_s(i, log2e as i64);
+        let at = self.b.ins().iadd(base, at);
+        let f = MemFlagsData::trusted();
+        let off = self.packed_local_off(r);
+        let sign = ext == lanejit_interp::isa::Ext::Sign;
+        let x = match (log2e, sign) {
+            (0, true) => self.b.ins().sload8(I64, f, at, off),
+            (0, false) => self.b.ins().uload8(I64, f, at, off),
+            (1, true) => self.b.ins().sload16(I64, f, at, off),
+            (1, false) => self.b.ins().uload16(I64, f, at, off),
+            (_, true) => self.b.ins().sload32(f, at, off),
+            (_, false) => self.b.ins().uload32(f, at, off),
+        };
+        let to = self.b.ins().ishl_imm_s(i, 3);
+        let to = self.b.ins().iadd(self.regs, to);
+        self.b.ins().store(f, x, to, Self::voff(r, 0));
+        let next = self.b.ins().iadd_imm_s(i, 1);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, next, k);
+        self.b
+            .ins()
+            .brif(more, body, &[BlockArg::Value(next)], done, &[]);
+        self.b.seal_block(body);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+        self.b.def_var(kv, zero);
+    }
+
+    /// Before a masked tail's prefix store of lanes of `1 << log2e` bytes at `base + off`:
+    /// the address of lane `n` (the first inactive one, less `off`), the bytes there that
+    /// the chain's last chunk may overwrite (one lane of 8 bytes; 16 bytes of narrower
+    /// lanes), to be stored back after the chain, and the number of chunks to store.
+    fn prefix_keep(&mut self, base: Value, off: i32, log2e: u8) -> (Value, Value, Value) {
+        let n = self.tail_lanes();
+        // The mask is partial, so lane `n` is below VL: inside the register (the packed
+        // slot has 16 bytes of room after each register's lanes).
+        let at = self.b.ins().ishl_imm_s(n, log2e as i64);
+        let at = self.b.ins().iadd(base, at);
+        let ty = if log2e == 3 {
+            cranelift_codegen::ir::types::I64
+        } else {
+            cranelift_codegen::ir::types::I8X16
+        };
+        let keep = self.b.ins().load(ty, MemFlagsData::trusted(), at, off);
+        // Chunks to store: ceil(n / lanes per chunk).
+        let per = (16 >> log2e) as i64;
+        let q = self.b.ins().iadd_imm_s(n, per - 1);
+        let q = self.b.ins().ushr_imm_s(q, 4 - log2e as i64);
+        (at, keep, q)
+    }
+
+    /// The active lanes of a masked tail's register stored as whole chunks, the tail's mask
+    /// being a prefix of `n` lanes (checked at its entry, `Tx::masked_tail_entry`): one jump
+    /// through a table on the chunk count `q` ([`Self::prefix_keep`]) into a chain of
+    /// `store(chunk)` calls, as Duff's device does, so nothing is blended. The last chunk
+    /// stored may also write inactive lanes from `n` on: the caller stores their old bytes,
+    /// kept before the chain, back after it (where `n` starts a chunk that rewrites bytes
+    /// with the values they hold).
+    fn prefix_chain(&mut self, q: Value, nch: usize, mut store: impl FnMut(&mut Self, usize)) {
         // chain[k]: stores chunk k - 1 and goes on to chain[k - 1]; chain[0] is the end.
         let chain: Vec<Block> = (0..=nch).map(|_| self.b.create_block()).collect();
         let pool = &mut self.b.func.dfg.value_lists;
@@ -378,16 +537,13 @@ impl Tx<'_, '_> {
         self.b.ins().br_table(q32, jt);
         for k in (1..=nch).rev() {
             self.b.switch_to_block(chain[k]);
-            self.vstore(r, k - 1, vals[k - 1]);
+            store(self, k - 1);
             self.b.ins().jump(chain[k - 1], &[]);
         }
         for &blk in &chain {
             self.b.seal_block(blk);
         }
         self.b.switch_to_block(chain[0]);
-        self.b
-            .ins()
-            .store(MemFlagsData::trusted(), keep, at, Self::voff(r, 0));
     }
 
     /// A leading `LOOP`: zero trips leave the region, otherwise the run continues into the body.
@@ -409,6 +565,7 @@ impl Tx<'_, '_> {
 
     /// A control instruction ending the run.
     pub(crate) fn control(&mut self, pc: u64, inst: &Inst, header: Option<Block>, head_pc: u64) {
+        self.flush_deferred(u32::MAX, true);
         let next = pc + 8;
         match inst {
             Inst::J(j) => self.branch_edge(j.target.pc(), header, head_pc),

@@ -40,6 +40,10 @@ impl Tx<'_, '_> {
         self.b.switch_to_block(self.exit_block);
         self.b.seal_block(self.exit_block);
         self.form = [Form::Wide; 32];
+        // Iteration-local registers whose lanes are in the packed slot (`Tx::plocal`).
+        for n in 0..32u8 {
+            self.plocal_flush(VReg(n));
+        }
         self.writeback();
         let r = self.b.use_var(self.xret);
         let pc = self.b.use_var(self.xpc);

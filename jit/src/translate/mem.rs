@@ -73,7 +73,7 @@ use super::{Tx, flags};
 use crate::abi::{self, kind};
 use crate::observe::Fallback;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, I8, I8X16, I16, I16X8, I32, I32X4, I64, I64X2};
+use cranelift_codegen::ir::types::{F32X4, F64X2, I8, I8X16, I16, I16X8, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Value};
 use lanejit_interp::isa::{
     Dir, Ext, FpWidth, Inst, MemAddr, MemSem, Mode, Reg, SOrImm, SReg, VReg,
@@ -1293,6 +1293,13 @@ impl Tx<'_, '_> {
                 }
             }
             Dir::Store => {
+                if let Reg::V(n) = data {
+                    let r = VReg(n);
+                    if self.full && self.packed_at(r, ms.log2e) && self.nan[n as usize].is_none() {
+                        self.store_packed_lanes(r, ms.log2e, &hosts);
+                        return eas;
+                    }
+                }
                 let chunks = self.data_chunks(data);
                 for (i, &h) in hosts.iter().enumerate() {
                     let x = self.b.ins().extractlane(chunks[i / 2], (i % 2) as u8);
@@ -1703,17 +1710,63 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// The index register of `inst` that stays packed across it (see [`Self::packed_index`]).
+    /// The index register of `inst` that stays packed across it (see [`Self::packed_index`]),
+    /// and for a store of a packed-index access the data register when it is packed at the
+    /// store's width (its lanes leave the packed vector directly, `Tx::store_packed_lanes`).
     pub(crate) fn packed_index_operand(&self, inst: &Inst) -> u32 {
         let Some(ms) = inst.opcode().mem() else {
             return 0;
         };
-        match operands(inst, ms) {
-            Some((data, addr, local)) => self
-                .packed_index(addr, local, data)
-                .map_or(0, |(_, n, _, _)| 1 << n.0),
-            None => 0,
+        let Some((data, addr, local)) = operands(inst, ms) else {
+            return 0;
+        };
+        let Some((_, n, _, _)) = self.packed_index(addr, local, data) else {
+            return 0;
+        };
+        let data = match data {
+            Reg::V(d) if ms.dir == Dir::Store && self.packed_at(VReg(d), ms.log2e) => 1 << d,
+            _ => 0,
+        };
+        (1 << n.0) | data
+    }
+
+    /// Whether `r` is packed as elements of `1 << log2e` bytes (below 8).
+    fn packed_at(&self, r: VReg, log2e: u8) -> bool {
+        log2e < 3
+            && matches!(self.form[r.0 as usize], super::Form::Packed { log2e: l, .. } if l == log2e)
+    }
+
+    /// Store lane `i` of packed register `r` (elements of `1 << log2e` bytes) at each of
+    /// `hosts[i]`, in lane order: its lanes leave the vector eight bytes at a time (`movq` for
+    /// the low half of a vector, `pextrq` for the high one) and are shifted down from there,
+    /// instead of widening the register to 64-bit lanes first and extracting each.
+    fn store_packed_lanes(&mut self, r: VReg, log2e: u8, hosts: &[Value]) {
+        let p: Vec<Value> = self
+            .packed_vals(r, log2e)
+            .into_iter()
+            .map(|v| self.bitcast(I64X2, v))
+            .collect();
+        let half = 8 >> log2e;
+        for (i, &h) in hosts.iter().enumerate() {
+            let (q, k) = (i / (2 * half), i % (2 * half));
+            let word = self.half_of(p[q], k >= half);
+            let x = match k % half {
+                0 => word,
+                j => self.b.ins().ushr_imm_s(word, (j << (log2e + 3)) as i64),
+            };
+            self.store_lane(x, h, 0, log2e);
         }
+    }
+
+    /// The low (`high` false: one `movq`, lane 0 as an `f64` being the register itself) or
+    /// high (`pextrq`) eight bytes of `v` (`i64x2`) as an `i64`.
+    fn half_of(&mut self, v: Value, high: bool) -> Value {
+        if high {
+            return self.b.ins().extractlane(v, 1);
+        }
+        let f = self.bitcast(F64X2, v);
+        let f = self.b.ins().extractlane(f, 0);
+        self.b.ins().bitcast(I64, MemFlagsData::new(), f)
     }
 
     /// Lane EAs `base + (ext(idx[i]) << shift)` of a packed-index access, the lowest and
@@ -1795,6 +1848,13 @@ impl Tx<'_, '_> {
     /// used: in the block of the accesses, after the range check, so that each is computed
     /// right before its lane's access instead of all of them before the check (where they
     /// would all be live at once).
+    ///
+    /// The indices leave the vector two at a time: one 64-bit move per pair (`movq` for the
+    /// low pair of a vector, `pextrq` for the high one), the even lane's index its low
+    /// half (`mov r32, r32` or `movsxd`) and the odd lane's its high half (`shr`/`sar` by
+    /// 32). Per four lanes one shuffle-port extract instead of four `pextrd` (each a
+    /// shuffle-port micro-op besides its move), the port the gather's own inserts
+    /// (`pinsrd`) also need.
     fn packed_lane_hosts(
         &mut self,
         space: Value,
@@ -1805,12 +1865,25 @@ impl Tx<'_, '_> {
         let p: Vec<Value> = self
             .packed_vals(n, 2)
             .into_iter()
-            .map(|v| self.bitcast(I32X4, v))
+            .map(|v| self.bitcast(I64X2, v))
             .collect();
+        let sign = ext == Ext::Sign;
         (0..self.vl as usize)
             .map(|i| {
-                let x = self.b.ins().extractlane(p[i / 4], (i % 4) as u8);
-                let o = self.index_offset(x, ext == Ext::Sign, sh);
+                let pair = self.half_of(p[i / 4], i % 4 >= 2);
+                let x = match (i % 2 == 1, sign) {
+                    (false, _) => {
+                        let lo = self.b.ins().ireduce(I32, pair);
+                        if sign {
+                            self.b.ins().sextend(I64, lo)
+                        } else {
+                            self.b.ins().uextend(I64, lo)
+                        }
+                    }
+                    (true, true) => self.b.ins().sshr_imm_s(pair, 32),
+                    (true, false) => self.b.ins().ushr_imm_s(pair, 32),
+                };
+                let o = self.b.ins().ishl_imm_s(x, sh as i64);
                 self.b.ins().iadd(host, o)
             })
             .collect()
@@ -2150,16 +2223,21 @@ impl Tx<'_, '_> {
         let len = (self.vl as u64) << ms.log2e;
         match (ms.dir, data) {
             (Dir::Load, Reg::V(d)) if self.can_pack(VReg(d), ms.log2e) => {
+                self.form[d as usize] = super::Form::Packed {
+                    log2e: ms.log2e,
+                    ext: ms.ext,
+                };
+                if self.prechecked && !self.readonly {
+                    // Loaded where the register is first needed (`Tx::flush_deferred`).
+                    self.deferred.push((VReg(d), host, f));
+                    return;
+                }
                 let n = (len / 16) as usize;
                 let vars = self.pv[d as usize].clone().expect("packed vars");
                 for (j, var) in vars.iter().enumerate().take(n) {
                     let v = self.b.ins().load(I8X16, f, host, (16 * j) as i32);
                     self.b.def_var(*var, v);
                 }
-                self.form[d as usize] = super::Form::Packed {
-                    log2e: ms.log2e,
-                    ext: ms.ext,
-                };
             }
             (Dir::Load, Reg::V(d)) => {
                 let vals = self.load_contig(host, ms.log2e, ms.ext);
@@ -2186,6 +2264,49 @@ impl Tx<'_, '_> {
             }
             (Dir::Load, _) => unreachable!("loads write vector registers"),
         }
+    }
+
+    /// Load the deferred contiguous loads (`Tx::deferred`) of the registers in `regs`.
+    ///
+    /// In the copies of a loop body that use the hoisted checks but not the streaming
+    /// copy's proof that no store of the loop overlaps a hoisted load (the last full
+    /// iteration, the masked tail), a contiguous load into a packed register is emitted
+    /// where an instruction first reads or writes the register, or before the next store,
+    /// control instruction or exit, whichever comes first: still in program order with
+    /// every store, so what it reads is what the guest's load reads (its group is proven,
+    /// so it cannot fault), but without every operand of the body loaded at its top and
+    /// live, spilled, until its use (stencil5_lc0's row: 40 loads and as many spills and
+    /// reloads in each of these two copies).
+    ///
+    /// `done`: the loads dominate the rest of the copy (the start of an instruction that
+    /// touches the register, of a store, of `ENDLOOP` or another control instruction, or of
+    /// an iteration-local register's store), so they leave the list. Anywhere else (an exit
+    /// path, a read in one branch of an instruction's lowering) they are emitted for that
+    /// path and stay deferred for the others.
+    pub(crate) fn flush_deferred(&mut self, regs: u32, done: bool) {
+        if self.deferred.is_empty() {
+            return;
+        }
+        let mut keep = Vec::new();
+        for (r, host, f) in std::mem::take(&mut self.deferred) {
+            if regs & (1 << r.0) == 0 {
+                keep.push((r, host, f));
+                continue;
+            }
+            if !done {
+                keep.push((r, host, f));
+            }
+            let super::Form::Packed { log2e, .. } = self.form[r.0 as usize] else {
+                unreachable!("a deferred load leaves its register packed until loaded")
+            };
+            let n = ((self.vl as usize) << log2e) / 16;
+            let vars = self.pv[r.0 as usize].clone().expect("packed vars");
+            for (j, var) in vars.iter().enumerate().take(n) {
+                let v = self.b.ins().load(I8X16, f, host, (16 * j) as i32);
+                self.b.def_var(*var, v);
+            }
+        }
+        self.deferred = keep;
     }
 
     /// Store data as chunks (`sN` broadcast).

@@ -48,7 +48,16 @@
 //! `ENDLOOP` back returns to the prologue with the registers still in their variables.
 //! Nothing is written back or loaded again between rows, and a row's setup (the broadcasts
 //! of a matrix row) stays in registers across its inner loop: compiled-code instructions
-//! stencil5_lc0 -10.5%, matmul256 -10.5%, spmv_csr -8%. A nest whose code would not fit the
+//! stencil5_lc0 -10.5%, matmul256 -10.5%, spmv_csr -8%. In a nest the iteration-local
+//! registers that are packed where they are stored go to a stack slot as they are
+//! (`Tx::plocal`: 8 stores per f32 or i32 register at VL 32 instead of 16 widened ones), with
+//! per register the count of its lowest lanes the slot holds, which the shared exit block
+//! widens into the register file; a vector address built in the body (`V.LC0; V.SHL;
+//! V.ADD`) is stored from its shape (one broadcast and an add per chunk). In the copies
+//! that use the hoisted checks without the streaming copy's no-overlap proof, contiguous
+//! loads are emitted where the register is first touched (`Tx::flush_deferred`) instead of
+//! all at the body's top. Together: stencil5_lc0's compiled-code instructions at N = 256
+//! -18%, stencil5_vaddr's -17% (callgrind). A nest whose code would not fit the
 //! register form compiles as the inner loop's region alone (`region::discover_for`).
 //!
 //! Check hoisting: in an `ENDLOOP` loop, a guest-memory access whose lane `i` at LC0BASE `x`
@@ -318,6 +327,9 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) readonly: bool,
     /// The hoisted loads that stay in program order in the streaming copy (`in_place`).
     pub(crate) ordered: u64,
+    /// Contiguous loads whose packed chunks are not loaded yet (`Tx::defer_load`): the
+    /// register, the host address of its first byte and the flags.
+    pub(crate) deferred: Vec<(VReg, Value, MemFlagsData)>,
     /// While translating the *masked tail* copy of an `ENDLOOP` loop ([`masked_tail_ok`]):
     /// its partial last iteration run as a full one. Entered only when every hoisted access's
     /// whole group (all VL lanes) lies in guest memory with the access's permission, so loads
@@ -344,6 +356,24 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) local_v: u32,
     /// The iteration-local registers the current body copy has stored already.
     pub(crate) local_stored: u32,
+    /// The *packed stores* of iteration-local registers in a loop nest (`Tx::store_local`):
+    /// a stack slot holding, per iteration-local register, its lanes as the packed form
+    /// that wrote them left them (`1 << log2e` bytes each, at `Tx::packed_local_off`), so
+    /// a row's last iterations store 8 (f32 or i32 lanes, VL 32) chunks per register instead of
+    /// widening and storing 16. `None` outside nests (a loop entered once per row would
+    /// widen them at every exit instead).
+    pub(crate) plocal: Option<StackSlot>,
+    /// Per iteration-local register, where its stores go, fixed by the first copy translated
+    /// that stores it (`Tx::store_local`): `Some(Some((log2e, ext)))`, the packed slot, for
+    /// copies where it is packed so (a copy with another form stores it wide, after moving
+    /// the slot's lanes to the register file); `Some(None)`, the register file always.
+    pub(crate) plocal_form: [Option<Option<(u8, lanejit_interp::isa::Ext)>>; 32],
+    /// Per iteration-local register of a nest, how many of its lowest lanes the packed slot
+    /// holds (the register file holds the others): VL after a full copy stored it packed,
+    /// at least the masked tail's lane count after the tail did, 0 after a wide store. The
+    /// shared exit block widens those lanes into the register file, so every exit leaves
+    /// the architectural state.
+    pub(crate) plocal_k: [Option<Variable>; 32],
     /// Whether the region contains `LOOP`/`ENDLOOP` (the only writers of LC0BASE): else it is
     /// not written back.
     loops: bool,
@@ -576,6 +606,7 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// The packed variables' values of `r`.
     pub(crate) fn packed_vals(&mut self, r: VReg, log2e: u8) -> Vec<Value> {
+        self.flush_deferred(1 << r.0, false);
         let n = ((self.vl as usize) << log2e) / 16;
         let vars = self.pv[r.0 as usize].clone().expect("packed vars declared");
         vars[..n].iter().map(|&v| self.b.use_var(v)).collect()
@@ -584,6 +615,8 @@ impl<'a, 'f> Tx<'a, 'f> {
     /// Define `r`'s packed variables as `vals` (16 bytes each, lanes of `1 << log2e` bytes
     /// extended by `ext`) and mark it packed.
     pub(crate) fn def_packed(&mut self, r: VReg, log2e: u8, ext: Ext, vals: &[Value]) {
+        // A load still deferred into `r` is dead now.
+        self.deferred.retain(|d| d.0 != r);
         let vars = self.pv[r.0 as usize].clone().expect("packed vars declared");
         for (var, &v) in vars.iter().zip(vals) {
             self.b.def_var(*var, v);
@@ -689,6 +722,7 @@ impl<'a, 'f> Tx<'a, 'f> {
     /// Canonicalise and materialise every register but the iteration-local ones (an exit or
     /// a loop edge: the state leaving here is the architectural one).
     pub(crate) fn materialize_all(&mut self) {
+        self.flush_deferred(u32::MAX, false);
         for n in 0..32u8 {
             if self.local_v & (1 << n) != 0 {
                 // Iteration-local: never carried around an edge or written back by an exit
@@ -859,6 +893,11 @@ impl<'a, 'f> Tx<'a, 'f> {
     fn inst(&mut self, pc: u64, inst: &Inst) {
         self.pc = pc;
         let (u, w) = reg_effects(inst);
+        let stores = inst
+            .opcode()
+            .mem()
+            .is_some_and(|m| m.dir == lanejit_interp::isa::Dir::Store);
+        self.flush_deferred(if stores { u32::MAX } else { u.v | w.v }, true);
         if !self.full && !self.lmask_valid && self.blends(inst, w) {
             self.refresh_lane_masks();
         }
@@ -1281,6 +1320,7 @@ pub(crate) fn translate(
         acc_n: None,
         readonly: false,
         ordered: 0,
+        deferred: Vec::new(),
         masked_tail: false,
         tail_old: Vec::new(),
         loops,
@@ -1290,6 +1330,9 @@ pub(crate) fn translate(
         hoist,
         local_v,
         local_stored: 0,
+        plocal: None,
+        plocal_form: [None; 32],
+        plocal_k: [None; 32],
         prechecked: false,
         lim: None,
         hoist_host: Vec::new(),
@@ -1302,6 +1345,9 @@ pub(crate) fn translate(
         shuffle_imms: Vec::new(),
     };
     tx.count_entry();
+    if r.outer.is_some() && tx.local_v != 0 && tx.vl >= 4 {
+        tx.plocal_setup();
+    }
 
     let h = r.loop_head.unwrap_or(0);
     if let Some(o) = r.outer {

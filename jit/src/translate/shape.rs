@@ -23,7 +23,7 @@
 //! later (`Tx::ea_shape`).
 
 use super::Tx;
-use cranelift_codegen::ir::Value;
+use cranelift_codegen::ir::{InstBuilder, Value};
 use lanejit_interp::isa::{AluOp, Inst, MemAddr, Operands, Reg, SReg, Sem, VRead, VSrc};
 
 /// An affine vector: lane `i` is `base + i * stride`.
@@ -39,6 +39,28 @@ impl Tx<'_, '_> {
     /// Forget every shape (at a merge point: the start of a body copy).
     pub(crate) fn forget_shapes(&mut self) {
         self.shape = [None; 32];
+    }
+
+    /// The `i64x2` chunks of affine vector `a`: lane 0's value broadcast once, plus each
+    /// chunk's constant lane offsets (an add with a constant operand per chunk). Where an
+    /// affine register's value is stored as a whole, this keeps the store from carrying
+    /// every chunk of the instructions that built it (`V.LC0; V.SHL; V.ADD`) live.
+    pub(crate) fn affine_chunks(&mut self, a: Affine) -> Vec<Value> {
+        let v = self
+            .b
+            .ins()
+            .splat(cranelift_codegen::ir::types::I64X2, a.base);
+        (0..self.nch)
+            .map(|c| {
+                let lo = (2 * c as i64).wrapping_mul(a.stride) as u64;
+                let hi = (2 * c as i64 + 1).wrapping_mul(a.stride) as u64;
+                if (lo, hi) == (0, 0) {
+                    return v;
+                }
+                let k = self.vconst2(lo, hi);
+                self.b.ins().iadd(v, k)
+            })
+            .collect()
     }
 
     /// The stride of a register used as an address operand or ALU source, if affine.
