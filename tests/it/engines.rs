@@ -537,6 +537,50 @@ fn overlapping_contiguous_copies_keep_group_order() {
 }
 
 #[test]
+fn narrow_loads_widened_after_a_store_over_them_keep_the_loaded_bytes() {
+    // Bytes loaded packed and widened later (a narrow multiply) are read again from memory
+    // as extending loads when nothing was stored since; here a store overwrites them between
+    // the load and the multiply (in the same iteration, and over the next iteration's bytes
+    // too), so the multiply must use what was loaded. Signed and unsigned bytes and
+    // halfwords, accumulated and reduced, at every VL.
+    let bytes: Vec<String> = (0..2048u32)
+        .map(|i| format!("{:#x}", (i * 37 + 11) & 0xff))
+        .collect();
+    for (ld, st, shift) in [
+        ("V.LB", "V.SB", 0),
+        ("V.LBU", "V.SB", 0),
+        ("V.LH", "V.SH", 1),
+    ] {
+        for (over, n) in [(0, 200), (1 << shift, 199)] {
+            let src = format!(
+                "
+                .mem 0x10000, 0x1000, rw
+                .data 0x10000
+                .byte {data}
+                .text
+                S.LI s1, 0x10000
+                S.LI s2, {over}
+                S.ADD s2, s2, s1
+                S.LI s3, {n}
+                V.MOV v3, 0
+                LOOP s3
+                {ld} [s1, lc0<<{shift}, 0], ->v1
+                {ld} [s1, lc0<<{shift}, 1024], ->v2
+                {st} v2, [s2, lc0<<{shift}, 0]
+                V.MUL v4, v1, v2
+                V.ADD v3, v3, v4
+                ENDLOOP
+                V.REDSUM s5, v3
+                HALT
+                ",
+                data = bytes.join(", ")
+            );
+            check_all_vls(&src);
+        }
+    }
+}
+
+#[test]
 fn copy_loops_copy_in_bulk_only_when_disjoint() {
     // A loop of nothing but a contiguous load and the store of it copies its checked span
     // in one piece when source and destination are disjoint; any overlap (a word apart, a

@@ -406,6 +406,11 @@ impl Tx<'_, '_> {
             vs = vs
                 .into_iter()
                 .flat_map(|v| {
+                    if l == log2e {
+                        if let Some(halves) = self.widening_load(v, l, ext) {
+                            return halves;
+                        }
+                    }
                     let v = self.bitcast(ty, v);
                     if ext == Ext::Sign {
                         [self.b.ins().swiden_low(v), self.b.ins().swiden_high(v)]
@@ -416,6 +421,24 @@ impl Tx<'_, '_> {
                 .collect();
         }
         vs
+    }
+
+    /// Packed chunk `v` (lanes of `1 << l` bytes) widened to twice its lane width by two
+    /// extending loads of its halves (`pmovsxbw`/`pmovzxwd`/... from memory) when it is a
+    /// contiguous load of this body copy with no store since (`Tx::mem_src`): a load, a
+    /// widening and a shuffle of the upper half fewer per chunk (dot8's bytes).
+    fn widening_load(&mut self, v: Value, l: u8, ext: Ext) -> Option<[Value; 2]> {
+        let &(_, host, off, f) = self.mem_src.iter().find(|m| m.0 == v)?;
+        let sign = ext == Ext::Sign;
+        let mut half = |o: i32| match (l, sign) {
+            (0, true) => self.b.ins().sload8x8(f, host, o),
+            (0, false) => self.b.ins().uload8x8(f, host, o),
+            (1, true) => self.b.ins().sload16x4(f, host, o),
+            (1, false) => self.b.ins().uload16x4(f, host, o),
+            (_, true) => self.b.ins().sload32x2(f, host, o),
+            (_, false) => self.b.ins().uload32x2(f, host, o),
+        };
+        Some([half(off), half(off + 8)])
     }
 
     /// `vd = va * vb` on narrow lanes (see [`Self::narrow_mul_operands`]).

@@ -2237,6 +2237,7 @@ impl Tx<'_, '_> {
                 for (j, var) in vars.iter().enumerate().take(n) {
                     let v = self.b.ins().load(I8X16, f, host, (16 * j) as i32);
                     self.b.def_var(*var, v);
+                    self.mem_src.push((v, host, (16 * j) as i32, f));
                 }
             }
             (Dir::Load, Reg::V(d)) => {
@@ -2304,6 +2305,7 @@ impl Tx<'_, '_> {
             for (j, var) in vars.iter().enumerate().take(n) {
                 let v = self.b.ins().load(I8X16, f, host, (16 * j) as i32);
                 self.b.def_var(*var, v);
+                self.mem_src.push((v, host, (16 * j) as i32, f));
             }
         }
         self.deferred = keep;

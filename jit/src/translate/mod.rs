@@ -327,9 +327,14 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) readonly: bool,
     /// The hoisted loads that stay in program order in the streaming copy (`in_place`).
     pub(crate) ordered: u64,
-    /// Contiguous loads whose packed chunks are not loaded yet (`Tx::defer_load`): the
+    /// Contiguous loads whose packed chunks are not loaded yet (`Tx::flush_deferred`): the
     /// register, the host address of its first byte and the flags.
     pub(crate) deferred: Vec<(VReg, Value, MemFlagsData)>,
+    /// The packed chunks loaded by contiguous loads of the current body copy since its last
+    /// store instruction: the chunk, the host address and offset it was loaded from, and
+    /// the load's flags. A widening of such a chunk loads its halves again, extending
+    /// (`Tx::widening_load`); the bytes are the same, as nothing stored since.
+    pub(crate) mem_src: Vec<(Value, Value, i32, MemFlagsData)>,
     /// While translating the *masked tail* copy of an `ENDLOOP` loop ([`masked_tail_ok`]):
     /// its partial last iteration run as a full one. Entered only when every hoisted access's
     /// whole group (all VL lanes) lies in guest memory with the access's permission, so loads
@@ -898,6 +903,9 @@ impl<'a, 'f> Tx<'a, 'f> {
             .mem()
             .is_some_and(|m| m.dir == lanejit_interp::isa::Dir::Store);
         self.flush_deferred(if stores { u32::MAX } else { u.v | w.v }, true);
+        if stores {
+            self.mem_src.clear();
+        }
         if !self.full && !self.lmask_valid && self.blends(inst, w) {
             self.refresh_lane_masks();
         }
@@ -971,6 +979,7 @@ impl<'a, 'f> Tx<'a, 'f> {
     /// Translate `r.insts[from..]` in the current block (one body version).
     fn run(&mut self, r: &Region, from: usize, header: Option<Block>) {
         self.lmask_valid = false;
+        self.mem_src.clear();
         self.forget_shapes();
         // Every edge into a body copy canonicalised what it carried.
         self.nan = [None; 32];
@@ -1321,6 +1330,7 @@ pub(crate) fn translate(
         readonly: false,
         ordered: 0,
         deferred: Vec::new(),
+        mem_src: Vec::new(),
         masked_tail: false,
         tail_old: Vec::new(),
         loops,
