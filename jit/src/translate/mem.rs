@@ -2227,7 +2227,7 @@ impl Tx<'_, '_> {
                     log2e: ms.log2e,
                     ext: ms.ext,
                 };
-                if self.prechecked && !self.readonly {
+                if self.prechecked && !self.readonly && self.local_v & (1 << d) != 0 {
                     // Loaded where the register is first needed (`Tx::flush_deferred`).
                     self.deferred.push((VReg(d), host, f));
                     return;
@@ -2271,7 +2271,9 @@ impl Tx<'_, '_> {
     ///
     /// In the copies of a loop body that use the hoisted checks but not the streaming
     /// copy's proof that no store of the loop overlaps a hoisted load (the last full
-    /// iteration, the masked tail), a contiguous load into a packed register is emitted
+    /// iteration, the masked tail), a contiguous load into a packed iteration-local
+    /// register (`Tx::local_v`: its body has only hoisted accesses, so no gather's slow path
+    /// or side exit lies between the load and its use) is emitted
     /// where an instruction first reads or writes the register, or before the next store,
     /// control instruction or exit, whichever comes first: still in program order with
     /// every store, so what it reads is what the guest's load reads (its group is proven,

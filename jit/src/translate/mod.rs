@@ -55,8 +55,8 @@
 //! widens into the register file; a vector address built in the body (`V.LC0; V.SHL;
 //! V.ADD`) is stored from its shape (one broadcast and an add per chunk). In the copies
 //! that use the hoisted checks without the streaming copy's no-overlap proof, contiguous
-//! loads are emitted where the register is first touched (`Tx::flush_deferred`) instead of
-//! all at the body's top. Together: stencil5_lc0's compiled-code instructions at N = 256
+//! loads into iteration-local registers are emitted where the register is first touched
+//! (`Tx::flush_deferred`) instead of all at the body's top. Together: stencil5_lc0's compiled-code instructions at N = 256
 //! -18%, stencil5_vaddr's -17% (callgrind). A nest whose code would not fit the
 //! register form compiles as the inner loop's region alone (`region::discover_for`).
 //!
