@@ -368,11 +368,10 @@ impl Tx<'_, '_> {
         // The masked tail computes as a full iteration (`Tx::full` is set there), with the
         // tail's mask in `Tx::mask`.
         if self.masked_tail {
-            let (at, keep, q) = self.prefix_keep(self.regs, Self::voff(r, 0), 3);
-            self.prefix_chain(q, vals.len(), |t, c| t.vstore(r, c, vals[c]));
-            self.b
-                .ins()
-                .store(MemFlagsData::trusted(), keep, at, Self::voff(r, 0));
+            let regs = self.regs;
+            self.store_prefix(regs, Self::voff(r, 0), 3, vals.len(), |t, c| {
+                t.vstore(r, c, vals[c])
+            });
         } else {
             for (c, v) in vals.into_iter().enumerate() {
                 self.vstore(r, c, v);
@@ -391,11 +390,9 @@ impl Tx<'_, '_> {
         let f = MemFlagsData::trusted();
         let k = self.plocal_k[r.0 as usize].expect("packed lane count");
         if self.masked_tail {
-            let (at, keep, q) = self.prefix_keep(base, off, log2e);
-            self.prefix_chain(q, vals.len(), |t, c| {
+            self.store_prefix(base, off, log2e, vals.len(), |t, c| {
                 t.b.ins().store(f, vals[c], base, off + 16 * c as i32);
             });
-            self.b.ins().store(f, keep, at, off);
             let n = self.tail_lanes();
             let had = self.b.use_var(k);
             let now = self.b.ins().umax(had, n);
@@ -469,15 +466,7 @@ impl Tx<'_, '_> {
         let at = self.b.ins().iadd(base, at);
         let f = MemFlagsData::trusted();
         let off = self.packed_local_off(r);
-        let sign = ext == lanejit_interp::isa::Ext::Sign;
-        let x = match (log2e, sign) {
-            (0, true) => self.b.ins().sload8(I64, f, at, off),
-            (0, false) => self.b.ins().uload8(I64, f, at, off),
-            (1, true) => self.b.ins().sload16(I64, f, at, off),
-            (1, false) => self.b.ins().uload16(I64, f, at, off),
-            (_, true) => self.b.ins().sload32(f, at, off),
-            (_, false) => self.b.ins().uload32(f, at, off),
-        };
+        let x = self.load_lane(at, off, log2e, ext);
         let to = self.b.ins().ishl_imm_s(i, 3);
         let to = self.b.ins().iadd(self.regs, to);
         self.b.ins().store(f, x, to, Self::voff(r, 0));
@@ -492,14 +481,24 @@ impl Tx<'_, '_> {
         self.b.def_var(kv, zero);
     }
 
-    /// Before a masked tail's prefix store of lanes of `1 << log2e` bytes at `base + off`:
-    /// the address of lane `n` (the first inactive one, less `off`), the bytes there that
-    /// the chain's last chunk may overwrite (one lane of 8 bytes; 16 bytes of narrower
-    /// lanes), to be stored back after the chain, and the number of chunks to store.
-    fn prefix_keep(&mut self, base: Value, off: i32, log2e: u8) -> (Value, Value, Value) {
+    /// Store the active lanes of a masked tail's register, chunks of `16 >> log2e` lanes of
+    /// `1 << log2e` bytes at `base + off`, the tail's mask being a prefix of `n` lanes
+    /// (checked at its entry, `Tx::masked_tail_entry`): one jump through a table on
+    /// `ceil(n / lanes per chunk)` into a chain of `store(chunk)` calls, as Duff's device
+    /// does, so nothing is blended. The last chunk stored may also write inactive lanes
+    /// from `n` on: their old bytes (one lane of 8 bytes; 16 bytes of narrower lanes) are
+    /// loaded before the chain and stored back after it (where `n` starts a chunk that
+    /// rewrites bytes with the values they hold). The mask is partial, so lane `n` is below
+    /// VL: inside the register (the packed slot has 16 bytes of room after each register).
+    fn store_prefix(
+        &mut self,
+        base: Value,
+        off: i32,
+        log2e: u8,
+        nch: usize,
+        mut store: impl FnMut(&mut Self, usize),
+    ) {
         let n = self.tail_lanes();
-        // The mask is partial, so lane `n` is below VL: inside the register (the packed
-        // slot has 16 bytes of room after each register's lanes).
         let at = self.b.ins().ishl_imm_s(n, log2e as i64);
         let at = self.b.ins().iadd(base, at);
         let ty = if log2e == 3 {
@@ -508,21 +507,9 @@ impl Tx<'_, '_> {
             cranelift_codegen::ir::types::I8X16
         };
         let keep = self.b.ins().load(ty, MemFlagsData::trusted(), at, off);
-        // Chunks to store: ceil(n / lanes per chunk).
         let per = (16 >> log2e) as i64;
         let q = self.b.ins().iadd_imm_s(n, per - 1);
         let q = self.b.ins().ushr_imm_s(q, 4 - log2e as i64);
-        (at, keep, q)
-    }
-
-    /// The active lanes of a masked tail's register stored as whole chunks, the tail's mask
-    /// being a prefix of `n` lanes (checked at its entry, `Tx::masked_tail_entry`): one jump
-    /// through a table on the chunk count `q` ([`Self::prefix_keep`]) into a chain of
-    /// `store(chunk)` calls, as Duff's device does, so nothing is blended. The last chunk
-    /// stored may also write inactive lanes from `n` on: the caller stores their old bytes,
-    /// kept before the chain, back after it (where `n` starts a chunk that rewrites bytes
-    /// with the values they hold).
-    fn prefix_chain(&mut self, q: Value, nch: usize, mut store: impl FnMut(&mut Self, usize)) {
         // chain[k]: stores chunk k - 1 and goes on to chain[k - 1]; chain[0] is the end.
         let chain: Vec<Block> = (0..=nch).map(|_| self.b.create_block()).collect();
         let pool = &mut self.b.func.dfg.value_lists;
@@ -544,6 +531,7 @@ impl Tx<'_, '_> {
             self.b.seal_block(blk);
         }
         self.b.switch_to_block(chain[0]);
+        self.b.ins().store(MemFlagsData::trusted(), keep, at, off);
     }
 
     /// A leading `LOOP`: zero trips leave the region, otherwise the run continues into the body.

@@ -550,7 +550,7 @@ impl Tx<'_, '_> {
     }
 
     /// One lane loaded from `host + off` with extension, as i64.
-    fn load_lane(&mut self, host: Value, off: i32, log2e: u8, ext: Ext) -> Value {
+    pub(crate) fn load_lane(&mut self, host: Value, off: i32, log2e: u8, ext: Ext) -> Value {
         let f = flags();
         let sign = ext == Ext::Sign;
         match (log2e, sign) {
@@ -1746,15 +1746,44 @@ impl Tx<'_, '_> {
             .into_iter()
             .map(|v| self.bitcast(I64X2, v))
             .collect();
-        let half = 8 >> log2e;
         for (i, &h) in hosts.iter().enumerate() {
-            let (q, k) = (i / (2 * half), i % (2 * half));
-            let word = self.half_of(p[q], k >= half);
-            let x = match k % half {
-                0 => word,
-                j => self.b.ins().ushr_imm_s(word, (j << (log2e + 3)) as i64),
-            };
+            // The store writes the low bytes: no extension needed.
+            let x = self.packed_lane(&p, i, log2e, None);
             self.store_lane(x, h, 0, log2e);
+        }
+    }
+
+    /// Lane `i` of the packed chunks `p` (`i64x2`, lanes of `1 << log2e` bytes, below 8) as
+    /// an `i64`: the eight bytes holding it leave the vector (`Tx::half_of`) and are shifted
+    /// down; extended by `ext` (the top lane of the eight bytes by the shift itself), or
+    /// with its upper bits unspecified for `None` (a store of its low bytes).
+    fn packed_lane(&mut self, p: &[Value], i: usize, log2e: u8, ext: Option<Ext>) -> Value {
+        let half = 8 >> log2e;
+        let (q, k) = (i / (2 * half), i % (2 * half));
+        let word = self.half_of(p[q], k >= half);
+        let (j, bits) = (k % half, 8i64 << log2e);
+        let sign = ext == Some(Ext::Sign);
+        if j == half - 1 && ext.is_some() {
+            let sh = j as i64 * bits;
+            return if sign {
+                self.b.ins().sshr_imm_s(word, sh)
+            } else {
+                self.b.ins().ushr_imm_s(word, sh)
+            };
+        }
+        let x = match j {
+            0 => word,
+            j => self.b.ins().ushr_imm_s(word, j as i64 * bits),
+        };
+        if ext.is_none() {
+            return x;
+        }
+        let ty = [I8, I16, I32][log2e as usize];
+        let x = self.b.ins().ireduce(ty, x);
+        if sign {
+            self.b.ins().sextend(I64, x)
+        } else {
+            self.b.ins().uextend(I64, x)
         }
     }
 
@@ -1867,22 +1896,9 @@ impl Tx<'_, '_> {
             .into_iter()
             .map(|v| self.bitcast(I64X2, v))
             .collect();
-        let sign = ext == Ext::Sign;
         (0..self.vl as usize)
             .map(|i| {
-                let pair = self.half_of(p[i / 4], i % 4 >= 2);
-                let x = match (i % 2 == 1, sign) {
-                    (false, _) => {
-                        let lo = self.b.ins().ireduce(I32, pair);
-                        if sign {
-                            self.b.ins().sextend(I64, lo)
-                        } else {
-                            self.b.ins().uextend(I64, lo)
-                        }
-                    }
-                    (true, true) => self.b.ins().sshr_imm_s(pair, 32),
-                    (true, false) => self.b.ins().ushr_imm_s(pair, 32),
-                };
+                let x = self.packed_lane(&p, i, 2, Some(ext));
                 let o = self.b.ins().ishl_imm_s(x, sh as i64);
                 self.b.ins().iadd(host, o)
             })
@@ -2220,7 +2236,6 @@ impl Tx<'_, '_> {
     /// form where its register has one, a store of a register packed at the same width as
     /// its bytes, else 128-bit accesses with widening or narrowing.
     fn contig_access(&mut self, ms: MemSem, data: Reg, host: Value, f: MemFlagsData) {
-        let len = (self.vl as u64) << ms.log2e;
         match (ms.dir, data) {
             (Dir::Load, Reg::V(d)) if self.can_pack(VReg(d), ms.log2e) => {
                 self.form[d as usize] = super::Form::Packed {
@@ -2232,13 +2247,7 @@ impl Tx<'_, '_> {
                     self.deferred.push((VReg(d), host, f));
                     return;
                 }
-                let n = (len / 16) as usize;
-                let vars = self.pv[d as usize].clone().expect("packed vars");
-                for (j, var) in vars.iter().enumerate().take(n) {
-                    let v = self.b.ins().load(I8X16, f, host, (16 * j) as i32);
-                    self.b.def_var(*var, v);
-                    self.mem_src.push((v, host, (16 * j) as i32, f));
-                }
+                self.load_packed(VReg(d), ms.log2e, host, f);
             }
             (Dir::Load, Reg::V(d)) => {
                 let vals = self.load_contig(host, ms.log2e, ms.ext);
@@ -2302,15 +2311,21 @@ impl Tx<'_, '_> {
             let super::Form::Packed { log2e, .. } = self.form[r.0 as usize] else {
                 unreachable!("a deferred load leaves its register packed until loaded")
             };
-            let n = ((self.vl as usize) << log2e) / 16;
-            let vars = self.pv[r.0 as usize].clone().expect("packed vars");
-            for (j, var) in vars.iter().enumerate().take(n) {
-                let v = self.b.ins().load(I8X16, f, host, (16 * j) as i32);
-                self.b.def_var(*var, v);
-                self.mem_src.push((v, host, (16 * j) as i32, f));
-            }
+            self.load_packed(r, log2e, host, f);
         }
         self.deferred = keep;
+    }
+
+    /// Load packed register `r`'s chunks (lanes of `1 << log2e` bytes) from `host` into its
+    /// packed variables, recording each as a load of this body copy (`Tx::mem_src`).
+    fn load_packed(&mut self, r: VReg, log2e: u8, host: Value, f: MemFlagsData) {
+        let n = ((self.vl as usize) << log2e) / 16;
+        let vars = self.pv[r.0 as usize].clone().expect("packed vars");
+        for (j, var) in vars.iter().enumerate().take(n) {
+            let v = self.b.ins().load(I8X16, f, host, (16 * j) as i32);
+            self.b.def_var(*var, v);
+            self.mem_src.push((v, host, (16 * j) as i32, f));
+        }
     }
 
     /// Store data as chunks (`sN` broadcast).
