@@ -138,6 +138,7 @@ impl TxSetup {
             plan,
             native_fma: isa.has_native_fma(),
             tail: hints.tail,
+            ordered_tail: hints.ordered_tail,
             steps: hints.steps,
         }
     }
@@ -271,9 +272,11 @@ pub struct Jit {
     baseline: bool,
     /// Baseline compiles waiting for their optimised code, oldest first.
     pending: std::collections::VecDeque<Baseline>,
-    /// Loops compiled without their partial-mask iterations (`translate::TxConfig::tail`),
-    /// with how many times they have exited for one since ([`LAZY_TAIL_EXITS`]) and the
-    /// hints they were compiled with (their recompile keeps all but the tail's).
+    /// Loops compiled without their partial-mask iterations (`translate::TxConfig::tail`) or
+    /// with them but with the masked tail's loads free to move
+    /// (`translate::TxConfig::ordered_tail`), with how many times they have exited for one
+    /// since ([`LAZY_TAIL_EXITS`]) and the hints they were compiled with (their recompile
+    /// keeps all but those two).
     lazy: std::collections::HashMap<Key, (u32, region::Hints)>,
 }
 
@@ -281,7 +284,10 @@ pub struct Jit {
 /// entry that made it compile had none ahead, `region::tail_expected`) may leave for the
 /// straight form of its body before it is compiled again with them: a 2D kernel whose first
 /// row happened to be a multiple of VL long then runs its ragged rows' tails in the loop's
-/// own function, as if the first row had had one.
+/// own function, as if the first row had had one. A loop compiled with them whose masked
+/// tail keeps leaving so (its entry found a store of the iteration over what it loads: an
+/// in-place shift through two base registers) is compiled again with the tail's loads in
+/// program order.
 pub const LAZY_TAIL_EXITS: u32 = 8;
 
 /// Where code that [`Jit::place`] puts in the module comes from.
@@ -929,7 +935,10 @@ impl Jit {
                 hints,
             });
         }
-        if !hints.tail && region.loop_head.is_some() && cfg.plan == Plan::Registers {
+        if !(hints.tail && hints.ordered_tail)
+            && region.loop_head.is_some()
+            && cfg.plan == Plan::Registers
+        {
             self.lazy.insert(key, (0, hints));
         }
         self.finalize(key, id, stat, &region, t0, ir, probes)
@@ -1168,8 +1177,10 @@ impl Jit {
         if *n < LAZY_TAIL_EXITS {
             return;
         }
+        // First the tail compiled in; then its loads kept in order.
         let hints = region::Hints {
             tail: true,
+            ordered_tail: hints.tail,
             ..*hints
         };
         self.lazy.remove(&key);

@@ -188,6 +188,10 @@ pub struct Hints {
     /// A loop's partial-mask iterations compiled into its function ([`tail_expected`],
     /// `translate::TxConfig::tail`).
     pub tail: bool,
+    /// A loop's masked tail keeps its loads in program order (`translate::TxConfig::
+    /// ordered_tail`): set when a loop compiled without it kept leaving its tail for the
+    /// straight form of its body (`Jit`'s lazy-tail exits).
+    pub ordered_tail: bool,
     /// Registers that get the loop-entry test for contiguous lanes ([`lane_steps`],
     /// `translate::TxConfig::steps`).
     pub steps: u128,
@@ -197,6 +201,7 @@ impl Hints {
     /// No entry known: tails compiled in, every register tested.
     pub const ALL: Hints = Hints {
         tail: true,
+        ordered_tail: false,
         steps: u128::MAX,
     };
 
@@ -204,6 +209,7 @@ impl Hints {
     pub fn of(first: Option<&Inst>, regs: &lanejit_interp::machine::Regs, vl: u32) -> Hints {
         Hints {
             tail: tail_expected(first, regs, vl),
+            ordered_tail: false,
             steps: lane_steps(regs, vl),
         }
     }

@@ -351,9 +351,10 @@ impl Tx<'_, '_> {
                     if self.masked_tail {
                         self.plocal_flush(r);
                     }
-                    let k = self.plocal_k[i].expect("packed lane count");
                     let zero = self.iconst(0);
-                    self.b.def_var(k, zero);
+                    for k in [self.plocal_k[i], self.plocal_t[i]] {
+                        self.b.def_var(k.expect("packed lane count"), zero);
+                    }
                 }
                 None => {}
             }
@@ -380,30 +381,121 @@ impl Tx<'_, '_> {
     }
 
     /// Store packed iteration-local register `r` to its place in the packed slot: every
-    /// chunk in a full copy (the slot then holds all VL lanes), the active lanes in the
-    /// masked tail (the slot then holds at least those).
+    /// chunk of a full copy to the main half (which then holds all VL lanes, the tail half
+    /// none), every chunk of the masked tail to the tail half (which then holds the tail's
+    /// lanes, see `Tx::plocal_t`).
     fn store_local_packed(&mut self, r: VReg, log2e: u8) {
         let vals = self.packed_vals(r, log2e);
         let slot = self.plocal.expect("packed slot");
-        let base = self.b.ins().stack_addr(I64, slot, 0);
-        let off = self.packed_local_off(r);
         let f = MemFlagsData::trusted();
-        let k = self.plocal_k[r.0 as usize].expect("packed lane count");
+        let i = r.0 as usize;
+        let (k, t) = (self.plocal_k[i], self.plocal_t[i]);
+        let (k, t) = (k.expect("packed lane count"), t.expect("tail lane count"));
         if self.masked_tail {
-            self.store_prefix(base, off, log2e, vals.len(), |t, c| {
-                t.b.ins().store(f, vals[c], base, off + 16 * c as i32);
-            });
+            // The tail's entry made room (`Tx::plocal_tail_room`).
             let n = self.tail_lanes();
-            let had = self.b.use_var(k);
-            let now = self.b.ins().umax(had, n);
-            self.b.def_var(k, now);
-        } else {
-            for (c, &v) in vals.iter().enumerate() {
-                self.b.ins().store(f, v, base, off + 16 * c as i32);
-            }
-            let all = self.iconst(self.vl as u64);
-            self.b.def_var(k, all);
+            self.b.def_var(t, n);
+            let off = self.packed_tail_off(r);
+            self.pending_local
+                .push((vals.into_iter().map(Some).collect(), off));
+            return;
         }
+        let all = self.iconst(self.vl as u64);
+        self.b.def_var(k, all);
+        let zero = self.iconst(0);
+        self.b.def_var(t, zero);
+        let off = self.packed_local_off(r);
+        let base = self.b.ins().stack_addr(I64, slot, 0);
+        for (c, &v) in vals.iter().enumerate() {
+            self.b.ins().store(f, v, base, off + 16 * c as i32);
+        }
+    }
+
+    /// Emit chunk `c` of every pending store to the packed slot (`Tx::pending_local`), or
+    /// with `None` all that are left.
+    pub(crate) fn flush_pending_local(&mut self, c: Option<usize>) {
+        if self.pending_local.is_empty() {
+            return;
+        }
+        let slot = self.plocal.expect("packed slot");
+        let base = self.b.ins().stack_addr(I64, slot, 0);
+        let f = MemFlagsData::trusted();
+        let mut pending = std::mem::take(&mut self.pending_local);
+        for (vals, off) in &mut pending {
+            for (j, v) in vals.iter_mut().enumerate() {
+                if c.is_none_or(|c| c == j) {
+                    if let Some(v) = v.take() {
+                        self.b.ins().store(f, v, base, *off + 16 * j as i32);
+                    }
+                }
+            }
+        }
+        if c.is_some() {
+            self.pending_local = pending;
+        }
+    }
+
+    /// At the masked tail's entry: when the packed slot's tail half holds more lanes of some
+    /// iteration-local register than this tail has (two tails with no full iteration
+    /// between), every register's slot lanes move to the register file first (cold), so
+    /// that the tail can store all its chunks there (`Tx::store_local_packed`).
+    pub(crate) fn plocal_tail_room(&mut self) {
+        let regs: Vec<(VReg, u8)> = (0..32u8)
+            .filter_map(
+                |n| match (self.plocal_form[n as usize], self.plocal_t[n as usize]) {
+                    (Some(Some((log2e, _))), Some(_)) => Some((VReg(n), log2e)),
+                    _ => None,
+                },
+            )
+            .collect();
+        if regs.is_empty() {
+            return;
+        }
+        let n = self.tail_lanes();
+        let mut most = None;
+        for &(r, _) in &regs {
+            let t = self
+                .b
+                .use_var(self.plocal_t[r.0 as usize].expect("tail lane count"));
+            most = Some(most.map_or(t, |m| self.b.ins().umax(m, t)));
+        }
+        let over = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThan, most.expect("a register"), n);
+        let merge = self.b.create_block();
+        let go = self.b.create_block();
+        self.b.set_cold_block(merge);
+        self.b.ins().brif(over, merge, &[], go, &[]);
+        self.b.switch_to_block(merge);
+        self.b.seal_block(merge);
+        for (r, _) in regs {
+            self.plocal_flush(r);
+        }
+        self.b.ins().jump(go, &[]);
+        self.b.switch_to_block(go);
+        self.b.seal_block(go);
+    }
+
+    /// `body(j)` for `j` in `0..n` (a counted loop; nothing when `n` is 0).
+    fn counted_loop(&mut self, n: Value, mut body: impl FnMut(&mut Self, Value)) {
+        let head = self.b.create_block();
+        let done = self.b.create_block();
+        let j = self.b.append_block_param(head, I64);
+        let zero = self.iconst(0);
+        self.b
+            .ins()
+            .brif(n, head, &[BlockArg::Value(zero)], done, &[]);
+        self.b.switch_to_block(head);
+        body(self, j);
+        let next = self.b.ins().iadd_imm_s(j, 1);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, next, n);
+        self.b
+            .ins()
+            .brif(more, head, &[BlockArg::Value(next)], done, &[]);
+        self.b.seal_block(head);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
     }
 
     /// The masked tail's lane count (its mask is the prefix of that many lanes).
@@ -420,10 +512,17 @@ impl Tx<'_, '_> {
         (below * (4 * self.vl + 16)) as i32
     }
 
+    /// Byte offset of iteration-local register `r`'s lanes in the tail half of the packed
+    /// slot (`Tx::plocal_t`), after every register's main half.
+    fn packed_tail_off(&self, r: VReg) -> i32 {
+        let half = self.local_v.count_ones() * (4 * self.vl + 16);
+        half as i32 + self.packed_local_off(r)
+    }
+
     /// Set up the packed slot of a nest's iteration-local registers (see `Tx::plocal`): the
     /// slot, and each register's lane count, 0 at entry.
     pub(crate) fn plocal_setup(&mut self) {
-        let size = self.local_v.count_ones() * (4 * self.vl + 16);
+        let size = 2 * self.local_v.count_ones() * (4 * self.vl + 16);
         let slot = self.b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             size,
@@ -433,52 +532,50 @@ impl Tx<'_, '_> {
         let zero = self.iconst(0);
         for n in 0..32 {
             if self.local_v & (1 << n) != 0 {
-                let k = self.b.declare_var(I64);
-                self.b.def_var(k, zero);
-                self.plocal_k[n] = Some(k);
+                for at in [&mut self.plocal_k[n], &mut self.plocal_t[n]] {
+                    let k = self.b.declare_var(I64);
+                    self.b.def_var(k, zero);
+                    *at = Some(k);
+                }
             }
         }
     }
 
-    /// Widen the lanes of iteration-local register `r` that the packed slot holds into the
+    /// Widen the lanes of iteration-local register `r` that the packed slot holds (its main
+    /// half, then its tail half, whose lanes override those) into the
     /// register file (a loop over them; none after a wide store) and record that it holds
     /// none. Every exit does this for every register stored packed (`Tx::finish_exit_block`),
     /// and so does a masked tail about to store one wide.
     pub(crate) fn plocal_flush(&mut self, r: VReg) {
-        let (Some(slot), Some(Some((log2e, ext))), Some(kv)) = (
+        let i = r.0 as usize;
+        let (Some(slot), Some(Some((log2e, ext))), Some(kv), Some(tv)) = (
             self.plocal,
-            self.plocal_form[r.0 as usize],
-            self.plocal_k[r.0 as usize],
+            self.plocal_form[i],
+            self.plocal_k[i],
+            self.plocal_t[i],
         ) else {
             return;
         };
-        let k = self.b.use_var(kv);
-        let body = self.b.create_block();
-        let done = self.b.create_block();
-        let i = self.b.append_block_param(body, I64);
-        let zero = self.iconst(0);
-        self.b
-            .ins()
-            .brif(k, body, &[BlockArg::Value(zero)], done, &[]);
-        self.b.switch_to_block(body);
+        // Lane `j` from the tail half below its count, else from the main half.
+        let (k, t) = (self.b.use_var(kv), self.b.use_var(tv));
+        let n = self.b.ins().umax(k, t);
         let base = self.b.ins().stack_addr(I64, slot, 0);
-        let at = self.b.ins().ishl_imm_s(i, log2e as i64);
-        let at = self.b.ins().iadd(base, at);
-        let f = MemFlagsData::trusted();
-        let off = self.packed_local_off(r);
-        let x = self.load_lane(at, off, log2e, ext);
-        let to = self.b.ins().ishl_imm_s(i, 3);
-        let to = self.b.ins().iadd(self.regs, to);
-        self.b.ins().store(f, x, to, Self::voff(r, 0));
-        let next = self.b.ins().iadd_imm_s(i, 1);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, next, k);
-        self.b
-            .ins()
-            .brif(more, body, &[BlockArg::Value(next)], done, &[]);
-        self.b.seal_block(body);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
+        let (main, tail) = (self.packed_local_off(r), self.packed_tail_off(r));
+        self.counted_loop(n, |tx, j| {
+            let at = tx.b.ins().ishl_imm_s(j, log2e as i64);
+            let at = tx.b.ins().iadd(base, at);
+            let a = tx.load_lane(at, main, log2e, ext);
+            let b = tx.load_lane(at, tail, log2e, ext);
+            let late = tx.b.ins().icmp(IntCC::UnsignedLessThan, j, t);
+            let x = tx.b.ins().select(late, b, a);
+            let to = tx.b.ins().ishl_imm_s(j, 3);
+            let to = tx.b.ins().iadd(tx.regs, to);
+            tx.b.ins()
+                .store(MemFlagsData::trusted(), x, to, Self::voff(r, 0));
+        });
+        let zero = self.iconst(0);
         self.b.def_var(kv, zero);
+        self.b.def_var(tv, zero);
     }
 
     /// Store the active lanes of a masked tail's register, chunks of `16 >> log2e` lanes of
@@ -496,7 +593,7 @@ impl Tx<'_, '_> {
         off: i32,
         log2e: u8,
         nch: usize,
-        mut store: impl FnMut(&mut Self, usize),
+        store: impl FnMut(&mut Self, usize),
     ) {
         let n = self.tail_lanes();
         let at = self.b.ins().ishl_imm_s(n, log2e as i64);
@@ -510,6 +607,18 @@ impl Tx<'_, '_> {
         let per = (16 >> log2e) as i64;
         let q = self.b.ins().iadd_imm_s(n, per - 1);
         let q = self.b.ins().ushr_imm_s(q, 4 - log2e as i64);
+        self.duff_chain(q, nch, store);
+        self.b.ins().store(MemFlagsData::trusted(), keep, at, off);
+    }
+
+    /// `store(k)` for `k` in `0..q` (`q <= nch`), highest first: one jump through a table
+    /// into a chain of `nch` stores, as Duff's device does.
+    pub(crate) fn duff_chain(
+        &mut self,
+        q: Value,
+        nch: usize,
+        mut store: impl FnMut(&mut Self, usize),
+    ) {
         // chain[k]: stores chunk k - 1 and goes on to chain[k - 1]; chain[0] is the end.
         let chain: Vec<Block> = (0..=nch).map(|_| self.b.create_block()).collect();
         let pool = &mut self.b.func.dfg.value_lists;
@@ -531,7 +640,6 @@ impl Tx<'_, '_> {
             self.b.seal_block(blk);
         }
         self.b.switch_to_block(chain[0]);
-        self.b.ins().store(MemFlagsData::trusted(), keep, at, off);
     }
 
     /// A leading `LOOP`: zero trips leave the region, otherwise the run continues into the body.
@@ -616,6 +724,7 @@ impl Tx<'_, '_> {
                         self.store_local(VReg(n));
                     }
                 }
+                self.flush_pending_local(None);
                 if self.masked_tail {
                     self.tail_blend();
                 }

@@ -134,7 +134,15 @@ impl Tx<'_, '_> {
             self.b.switch_to_block(next);
             self.b.seal_block(next);
         }
-        self.b.ins().jump(top, &[]);
+        if !self.pure_tail() {
+            self.b.ins().jump(top, &[]);
+            return;
+        }
+        // The tail's loads are pure (`Tx::readonly`) when no store of the iteration writes
+        // what they read.
+        let lim = self.b.ins().iadd_imm_s(lc, self.vl as i64);
+        let disjoint = self.stream_disjoint(lc, lim);
+        self.b.ins().brif(disjoint, top, &[], fail, &[]);
     }
 
     /// A hoisted access's host address of its EA at LC0BASE 0 (its space's base plus the
@@ -270,6 +278,42 @@ impl Tx<'_, '_> {
         self.b
             .ins()
             .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, n as i64)
+    }
+
+    /// Whether the masked tail's loads may be pure (`Tx::readonly`, checked at its entry by
+    /// [`Tx::stream_disjoint`]): not when compiled to keep them in order
+    /// (`TxConfig::ordered_tail`), nor when a hoisted load and a hoisted store at constant
+    /// distances from the same scalar terms overlap in one iteration whatever those terms
+    /// hold (an in-place shift such as `a[i] = f(a[i + 1])`), which the entry's test would
+    /// send to the straight form every time.
+    pub(super) fn pure_tail(&self) -> bool {
+        if self.ordered_tail {
+            return false;
+        }
+        let ordered = self.ordered;
+        let groups = self.span_checks(|j| {
+            let is_load = self.hoist[j].ms().dir == lanejit_interp::isa::Dir::Load;
+            !(is_load && ordered & (1 << j) != 0)
+        });
+        let range = |g: &SpanCheck| {
+            let hz = &self.hoist[g.low];
+            let len = ((self.vl as u64) << hz.log2s) + g.extra;
+            (hz.inv.k as i128, hz.inv.k as i128 + len as i128)
+        };
+        !groups.iter().any(|l| {
+            let lh = &self.hoist[l.low];
+            lh.ms().dir == lanejit_interp::isa::Dir::Load
+                && groups.iter().any(|s| {
+                    let sh = &self.hoist[s.low];
+                    let ((ls, le), (ss, se)) = (range(l), range(s));
+                    sh.ms().dir == lanejit_interp::isa::Dir::Store
+                        && sh.inst.is_local() == lh.inst.is_local()
+                        && sh.inv.terms == lh.inv.terms
+                        && sh.inv.lc0 == lh.inv.lc0
+                        && ls < se
+                        && ss < le
+                })
+        })
     }
 
     /// Whether, over the iterations from LC0BASE `lc` up to `lim`, the bytes every hoisted

@@ -12,9 +12,10 @@
 //! * In a loop's full copies, the accesses whose check was hoisted to loop entry (every
 //!   access whose lanes are `inv + ((LC0BASE + i) << log2e)`, on guest memory or tile space,
 //!   whichever form spelled it; see the module `translate`) use no check at all. In the
-//!   streaming copy their loads may be `readonly` (free to move to their use), and in the
-//!   masked tail their stores write the active lanes' bytes only (`Tx::store_active_bytes`:
-//!   the whole 16-byte chunks of a prefix mask in a loop, the rest lane by lane). A hoisted
+//!   streaming copy (and the masked tail, `Tx::pure_tail`) their loads may be `readonly`
+//!   (free to move to their use), and in the masked tail their stores write the active
+//!   lanes' bytes only (`Tx::store_active_bytes`: the whole 16-byte chunks of a prefix mask
+//!   through a jump into a chain of chunk copies, the rest lane by lane). A hoisted
 //!   store of raw f32 results (packed, not yet canonical: `Tx::nan`) tests them for NaN two
 //!   chunks at a time where it stores them, with a cold block that rewrites NaN lanes
 //!   (`Tx::store_canonical_pairs`) instead of blending every chunk before the store
@@ -714,7 +715,14 @@ impl Tx<'_, '_> {
     /// vectors, `VL * E >= 16`) at `host + i * E` (see [`Self::store_active_lanes`]).
     fn store_active_bytes(&mut self, host: Value, log2e: u8, bytes: &[Value]) {
         let mask = self.b.use_var(self.mask);
-        let pd = self.spill(1, bytes);
+        let pd = self.scratch_addr(1);
+        for (c, &v) in bytes.iter().enumerate() {
+            // With the pending slot stores of the same chunk (`Tx::pending_local`).
+            self.flush_pending_local(Some(c));
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), v, pd, 16 * c as i32);
+        }
         // Whole chunks of a prefix mask: `mask & (mask + 1) == 0` (the masked tail's entry
         // checked that already, `Tx::masked_tail_entry`).
         let lpc = 4 - log2e as i64;
@@ -729,31 +737,11 @@ impl Tx<'_, '_> {
             let prefix = self.b.ins().icmp_imm_s(IntCC::Equal, t, 0);
             self.b.ins().select(prefix, q, zero)
         };
-        let lp = self.b.create_block();
-        let body = self.b.create_block();
-        let done = self.b.create_block();
-        let j = self.b.append_block_param(lp, I64);
-        self.b.ins().jump(lp, &[zero.into()]);
-        self.b.switch_to_block(lp);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, j, q);
-        self.b.ins().brif(more, body, &[], done, &[]);
-        self.b.switch_to_block(body);
-        self.b.seal_block(body);
-        let o = self.b.ins().ishl_imm_s(j, 4);
-        let src = self.b.ins().iadd(pd, o);
-        let v = self.b.ins().load(
-            I8X16,
-            cranelift_codegen::ir::MemFlagsData::trusted(),
-            src,
-            0,
-        );
-        let dst = self.b.ins().iadd(host, o);
-        self.b.ins().store(flags(), v, dst, 0);
-        let j2 = self.b.ins().iadd_imm_s(j, 1);
-        self.b.ins().jump(lp, &[j2.into()]);
-        self.b.seal_block(lp);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
+        self.duff_chain(q, bytes.len(), |t, c| {
+            let o = 16 * c as i32;
+            let v = t.b.ins().load(I8X16, MemFlagsData::trusted(), pd, o);
+            t.b.ins().store(flags(), v, host, o);
+        });
         let first = self.b.ins().ishl_imm_s(q, lpc);
         self.for_each_lane_from(first, |t, i| {
             t.if_lane_active(mask, i, |t| {

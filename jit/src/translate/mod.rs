@@ -57,7 +57,14 @@
 //! that use the hoisted checks without the streaming copy's no-overlap proof, contiguous
 //! loads into iteration-local registers are emitted where the register is first touched
 //! (`Tx::flush_deferred`) instead of all at the body's top. Together: stencil5_lc0's compiled-code instructions at N = 256
-//! -18%, stencil5_vaddr's -17% (callgrind). A nest whose code would not fit the
+//! -18%, stencil5_vaddr's -17% (callgrind). The masked tail stores all its chunks of such a
+//! register, as they are, to a second half of the slot whose lanes override the first
+//! (`Tx::plocal_t`; no prefix chain per register, whose jump table kept every loaded chunk
+//! live across it), and its loads are pure like the streaming copy's (`Tx::pure_tail`)
+//! when its entry finds that no store of the iteration writes what they read, with the slot
+//! stores going out with the guest store of the same chunk (`Tx::pending_local`): the tail
+//! then computes chunk by chunk instead of loading everything first and spilling it
+//! (stencil5_lc0 -11%, stencil5_vaddr -13% more). A nest whose code would not fit the
 //! register form compiles as the inner loop's region alone (`region::discover_for`).
 //!
 //! Check hoisting: in an `ENDLOOP` loop, a guest-memory access whose lane `i` at LC0BASE `x`
@@ -212,6 +219,12 @@ pub struct TxConfig {
     /// never has one, and that copy is 30-55% of a loop's IR (a `run --engine jit` of
     /// fir8_lc0, mostly compiling: 74.4M -> 33.6M instructions; spmv_csr 121.7M -> 77.2M).
     pub tail: bool,
+    /// Whether the masked tail's loads keep program order. Without it they are pure, as the
+    /// streaming copy's (placed by Cranelift at their use), when the tail's entry finds that
+    /// no store of the iteration writes what they read (else the iteration leaves for the
+    /// straight form of the body: a loop whose tails keep leaving so, an in-place shift, is
+    /// compiled again with it, `region::Hints::ordered_tail`).
+    pub ordered_tail: bool,
     /// The vector registers whose lanes may step by exactly one element of an access through
     /// them (bit `4 * r + log2(step)`, `region::lane_steps` at the entry that made the region
     /// compile): only these get the loop-entry test for contiguous lanes and the contiguous
@@ -261,6 +274,8 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) native_fma: bool,
     /// [`TxConfig::tail`].
     tail: bool,
+    /// [`TxConfig::ordered_tail`].
+    pub(crate) ordered_tail: bool,
     /// [`TxConfig::steps`].
     pub(crate) steps: u128,
     pub(crate) mask: Variable,
@@ -379,6 +394,22 @@ pub(crate) struct Tx<'a, 'f> {
     /// shared exit block widens those lanes into the register file, so every exit leaves
     /// the architectural state.
     pub(crate) plocal_k: [Option<Variable>; 32],
+    /// Per iteration-local register of a nest, how many of its lowest lanes the *tail half*
+    /// of the packed slot holds (at `Tx::packed_tail_off`), which override the other half
+    /// and the register file: a masked tail stores all its chunks there as they are (no
+    /// prefix chain, no blend) and sets it to its lane count; a full or wide store sets it
+    /// to 0. A masked tail that finds more lanes there than it has first copies them to the
+    /// other half (a byte loop, only when two tails follow each other without a full
+    /// iteration between them).
+    pub(crate) plocal_t: [Option<Variable>; 32],
+    /// The masked tail's stores to the packed slot not emitted yet: per register, its
+    /// chunks and their offset in the slot's tail half. Its loads are pure (`Tx::readonly`), placed by
+    /// Cranelift at their first use; a slot store emitted where the register is final
+    /// would be that use and keep every loaded chunk live until the arithmetic. So the
+    /// chunks go out with the tail's guest store of the same chunk (`Tx::spill_tail_store`),
+    /// and what is left at its `ENDLOOP` (`Tx::flush_pending_local`): the body has only
+    /// hoisted accesses and lane-wise instructions, so no exit comes between.
+    pub(crate) pending_local: Vec<(Vec<Option<Value>>, i32)>,
     /// Whether the region contains `LOOP`/`ENDLOOP` (the only writers of LC0BASE): else it is
     /// not written back.
     loops: bool,
@@ -989,11 +1020,14 @@ impl<'a, 'f> Tx<'a, 'f> {
         // instruction that touches it, so no value of it stays live to the `ENDLOOP`.
         let leaves_local = self.local_v != 0 && self.stream.is_none() && self.full;
         self.local_stored = 0;
-        // `after[i]`: the vector registers instructions `i..` read or write.
+        // `after[i]`: the vector registers instructions `i..` read or write (in the masked
+        // tail, whose slot stores wait for the guest store of their chunk, write: see
+        // `Tx::pending_local`).
         let mut after = vec![0u32; r.insts.len() + 1];
         for (i, (_, inst)) in r.insts.iter().enumerate().rev() {
             let e = inst.effects();
-            after[i] = after[i + 1] | e.reads_v | e.writes_v;
+            let reads = if self.masked_tail { 0 } else { e.reads_v };
+            after[i] = after[i + 1] | reads | e.writes_v;
         }
         for (i, (pc, inst)) in r.insts.iter().enumerate().skip(from) {
             if i == 0 && matches!(inst, Inst::Loop(_)) {
@@ -1300,6 +1334,7 @@ pub(crate) fn translate(
         helpers,
         native_fma: cfg.native_fma,
         tail: cfg.tail,
+        ordered_tail: cfg.ordered_tail,
         steps: cfg.steps,
         mask,
         lmask,
@@ -1343,6 +1378,8 @@ pub(crate) fn translate(
         plocal: None,
         plocal_form: [None; 32],
         plocal_k: [None; 32],
+        plocal_t: [None; 32],
+        pending_local: Vec::new(),
         prechecked: false,
         lim: None,
         hoist_host: Vec::new(),
@@ -1435,6 +1472,12 @@ pub(crate) fn translate(
         let is_full = tx.mask_is_full();
         let endloop = fast_loop_ok(r);
         tx.ordered = in_place(&tx.hoist);
+        // The tail of an ENDLOOP loop (its one partial iteration) runs in the general copy
+        // where registers live in variables; in the memory form (and when a span check finds
+        // a fault ahead) it runs in the straight form of the body, compiled on first need,
+        // which keeps such functions to the full copies.
+        let tail_inline = endloop && !tx.vmem && tx.tail;
+        let masked = tail_inline && !tx.hoist.is_empty() && masked_tail_ok(r, &tx.hoist);
         let stream = (endloop && tx.copy_loop.is_none() && stream_ok(r, &tx.hoist)).then(|| {
             let top = tx.b.create_block();
             StreamLoop {
@@ -1449,11 +1492,6 @@ pub(crate) fn translate(
         // branch loop that keeps its mask has one too (`Tx::branch_fast_edge`).
         let fast_top =
             ((endloop && stream.is_none()) || branch_fast_ok(r)).then(|| tx.b.create_block());
-        // The tail of an ENDLOOP loop (its one partial iteration) runs in the general copy
-        // where registers live in variables; in the memory form (and when a span check finds
-        // a fault ahead) it runs in the straight form of the body, compiled on first need,
-        // which keeps such functions to the full copies.
-        let tail_inline = endloop && !tx.vmem && tx.tail;
         if tx.hoist.is_empty() || !endloop {
             tx.b.ins().brif(is_full, fullb, &[], genb, &[]);
         } else {
@@ -1492,7 +1530,7 @@ pub(crate) fn translate(
         if lazy || (endloop && tx.vmem) {
             tx.fallback(head_pc, crate::observe::Fallback::Tail);
             tx.exit_pc(Status::Partial, head_pc, 0);
-        } else if tail_inline && !tx.hoist.is_empty() && masked_tail_ok(r, &tx.hoist) {
+        } else if masked {
             let top = tx.b.create_block();
             let fail = tx.b.create_block();
             tx.b.set_cold_block(fail);
@@ -1503,6 +1541,7 @@ pub(crate) fn translate(
             tx.exit_pc(Status::Partial, head_pc, 0);
             tx.b.switch_to_block(top);
             tx.b.seal_block(top);
+            tx.plocal_tail_room();
             let mut written = 0u32;
             for (_, i) in r.body() {
                 written |= reg_effects(i).1.v;
@@ -1515,7 +1554,9 @@ pub(crate) fn translate(
             tx.full = true;
             tx.prechecked = true;
             tx.masked_tail = true;
+            tx.readonly = tx.pure_tail();
             tx.run(r, h, back);
+            tx.readonly = false;
             tx.masked_tail = false;
             tx.prechecked = false;
             tx.tail_old.clear();
