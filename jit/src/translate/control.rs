@@ -405,6 +405,12 @@ impl Tx<'_, '_> {
         let zero = self.iconst(0);
         self.b.def_var(t, zero);
         let off = self.packed_local_off(r);
+        if self.readonly {
+            // The streaming copy's last iteration (pure loads, see `Tx::pending_local`).
+            self.pending_local
+                .push((vals.into_iter().map(Some).collect(), off));
+            return;
+        }
         let base = self.b.ins().stack_addr(I64, slot, 0);
         for (c, &v) in vals.iter().enumerate() {
             self.b.ins().store(f, v, base, off + 16 * c as i32);

@@ -1962,6 +1962,9 @@ impl Tx<'_, '_> {
     /// and a two-uop blend per chunk.
     fn store_canonical_pairs(&mut self, host: Value, vals: &[Value], f: MemFlagsData) {
         for (p, pair) in vals.chunks(2).enumerate() {
+            // With the pending slot stores of the same chunks (`Tx::pending_local`).
+            self.flush_pending_local(Some(2 * p));
+            self.flush_pending_local(Some(2 * p + 1));
             let xs: Vec<Value> = pair.iter().map(|&v| self.bitcast(F32X4, v)).collect();
             let u = self
                 .b
@@ -2253,10 +2256,13 @@ impl Tx<'_, '_> {
                     return;
                 }
                 for (j, v) in vals.into_iter().enumerate() {
+                    // With the pending slot stores of the same chunk (`Tx::pending_local`).
+                    self.flush_pending_local(Some(j));
                     self.b.ins().store(f, v, host, (16 * j) as i32);
                 }
             }
             (Dir::Store, _) => {
+                self.flush_pending_local(None);
                 let vals = self.data_chunks(data);
                 self.store_contig(host, ms.log2e, &vals);
             }
