@@ -383,7 +383,9 @@ impl Tx<'_, '_> {
     /// Store packed iteration-local register `r` to its place in the packed slot: every
     /// chunk of a full copy to the main half (which then holds all VL lanes, the tail half
     /// none), every chunk of the masked tail to the tail half (which then holds the tail's
-    /// lanes, see `Tx::plocal_t`).
+    /// lanes, see `Tx::plocal_t`). In the copies with pure loads (the masked tail, the
+    /// streaming copy's last iteration) the stores wait for the guest store of their chunk
+    /// (`Tx::pending_local`).
     fn store_local_packed(&mut self, r: VReg, log2e: u8) {
         let vals = self.packed_vals(r, log2e);
         let slot = self.plocal.expect("packed slot");
@@ -547,11 +549,12 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// Widen the lanes of iteration-local register `r` that the packed slot holds (its main
-    /// half, then its tail half, whose lanes override those) into the
-    /// register file (a loop over them; none after a wide store) and record that it holds
-    /// none. Every exit does this for every register stored packed (`Tx::finish_exit_block`),
-    /// and so does a masked tail about to store one wide.
+    /// Widen the lanes of iteration-local register `r` that the packed slot holds into the
+    /// register file (a loop over them, each lane from the tail half below that half's count,
+    /// else from the main half; none after a wide store) and record that it holds none.
+    /// Every exit does this for every register stored packed (`Tx::finish_exit_block`), and
+    /// so does a masked tail about to store one wide or finding the tail half too full
+    /// (`Tx::plocal_tail_room`).
     pub(crate) fn plocal_flush(&mut self, r: VReg) {
         let i = r.0 as usize;
         let (Some(slot), Some(Some((log2e, ext))), Some(kv), Some(tv)) = (
