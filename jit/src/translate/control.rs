@@ -485,27 +485,6 @@ impl Tx<'_, '_> {
         self.b.seal_block(go);
     }
 
-    /// `body(j)` for `j` in `0..n` (a counted loop; nothing when `n` is 0).
-    fn counted_loop(&mut self, n: Value, mut body: impl FnMut(&mut Self, Value)) {
-        let head = self.b.create_block();
-        let done = self.b.create_block();
-        let j = self.b.append_block_param(head, I64);
-        let zero = self.iconst(0);
-        self.b
-            .ins()
-            .brif(n, head, &[BlockArg::Value(zero)], done, &[]);
-        self.b.switch_to_block(head);
-        body(self, j);
-        let next = self.b.ins().iadd_imm_s(j, 1);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, next, n);
-        self.b
-            .ins()
-            .brif(more, head, &[BlockArg::Value(next)], done, &[]);
-        self.b.seal_block(head);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
-    }
-
     /// The masked tail's lane count (its mask is the prefix of that many lanes).
     fn tail_lanes(&mut self) -> Value {
         let m = self.b.use_var(self.mask);
@@ -570,7 +549,8 @@ impl Tx<'_, '_> {
         let n = self.b.ins().umax(k, t);
         let base = self.b.ins().stack_addr(I64, slot, 0);
         let (main, tail) = (self.packed_local_off(r), self.packed_tail_off(r));
-        self.counted_loop(n, |tx, j| {
+        let zero = self.iconst(0);
+        self.lane_loop(zero, n, |tx, j| {
             let at = tx.b.ins().ishl_imm_s(j, log2e as i64);
             let at = tx.b.ins().iadd(base, at);
             let a = tx.load_lane(at, main, log2e, ext);

@@ -1479,51 +1479,63 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// Emit `for i in 0..VL { body(i) }`: a loop of constant code size. `body` starts in the
-    /// loop's block with the lane index `i` (an `i64`) and must leave the builder in a block
-    /// that goes on to the next lane (it may also branch out of the loop). Ends in the block
-    /// after the loop.
     /// Run `body` for every lane `i` from `first` (a value, possibly `>= VL`: no lane) up to
-    /// VL, in a loop.
-    fn for_each_lane_from(&mut self, first: Value, mut body: impl FnMut(&mut Self, Value)) {
+    /// VL, in a loop ([`Self::lane_loop`]).
+    fn for_each_lane_from(&mut self, first: Value, body: impl FnMut(&mut Self, Value)) {
+        let vl = self.iconst(self.vl as u64);
+        self.lane_loop(first, vl, body);
+    }
+
+    /// Emit `for i in from..to { body(i) }` (`i64` values; nothing when `from >= to`): a loop
+    /// of constant code size, tested at its end. `body` starts in the loop's block with `i`
+    /// and must leave the builder in a block that goes on to the next `i` (it may also branch
+    /// out of the loop). Ends in the block after the loop.
+    pub(crate) fn lane_loop(
+        &mut self,
+        from: Value,
+        to: Value,
+        mut body: impl FnMut(&mut Self, Value),
+    ) {
         let lp = self.b.create_block();
-        let run = self.b.create_block();
         let done = self.b.create_block();
         let i = self.b.append_block_param(lp, I64);
-        self.b.ins().jump(lp, &[first.into()]);
+        let konst = |tx: &Self, v: Value| match tx.b.func.dfg.value_def(v) {
+            cranelift_codegen::ir::ValueDef::Result(d, 0) => match tx.b.func.dfg.insts[d] {
+                cranelift_codegen::ir::InstructionData::UnaryImm { imm, .. } => {
+                    Some(imm.bits() as u64)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        match (konst(self, from), konst(self, to)) {
+            // At least one iteration, known now.
+            (Some(a), Some(b)) if a < b => {
+                self.b.ins().jump(lp, &[from.into()]);
+            }
+            _ => {
+                let some = self.b.ins().icmp(IntCC::UnsignedLessThan, from, to);
+                self.b.ins().brif(some, lp, &[from.into()], done, &[]);
+            }
+        }
         self.b.switch_to_block(lp);
-        let more = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, i, self.vl as i64);
-        self.b.ins().brif(more, run, &[], done, &[]);
-        self.b.switch_to_block(run);
-        self.b.seal_block(run);
         body(self, i);
         let i2 = self.b.ins().iadd_imm_s(i, 1);
-        self.b.ins().jump(lp, &[i2.into()]);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i2, to);
+        self.b.ins().brif(more, lp, &[i2.into()], done, &[]);
         self.b.seal_block(lp);
         self.b.switch_to_block(done);
         self.b.seal_block(done);
     }
 
-    fn for_each_lane(&mut self, mut body: impl FnMut(&mut Self, Value)) {
-        let lp = self.b.create_block();
-        let i = self.b.append_block_param(lp, I64);
-        let done = self.b.create_block();
+    /// Emit `for i in 0..VL { body(i) }`: a loop of constant code size. `body` starts in the
+    /// loop's block with the lane index `i` (an `i64`) and must leave the builder in a block
+    /// that goes on to the next lane (it may also branch out of the loop). Ends in the block
+    /// after the loop.
+    fn for_each_lane(&mut self, body: impl FnMut(&mut Self, Value)) {
         let zero = self.iconst(0);
-        self.b.ins().jump(lp, &[zero.into()]);
-        self.b.switch_to_block(lp);
-        body(self, i);
-        let i2 = self.b.ins().iadd_imm_s(i, 1);
-        let more = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, i2, self.vl as i64);
-        self.b.ins().brif(more, lp, &[i2.into()], done, &[]);
-        self.b.seal_block(lp);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
+        let vl = self.iconst(self.vl as u64);
+        self.lane_loop(zero, vl, body);
     }
 
     /// Lane `i`'s 64-bit entry of the scratch area at `p`.
