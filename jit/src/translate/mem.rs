@@ -15,7 +15,8 @@
 //!   streaming copy (and the masked tail, `Tx::pure_tail`) their loads may be `readonly`
 //!   (free to move to their use), and in the masked tail their stores write the active
 //!   lanes' bytes only (`Tx::store_active_bytes`: the whole 16-byte chunks of a prefix mask
-//!   through a jump into a chain of chunk copies, the rest lane by lane). A hoisted
+//!   through a jump into a chain of chunk copies, the rest lane by lane up to the mask's
+//!   lane count). A hoisted
 //!   store of raw f32 results (packed, not yet canonical: `Tx::nan`) tests them for NaN two
 //!   chunks at a time where it stores them, with a cold block that rewrites NaN lanes
 //!   (`Tx::store_canonical_pairs`) instead of blending every chunk before the store
@@ -743,21 +744,25 @@ impl Tx<'_, '_> {
             t.b.ins().store(flags(), v, host, o);
         });
         let first = self.b.ins().ishl_imm_s(q, lpc);
-        self.for_each_lane_from(first, |t, i| {
-            t.if_lane_active(mask, i, |t| {
-                let oe = t.b.ins().ishl_imm_s(i, log2e as i64);
-                let at = t.b.ins().iadd(pd, oe);
-                let tf = cranelift_codegen::ir::MemFlagsData::trusted();
-                let x = match log2e {
-                    0 => t.b.ins().uload8(I64, tf, at, 0),
-                    1 => t.b.ins().uload16(I64, tf, at, 0),
-                    2 => t.b.ins().uload32(tf, at, 0),
-                    _ => t.b.ins().load(I64, tf, at, 0),
-                };
-                let h = t.b.ins().iadd(host, oe);
-                t.store_lane(x, h, 0, log2e);
-            });
-        });
+        let lane = |t: &mut Self, i: Value| {
+            let oe = t.b.ins().ishl_imm_s(i, log2e as i64);
+            let at = t.b.ins().iadd(pd, oe);
+            let tf = cranelift_codegen::ir::MemFlagsData::trusted();
+            let x = match log2e {
+                0 => t.b.ins().uload8(I64, tf, at, 0),
+                1 => t.b.ins().uload16(I64, tf, at, 0),
+                2 => t.b.ins().uload32(tf, at, 0),
+                _ => t.b.ins().load(I64, tf, at, 0),
+            };
+            let h = t.b.ins().iadd(host, oe);
+            t.store_lane(x, h, 0, log2e);
+        };
+        if self.masked_tail {
+            // A prefix of `n` lanes: the lanes left are `first..n`, all active.
+            self.lane_loop(first, n, lane);
+        } else {
+            self.for_each_lane_from(first, |t, i| t.if_lane_active(mask, i, |t| lane(t, i)));
+        }
     }
 
     /// Run `then` when lane `i` of `mask` is set.
