@@ -290,11 +290,7 @@ impl Tx<'_, '_> {
         if self.ordered_tail {
             return false;
         }
-        let ordered = self.ordered;
-        let groups = self.span_checks(|j| {
-            let is_load = self.hoist[j].ms().dir == lanejit_interp::isa::Dir::Load;
-            !(is_load && ordered & (1 << j) != 0)
-        });
+        let groups = self.overlap_groups();
         let range = |g: &SpanCheck| {
             let hz = &self.hoist[g.low];
             let len = ((self.vl as u64) << hz.log2s) + g.extra;
@@ -316,6 +312,17 @@ impl Tx<'_, '_> {
         })
     }
 
+    /// The span-check groups of the hoisted accesses whose overlap matters for moving loads
+    /// ([`Tx::stream_disjoint`], [`Tx::pure_tail`]): all but the in-place loads
+    /// (`Tx::ordered`), which keep their order.
+    fn overlap_groups(&self) -> Vec<SpanCheck> {
+        let ordered = self.ordered;
+        self.span_checks(|j| {
+            let is_load = self.hoist[j].ms().dir == lanejit_interp::isa::Dir::Load;
+            !(is_load && ordered & (1 << j) != 0)
+        })
+    }
+
     /// Whether, over the iterations from LC0BASE `lc` up to `lim`, the bytes every hoisted
     /// load that may move reads and the bytes every hoisted store writes are disjoint. All lie
     /// in their space, proved, so no range wraps. The accesses are taken in the groups of
@@ -324,11 +331,7 @@ impl Tx<'_, '_> {
     /// memory and tile space are separate host allocations) are never compared. In-place
     /// loads (`Tx::ordered`) keep their order and are not compared.
     fn stream_disjoint(&mut self, lc: Value, lim: Value) -> Value {
-        let ordered = self.ordered;
-        let groups = self.span_checks(|j| {
-            let is_load = self.hoist[j].ms().dir == lanejit_interp::isa::Dir::Load;
-            !(is_load && ordered & (1 << j) != 0)
-        });
+        let groups = self.overlap_groups();
         let mut ranges = Vec::new();
         for g in groups {
             let hz = &self.hoist[g.low];

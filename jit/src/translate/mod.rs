@@ -1486,9 +1486,12 @@ pub(crate) fn translate(
         // iteration-local registers to the packed slot chunk by chunk with the guest store
         // (`Tx::pending_local`): the first full copy, which must keep its loads in order,
         // would load every chunk first and spill it until the arithmetic.
-        let last = (tx.plocal.is_some() && tx.local_v != 0).then(|| tx.b.create_block());
+        let mut last = None;
         let stream = (endloop && tx.copy_loop.is_none() && stream_ok(r, &tx.hoist)).then(|| {
             let top = tx.b.create_block();
+            if tx.plocal.is_some() && tx.local_v != 0 {
+                last = Some(tx.b.create_block());
+            }
             StreamLoop {
                 top,
                 body: top,
