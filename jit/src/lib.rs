@@ -9,6 +9,9 @@
 //! ([`Jit::set_baseline`]) loops are first compiled with the baseline settings
 //! ([`cache::Settings::Baseline`]: single-pass register allocation), and their
 //! optimised code, compiled from the same IR off the JIT's lock, replaces it later.
+//! Between Cranelift's optimiser and its lowering, [`schedule`] moves vector loads down to
+//! their first use ([`cache::compile`]), which the optimiser's placement does not do for
+//! chains of fused multiply-adds.
 
 pub mod abi;
 pub mod cache;
@@ -16,12 +19,12 @@ mod codemem;
 pub mod diskcache;
 pub mod observe;
 pub mod region;
+mod schedule;
 pub mod shared;
 mod translate;
 
 use abi::{JitCtx, Status};
 use cache::{CacheLimits, CacheStats, CodeCache, Entry, Key, RegionFn};
-use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{AbiParam, UserFuncName};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -328,14 +331,7 @@ pub struct OptimizeJob {
 impl OptimizeJob {
     /// Compile the IR with the optimising settings (Cranelift only: no JIT state).
     pub fn compile(&mut self) {
-        self.compiled = cache::new_isa(cache::Settings::Optimizing)
-            .map_err(|e| e.to_string())
-            .and_then(|isa| {
-                self.ctx
-                    .compile(&*isa, &mut ControlPlane::default())
-                    .map(|_| ())
-                    .map_err(|e| format!("{:?}", e.inner))
-            });
+        self.compiled = cache::compile(&mut self.ctx, cache::Settings::Optimizing);
     }
 }
 
@@ -861,32 +857,18 @@ impl Jit {
         let optimizing = (region.loop_head.is_some() && cfg.plan == Plan::Registers)
             || (cfg.hot && !self.baseline);
         let baseline = optimizing && self.baseline && probes.is_none();
-        let size = if optimizing && !baseline {
-            module
-                .define_function(id, &mut self.ctx)
-                .map_err(|e| err(&format!("{e:?}")))?;
-            let code = self.ctx.compiled_code().expect("just compiled");
-            let stored = Stored {
-                plan: cfg.plan,
-                straight_body,
-                loop_alone,
-                ir_insts,
-            };
-            check_and_store(disk.as_deref(), &self.prefix, key, code, stored)
-                .map_err(|e| err(&e))?;
-            code.code_buffer().len()
+        // Straight-line code runs once per entry, and the memory form of a large loop must
+        // compile in bounded time: the quick settings. Every code is placed in the module
+        // as bytes.
+        let settings = if baseline {
+            cache::Settings::Baseline
+        } else if optimizing {
+            cache::Settings::Optimizing
         } else {
-            // Straight-line code runs once per entry, and the memory form of a large loop
-            // must compile in bounded time: the quick settings, and the bytes placed in the
-            // module.
-            let isa = if baseline {
-                &*self.cache.baseline_isa
-            } else {
-                &*self.cache.quick_isa
-            };
-            self.ctx
-                .compile(isa, &mut ControlPlane::default())
-                .map_err(|e| err(&format!("{:?}", e.inner)))?;
+            cache::Settings::Quick
+        };
+        let size = {
+            cache::compile(&mut self.ctx, settings).map_err(|e| err(&e))?;
             let code = self.ctx.compiled_code().expect("just compiled");
             let stored = Stored {
                 plan: cfg.plan,
