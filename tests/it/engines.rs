@@ -3042,3 +3042,37 @@ fn a_masked_tail_loading_what_its_store_overwrites_keeps_the_old_bytes() {
         check_all_vls(&src);
     }
 }
+
+#[test]
+fn paired_streaming_rounds_flush_narrow_sums_in_time() {
+    // Small loop bodies stream two iterations per round; an accumulator of widened bytes or
+    // halfwords keeps narrow sums across rounds and is flushed before they could overflow.
+    // All bytes 0xff (255 unsigned, -1 signed), 16 KiB of them: at VL 4 the byte loops run
+    // 4096 iterations, far past what a 16-bit sum holds; trip counts with odd iteration
+    // counts and tails end rounds in the first full copy.
+    let data = words(4096, |_| 0xffff_ffff);
+    for (load, step) in [("V.LBU", "lc0"), ("V.LB", "lc0"), ("V.LHU", "lc0<<1")] {
+        for trip in [16384 / if step == "lc0" { 1 } else { 2 }, 4099, 777] {
+            let src = format!(
+                "
+                .mem 0x10000, 0x4000, r
+                .data 0x10000
+                {data}
+                .text
+                S.LI s1, 0x10000
+                S.LI s3, {trip}
+                V.MOV v2, 0
+                V.MOV v3, 0
+                LOOP s3
+                {load} [s1, {step}, 0], ->v1
+                V.ADD v2, v2, v1
+                V.ADD v3, v3, v1
+                ENDLOOP
+                V.REDSUM s5, v2
+                HALT
+                "
+            );
+            check_all_vls(&src);
+        }
+    }
+}

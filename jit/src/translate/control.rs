@@ -238,15 +238,29 @@ impl Tx<'_, '_> {
         let r = self.b.use_var(self.retired);
         let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
         self.b.def_var(self.retired, r);
+        if st.pair && !self.stream_second {
+            // The first copy of a round: the second follows (the round was entered with
+            // three proven iterations ahead and the budget for them). An accumulator made
+            // wide by its add starts new narrow sums, as at the back edge.
+            for &a in &accs {
+                if self.form[a.0 as usize] == Form::Wide {
+                    self.acc_zero(a);
+                }
+            }
+            return;
+        }
+        // The next round needs the iterations it runs and the one after them proven.
+        let ahead = if st.pair { 3 } else { 2 };
         let lim = self
             .b
             .use_var(self.lim.expect("a streaming copy follows a span check"));
         let room = self.b.ins().isub(lim, lc);
-        let two =
-            self.b
-                .ins()
-                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, room, 2 * self.vl as i64);
-        let fits = self.budget_fits(0, 2 * st.body_len);
+        let two = self.b.ins().icmp_imm_s(
+            IntCC::UnsignedGreaterThanOrEqual,
+            room,
+            ahead * self.vl as i64,
+        );
+        let fits = self.budget_fits(0, ahead as u64 * st.body_len);
         let go = self.b.ins().band(two, fits);
         let Some(n) = self.acc_n.filter(|_| !accs.is_empty()) else {
             self.b.ins().brif(go, st.body, &[], st.full, &[]);
@@ -282,13 +296,17 @@ impl Tx<'_, '_> {
             .map(|a| self.acc_seen[a.0 as usize].1)
             .min()
             .unwrap_or(1);
+        // Flushed when the next round could take the sums past `k` iterations (a pair
+        // needs k >= 2, see `Tx::stream`'s set-up).
+        let step = if st.pair { 2 } else { 1 };
         let i = self.b.use_var(n);
-        let i = self.b.ins().iadd_imm_s(i, 1);
+        let i = self.b.ins().iadd_imm_s(i, step);
         self.b.def_var(n, i);
-        let over = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, i, k as i64);
+        let over = self.b.ins().icmp_imm_s(
+            IntCC::UnsignedGreaterThanOrEqual,
+            i,
+            (k as i64 + 1 - step).max(1),
+        );
         self.b.ins().brif(over, flush, &[], st.body, &[]);
         self.b.switch_to_block(flush);
         self.b.seal_block(flush);
