@@ -249,43 +249,48 @@ impl Tx<'_, '_> {
             }
             return;
         }
-        // The next round needs the iterations it runs and the one after them proven.
-        let ahead = if st.pair { 3 } else { 2 };
-        let lim = self
-            .b
-            .use_var(self.lim.expect("a streaming copy follows a span check"));
-        let room = self.b.ins().isub(lim, lc);
-        let two = self.b.ins().icmp_imm_s(
-            IntCC::UnsignedGreaterThanOrEqual,
-            room,
-            ahead * self.vl as i64,
-        );
-        let fits = self.budget_fits(0, ahead as u64 * st.body_len);
-        let go = self.b.ins().band(two, fits);
+        // What the next round runs and the one iteration after it must be proven and
+        // within the budget: tested here, or at the round's top (`StreamLoop::top_test`).
+        let go = (!st.top_test).then(|| {
+            let ahead = if st.pair { 3 } else { 2 };
+            let lim = self
+                .b
+                .use_var(self.lim.expect("a streaming copy follows a span check"));
+            let room = self.b.ins().isub(lim, lc);
+            let enough = self.b.ins().icmp_imm_s(
+                IntCC::UnsignedGreaterThanOrEqual,
+                room,
+                ahead * self.vl as i64,
+            );
+            let fits = self.budget_fits(0, ahead as u64 * st.body_len);
+            self.b.ins().band(enough, fits)
+        });
         let Some(n) = self.acc_n.filter(|_| !accs.is_empty()) else {
-            self.b.ins().brif(go, st.body, &[], st.full, &[]);
+            match go {
+                Some(go) => self.b.ins().brif(go, st.body, &[], st.full, &[]),
+                None => self.b.ins().jump(st.body, &[]),
+            };
             return;
         };
-        let (cont, leave, flush) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
+        let flush = self.b.create_block();
         self.b.set_cold_block(flush);
-        self.b.ins().brif(go, cont, &[], leave, &[]);
-        // Leaving for the first full copy: every accumulator wide.
-        self.b.switch_to_block(leave);
-        self.b.seal_block(leave);
-        let saved = self.form;
-        for &a in &accs {
-            self.materialize(a);
+        if let Some(go) = go {
+            let (cont, leave) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(go, cont, &[], leave, &[]);
+            // Leaving for the first full copy: every accumulator wide.
+            self.b.switch_to_block(leave);
+            self.b.seal_block(leave);
+            let saved = self.form;
+            for &a in &accs {
+                self.materialize(a);
+            }
+            self.b.ins().jump(st.full, &[]);
+            self.form = saved;
+            self.b.switch_to_block(cont);
+            self.b.seal_block(cont);
         }
-        self.b.ins().jump(st.full, &[]);
-        self.form = saved;
         // Going round: narrow sums kept (an accumulator made wide by its add starts new
         // ones), flushed once `acc_k` iterations have added into them.
-        self.b.switch_to_block(cont);
-        self.b.seal_block(cont);
         for &a in &accs {
             if self.form[a.0 as usize] == Form::Wide {
                 self.acc_zero(a);
