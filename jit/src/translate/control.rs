@@ -212,6 +212,36 @@ impl Tx<'_, '_> {
         self.enter_second_copy(Some(c), fl.top);
     }
 
+    /// Whether the `ahead` iterations from LC0BASE `lc` are proven (below `Tx::lim`) and
+    /// the budget covers them (`body_len` instructions each): the streaming copy's test for
+    /// its next round.
+    pub(super) fn stream_ahead(&mut self, lc: Value, ahead: u64, body_len: u64) -> Value {
+        let lim = self
+            .b
+            .use_var(self.lim.expect("a streaming copy follows a span check"));
+        let room = self.b.ins().isub(lim, lc);
+        let enough = self.b.ins().icmp_imm_s(
+            IntCC::UnsignedGreaterThanOrEqual,
+            room,
+            (ahead * self.vl as u64) as i64,
+        );
+        let fits = self.budget_fits(0, ahead * body_len);
+        self.b.ins().band(enough, fits)
+    }
+
+    /// Block `leave` leaves the streaming copy for the first full copy `full`, every
+    /// accumulator of `accs` made wide; the forms stay as they were for the copy's own path.
+    pub(super) fn leave_stream(&mut self, leave: Block, accs: &[VReg], full: Block) {
+        self.b.switch_to_block(leave);
+        self.b.seal_block(leave);
+        let saved = self.form;
+        for &a in accs {
+            self.materialize(a);
+        }
+        self.b.ins().jump(full, &[]);
+        self.form = saved;
+    }
+
     /// The `ENDLOOP` of the streaming copy (see `Tx::stream`): the next iteration is proven
     /// and covered by the budget (the copy is entered only then), so it runs in the streaming
     /// copy again when the one after it is as well, and otherwise in the first full copy.
@@ -253,17 +283,7 @@ impl Tx<'_, '_> {
         // within the budget: tested here, or at the round's top (`StreamLoop::top_test`).
         let go = (!st.top_test).then(|| {
             let ahead = if st.pair { 3 } else { 2 };
-            let lim = self
-                .b
-                .use_var(self.lim.expect("a streaming copy follows a span check"));
-            let room = self.b.ins().isub(lim, lc);
-            let enough = self.b.ins().icmp_imm_s(
-                IntCC::UnsignedGreaterThanOrEqual,
-                room,
-                ahead * self.vl as i64,
-            );
-            let fits = self.budget_fits(0, ahead as u64 * st.body_len);
-            self.b.ins().band(enough, fits)
+            self.stream_ahead(lc, ahead, st.body_len)
         });
         let Some(n) = self.acc_n.filter(|_| !accs.is_empty()) else {
             match go {
@@ -277,15 +297,7 @@ impl Tx<'_, '_> {
         if let Some(go) = go {
             let (cont, leave) = (self.b.create_block(), self.b.create_block());
             self.b.ins().brif(go, cont, &[], leave, &[]);
-            // Leaving for the first full copy: every accumulator wide.
-            self.b.switch_to_block(leave);
-            self.b.seal_block(leave);
-            let saved = self.form;
-            for &a in &accs {
-                self.materialize(a);
-            }
-            self.b.ins().jump(st.full, &[]);
-            self.form = saved;
+            self.leave_stream(leave, &accs, st.full);
             self.b.switch_to_block(cont);
             self.b.seal_block(cont);
         }

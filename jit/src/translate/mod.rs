@@ -1657,26 +1657,10 @@ pub(crate) fn translate(
                 // Without, the end of the round tests the next (one jump fewer per round).
                 st.top_test = !accs.is_empty();
                 let lc = tx.b.use_var(tx.lc0);
-                let lim =
-                    tx.b.use_var(tx.lim.expect("a streaming copy follows a span check"));
-                let room = tx.b.ins().isub(lim, lc);
-                let three = tx.b.ins().icmp_imm_s(
-                    IntCC::UnsignedGreaterThanOrEqual,
-                    room,
-                    3 * tx.vl as i64,
-                );
-                let fits = tx.budget_fits(0, 3 * body_len);
-                let go = tx.b.ins().band(three, fits);
+                let go = tx.stream_ahead(lc, 3, body_len);
                 let (round, leave) = (tx.b.create_block(), tx.b.create_block());
                 tx.b.ins().brif(go, round, &[], leave, &[]);
-                tx.b.switch_to_block(leave);
-                tx.b.seal_block(leave);
-                let forms = tx.form;
-                for &a in &accs {
-                    tx.materialize(a);
-                }
-                tx.b.ins().jump(st.full, &[]);
-                tx.form = forms;
+                tx.leave_stream(leave, &accs, st.full);
                 tx.b.switch_to_block(round);
                 if st.top_test {
                     tx.b.seal_block(round);
