@@ -1,5 +1,6 @@
-//! Load sinking: the one scheduling decision this JIT makes itself, between Cranelift's
-//! optimiser and its lowering.
+//! Instruction order within a block, decided between Cranelift's optimiser and its
+//! lowering: loads sunk to their first use ([`sink_loads`]) and multiply-adds clustered by
+//! the broadcast they read ([`cluster_shared`]).
 //!
 //! Cranelift's optimiser (the e-graph pass) places every pure value where it is first
 //! needed, elaborating an instruction's arguments depth first and in order. A chain of fused
@@ -31,7 +32,7 @@
 //! A walk is bounded ([`MAX_WALK`] instructions), so the pass is linear in the function's
 //! size. Measured (callgrind, compiled-code instructions, `--vl 32`): see `cache::compile`.
 
-use cranelift_codegen::ir::{Function, Inst, InstructionData, Opcode, Value};
+use cranelift_codegen::ir::{Function, Inst, InstructionData, Opcode, Value, ValueDef};
 
 /// The farthest an instruction is moved, in instructions passed.
 const MAX_WALK: usize = 256;
@@ -175,6 +176,104 @@ pub(crate) fn sink_loads(func: &mut Function) {
     }
 }
 
+/// Whether moving `m` (a [`mover`]) up to just after `after` keeps it correct: a load that
+/// may not move anywhere passes no store, call or other side effect on the way.
+fn may_rise(func: &Function, m: Inst, after: Inst) -> bool {
+    let can_move = matches!(mover(func, m), Some(Mover::Load { can_move: true, .. }));
+    let mut at = func.layout.next_inst(after);
+    while let Some(i) = at {
+        if i == m {
+            return true;
+        }
+        let op = func.dfg.insts[i].opcode();
+        if op.is_call() || op.other_side_effects() || (op.can_store() && !can_move) {
+            return false;
+        }
+        at = func.layout.next_inst(i);
+    }
+    false
+}
+
+/// Cluster the multiply-adds that read one value from outside their block (a broadcast
+/// hoisted out of the loop): a vector `fma` reading such a value moves up to just after the
+/// previous `fma` of its block that reads it, with the loads and unary instructions that
+/// feed it (which [`may_rise`] there), when all its other operands are ready there. Two
+/// chunks' multiply-add chains over the same broadcasts then alternate, and a broadcast the
+/// register allocator keeps in memory is reloaded once for both (matmul256: 11 of its 16
+/// broadcasts were reloaded per chunk; its streaming iteration 391 -> 343 instructions).
+/// Any pure instruction, not only `fma`, made spmv_csr execute 4.4% more.
+pub(crate) fn cluster_shared(func: &mut Function) {
+    use std::collections::HashMap;
+    let blocks: Vec<_> = func.layout.blocks().collect();
+    let mut last: HashMap<Value, Inst> = HashMap::new();
+    for block in blocks {
+        last.clear();
+        let mut cur = func.layout.first_inst(block);
+        while let Some(i) = cur {
+            cur = func.layout.next_inst(i);
+            let dfg = &func.dfg;
+            let op = dfg.insts[i].opcode();
+            let args: Vec<Value> = dfg.inst_args(i).to_vec();
+            if op != Opcode::Fma
+                || args.len() < 2
+                || dfg.inst_results(i).len() != 1
+                || !dfg.value_type(dfg.first_result(i)).is_vector()
+            {
+                continue;
+            }
+            let outside = |v: &Value| match dfg.value_def(*v) {
+                ValueDef::Result(d, _) => func.layout.inst_block(d) != Some(block),
+                ValueDef::Param(b, _) => b != block,
+                _ => false,
+            };
+            let shared: Vec<Value> = args.iter().copied().filter(outside).collect();
+            let target = shared
+                .iter()
+                .filter_map(|v| last.get(v).copied())
+                .max_by(|a, b| func.layout.pp_cmp(*a, *b));
+            if let Some(p) = target.filter(|&p| func.layout.next_inst(p) != Some(i)) {
+                // Operands defined between `p` and `i`: movers alone, rising with `i`.
+                let mut rise = Vec::new();
+                let mut ok = true;
+                let mut stack: Vec<Value> = args.clone();
+                while let Some(v) = stack.pop() {
+                    let ValueDef::Result(d, _) = func.dfg.value_def(v) else {
+                        continue;
+                    };
+                    if func.layout.inst_block(d) != Some(block)
+                        || func.layout.pp_cmp(d, p) != std::cmp::Ordering::Greater
+                        || rise.contains(&d)
+                    {
+                        continue;
+                    }
+                    if mover(func, d).is_none() || !may_rise(func, d, p) {
+                        ok = false;
+                        break;
+                    }
+                    rise.push(d);
+                    stack.extend(func.dfg.inst_args(d).iter().copied());
+                }
+                if ok {
+                    rise.sort_by(|a, b| func.layout.pp_cmp(*a, *b));
+                    rise.push(i);
+                    let mut after = p;
+                    for m in rise {
+                        func.layout.remove_inst(m);
+                        match func.layout.next_inst(after) {
+                            Some(n) => func.layout.insert_inst(m, n),
+                            None => func.layout.append_inst(m, block),
+                        }
+                        after = m;
+                    }
+                }
+            }
+            for v in shared {
+                last.insert(v, i);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::sink_loads;
@@ -268,6 +367,74 @@ mod tests {
         );
         assert!(pos(&func, e) > pos(&func, st2));
         assert_eq!(pos(&func, e) + 1, pos(&func, u));
+    }
+
+    /// Two chunks' chains `acc = fma(x, k0, acc); acc = fma(x', k1, acc)` over broadcasts
+    /// `k0`, `k1` from the entry block, each chunk's store right after its chain
+    /// (`store_between`) or both at the end; returns the function and the four multiply-adds
+    /// (chunk 0 by k0, by k1, chunk 1 by k0, by k1).
+    fn two_chains(store_between: bool) -> (Function, Vec<Inst>) {
+        use cranelift_codegen::ir::types::F32X4;
+        let nt = MemFlagsData::new().with_notrap();
+        let mv = nt.with_can_move().with_readonly();
+        build(|b, [p, q]| {
+            let f = b.ins().f32const(1.5);
+            let k0 = b.ins().splat(F32X4, f);
+            let k1 = b.ins().splat(F32X4, f);
+            let body = b.create_block();
+            b.ins().jump(body, &[]);
+            b.switch_to_block(body);
+            b.seal_block(body);
+            let mut fmas = Vec::new();
+            let mut sums = Vec::new();
+            for c in 0..2i32 {
+                let acc = b.ins().load(F32X4, nt, q, 16 * c);
+                let x0 = b.ins().load(F32X4, mv, p, 16 * c);
+                let a = b.ins().fma(x0, k0, acc);
+                let x1 = b.ins().load(F32X4, mv, p, 64 + 16 * c);
+                let s = b.ins().fma(x1, k1, a);
+                fmas.extend([inst_of(b, a), inst_of(b, s)]);
+                if store_between {
+                    b.ins().store(nt, s, q, 16 * c);
+                } else {
+                    sums.push(s);
+                }
+            }
+            for (c, s) in sums.into_iter().enumerate() {
+                b.ins().store(nt, s, q, 16 * c as i32);
+            }
+            fmas
+        })
+    }
+
+    #[test]
+    fn multiply_adds_reading_one_broadcast_alternate_between_chains() {
+        let (mut func, f) = two_chains(false);
+        super::cluster_shared(&mut func);
+        let order = |func: &Function| {
+            let blk = func.layout.blocks().nth(1).expect("two blocks");
+            let all: Vec<Inst> = func.layout.block_insts(blk).collect();
+            f.iter()
+                .map(|i| all.iter().position(|x| x == i).expect("in its block"))
+                .collect::<Vec<_>>()
+        };
+        let at = order(&func);
+        // Chunk 1's multiply-add by k0 follows chunk 0's, before chunk 0's by k1.
+        assert!(at[0] < at[2] && at[2] < at[1] && at[1] < at[3], "{at:?}");
+        // With chunk 0's store between the chains, chunk 1's accumulator load (which may
+        // read what it writes) does not rise past it, so its chain stays where it is.
+        let (mut func, f) = two_chains(true);
+        let before: Vec<Inst> = func
+            .layout
+            .block_insts(func.layout.blocks().nth(1).unwrap())
+            .collect();
+        super::cluster_shared(&mut func);
+        let after: Vec<Inst> = func
+            .layout
+            .block_insts(func.layout.blocks().nth(1).unwrap())
+            .collect();
+        assert_eq!(before, after);
+        assert_eq!(f.len(), 4);
     }
 
     #[test]
