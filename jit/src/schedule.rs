@@ -177,13 +177,19 @@ pub(crate) fn sink_loads(func: &mut Function) {
 }
 
 /// Whether moving `m` (a [`mover`]) up to just after `after` keeps it correct: a load that
-/// may not move anywhere passes no store, call or other side effect on the way.
+/// may not move anywhere passes no store, call or other side effect on the way. Farther
+/// than [`MAX_WALK`] instructions it stays (the pass stays linear).
 fn may_rise(func: &Function, m: Inst, after: Inst) -> bool {
     let can_move = matches!(mover(func, m), Some(Mover::Load { can_move: true, .. }));
     let mut at = func.layout.next_inst(after);
+    let mut walked = 0;
     while let Some(i) = at {
         if i == m {
             return true;
+        }
+        walked += 1;
+        if walked > MAX_WALK {
+            return false;
         }
         let op = func.dfg.insts[i].opcode();
         if op.is_call() || op.other_side_effects() || (op.can_store() && !can_move) {
