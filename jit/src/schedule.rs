@@ -13,7 +13,8 @@
 //! back) sit where the translator emitted them: every chunk's load at the top of the body,
 //! live across the whole body.
 //!
-//! [`sink_loads`] moves, within each block, every load that cannot trap, and every pure
+//! [`sink_loads`] moves, within each block, every vector load that cannot trap (extending
+//! loads included), and every pure
 //! instruction of one argument (a bitcast, a widening, a splat), down to just before the
 //! first instruction that uses its result, unless something it must not pass comes first:
 //! the block's terminator, a call, an instruction with other side effects, or a store
@@ -60,18 +61,28 @@ fn mover(func: &Function, inst: Inst) -> Option<Mover> {
         return None;
     }
     if let InstructionData::Load {
-        opcode: Opcode::Load,
+        opcode,
         arg,
         offset,
         ..
     } = *data
     {
+        // Bytes read: the vector, or the 8 bytes an extending load widens.
+        let size = match opcode {
+            Opcode::Load => i64::from(dfg.value_type(dfg.first_result(inst)).bytes()),
+            Opcode::Sload8x8
+            | Opcode::Uload8x8
+            | Opcode::Sload16x4
+            | Opcode::Uload16x4
+            | Opcode::Sload32x2
+            | Opcode::Uload32x2 => 8,
+            _ => return None,
+        };
         let f = data.memflags_data(dfg)?;
         if f.trap_code().is_some() {
             return None;
         }
         let lo = i64::from(i32::from(offset));
-        let size = i64::from(dfg.value_type(dfg.first_result(inst)).bytes());
         return Some(Mover::Load {
             can_move: f.can_move(),
             addr: arg,
@@ -441,6 +452,28 @@ mod tests {
             .collect();
         assert_eq!(before, after);
         assert_eq!(f.len(), 4);
+    }
+
+    #[test]
+    fn an_extending_load_counts_the_eight_bytes_it_reads() {
+        let nt = MemFlagsData::new().with_notrap();
+        for (at, passes) in [(8, true), (4, false)] {
+            let (mut func, m) = build(|b, [p, _]| {
+                let z = b.ins().iconst(I64, 0);
+                let zv = b.ins().splat(I8X16, z);
+                let a = b.ins().sload8x8(nt, p, 0);
+                let st = b.ins().store(nt, zv, p, at);
+                let a8 = b.ins().bitcast(I8X16, MemFlagsData::new(), a);
+                b.ins().store(nt, a8, p, 64);
+                vec![inst_of(b, a), st]
+            });
+            sink_loads(&mut func);
+            assert_eq!(
+                pos(&func, m[0]) > pos(&func, m[1]),
+                passes,
+                "store at +{at}"
+            );
+        }
     }
 
     #[test]
