@@ -173,7 +173,8 @@ pub(crate) struct StreamLoop {
     /// Its first block (where it is entered from elsewhere).
     pub(crate) top: Block,
     /// The block its own back edge goes to: `top`, or after `top` zeroed the accumulators'
-    /// narrow sums.
+    /// narrow sums; for a pair, the round's first block (after the entry's test), or with
+    /// `top_test` the block of the round's test.
     pub(crate) body: Block,
     /// The first full copy, which runs the last proven iteration.
     pub(crate) full: Block,
