@@ -268,15 +268,16 @@ impl Tx<'_, '_> {
         let r = self.b.use_var(self.retired);
         let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
         self.b.def_var(self.retired, r);
+        // An accumulator made wide by its add starts new narrow sums (on the way out they
+        // are zero, and its value is in its wide variables).
+        for &a in &accs {
+            if self.form[a.0 as usize] == Form::Wide {
+                self.acc_zero(a);
+            }
+        }
         if st.pair && !self.stream_second {
             // The first copy of a round: the second follows (the round was entered with
-            // three proven iterations ahead and the budget for them). An accumulator made
-            // wide by its add starts new narrow sums, as at the back edge.
-            for &a in &accs {
-                if self.form[a.0 as usize] == Form::Wide {
-                    self.acc_zero(a);
-                }
-            }
+            // three proven iterations ahead and the budget for them).
             return;
         }
         // What the next round runs and the one iteration after it must be proven and
@@ -301,13 +302,8 @@ impl Tx<'_, '_> {
             self.b.switch_to_block(cont);
             self.b.seal_block(cont);
         }
-        // Going round: narrow sums kept (an accumulator made wide by its add starts new
-        // ones), flushed once `acc_k` iterations have added into them.
-        for &a in &accs {
-            if self.form[a.0 as usize] == Form::Wide {
-                self.acc_zero(a);
-            }
-        }
+        // Going round: narrow sums kept, flushed once `acc_k` iterations have added into
+        // them.
         let k = accs
             .iter()
             .map(|a| self.acc_seen[a.0 as usize].1)
