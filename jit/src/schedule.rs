@@ -187,11 +187,14 @@ pub(crate) fn sink_loads(func: &mut Function) {
     }
 }
 
-/// Whether moving `m` (a [`mover`]) up to just after `after` keeps it correct: a load that
-/// may not move anywhere passes no store, call or other side effect on the way. Farther
-/// than [`MAX_WALK`] instructions it stays (the pass stays linear).
+/// Whether moving `m` (a [`mover`]) up to just after `after` keeps it correct: it passes
+/// each instruction on the way as [`may_pass`] allows moving down past it (the same rule
+/// either way: a load crosses no store it may alias, no call, no other side effect).
+/// Farther than [`MAX_WALK`] instructions it stays (the pass stays linear).
 fn may_rise(func: &Function, m: Inst, after: Inst) -> bool {
-    let can_move = matches!(mover(func, m), Some(Mover::Load { can_move: true, .. }));
+    let Some(mv) = mover(func, m) else {
+        return false;
+    };
     let mut at = func.layout.next_inst(after);
     let mut walked = 0;
     while let Some(i) = at {
@@ -199,11 +202,7 @@ fn may_rise(func: &Function, m: Inst, after: Inst) -> bool {
             return true;
         }
         walked += 1;
-        if walked > MAX_WALK {
-            return false;
-        }
-        let op = func.dfg.insts[i].opcode();
-        if op.is_call() || op.other_side_effects() || (op.can_store() && !can_move) {
+        if walked > MAX_WALK || !may_pass(func, &mv, i) {
             return false;
         }
         at = func.layout.next_inst(i);
@@ -230,14 +229,10 @@ pub(crate) fn cluster_shared(func: &mut Function) {
             cur = func.layout.next_inst(i);
             let dfg = &func.dfg;
             let op = dfg.insts[i].opcode();
-            let args: Vec<Value> = dfg.inst_args(i).to_vec();
-            if op != Opcode::Fma
-                || args.len() < 2
-                || dfg.inst_results(i).len() != 1
-                || !dfg.value_type(dfg.first_result(i)).is_vector()
-            {
+            if op != Opcode::Fma || !dfg.value_type(dfg.first_result(i)).is_vector() {
                 continue;
             }
+            let args: Vec<Value> = dfg.inst_args(i).to_vec();
             let outside = |v: &Value| match dfg.value_def(*v) {
                 ValueDef::Result(d, _) => func.layout.inst_block(d) != Some(block),
                 ValueDef::Param(b, _) => b != block,
@@ -263,7 +258,7 @@ pub(crate) fn cluster_shared(func: &mut Function) {
                     {
                         continue;
                     }
-                    if mover(func, d).is_none() || !may_rise(func, d, p) {
+                    if !may_rise(func, d, p) {
                         ok = false;
                         break;
                     }
@@ -387,10 +382,12 @@ mod tests {
     }
 
     /// Two chunks' chains `acc = fma(x, k0, acc); acc = fma(x', k1, acc)` over broadcasts
-    /// `k0`, `k1` from the entry block, each chunk's store right after its chain
-    /// (`store_between`) or both at the end; returns the function and the four multiply-adds
-    /// (chunk 0 by k0, by k1, chunk 1 by k0, by k1).
-    fn two_chains(store_between: bool) -> (Function, Vec<Inst>) {
+    /// `k0`, `k1` from the entry block, the accumulators loaded from `q`; each chunk's store
+    /// right after its chain (`Some`: through another address value, which may alias the
+    /// accumulators, or to `q` at the chunk's own disjoint bytes) or both at the end
+    /// (`None`); returns the function and the four multiply-adds (chunk 0 by k0, by k1,
+    /// chunk 1 by k0, by k1).
+    fn two_chains(store_between: Option<bool>) -> (Function, Vec<Inst>) {
         use cranelift_codegen::ir::types::F32X4;
         let nt = MemFlagsData::new().with_notrap();
         let mv = nt.with_can_move().with_readonly();
@@ -411,11 +408,14 @@ mod tests {
                 let x1 = b.ins().load(F32X4, mv, p, 64 + 16 * c);
                 let s = b.ins().fma(x1, k1, a);
                 fmas.extend([inst_of(b, a), inst_of(b, s)]);
-                if store_between {
-                    b.ins().store(nt, s, q, 16 * c);
-                } else {
-                    sums.push(s);
-                }
+                match store_between {
+                    Some(true) => b.ins().store(nt, s, p, 128 + 16 * c),
+                    Some(false) => b.ins().store(nt, s, q, 16 * c),
+                    None => {
+                        sums.push(s);
+                        continue;
+                    }
+                };
             }
             for (c, s) in sums.into_iter().enumerate() {
                 b.ins().store(nt, s, q, 16 * c as i32);
@@ -426,21 +426,24 @@ mod tests {
 
     #[test]
     fn multiply_adds_reading_one_broadcast_alternate_between_chains() {
-        let (mut func, f) = two_chains(false);
-        super::cluster_shared(&mut func);
-        let order = |func: &Function| {
+        let order = |func: &Function, f: &[Inst]| {
             let blk = func.layout.blocks().nth(1).expect("two blocks");
             let all: Vec<Inst> = func.layout.block_insts(blk).collect();
             f.iter()
                 .map(|i| all.iter().position(|x| x == i).expect("in its block"))
                 .collect::<Vec<_>>()
         };
-        let at = order(&func);
-        // Chunk 1's multiply-add by k0 follows chunk 0's, before chunk 0's by k1.
-        assert!(at[0] < at[2] && at[2] < at[1] && at[1] < at[3], "{at:?}");
+        // Chunk 1's multiply-add by k0 follows chunk 0's, before chunk 0's by k1; also when
+        // chunk 0's store between them writes other bytes of the accumulators' address.
+        for between in [None, Some(false)] {
+            let (mut func, f) = two_chains(between);
+            super::cluster_shared(&mut func);
+            let at = order(&func, &f);
+            assert!(at[0] < at[2] && at[2] < at[1] && at[1] < at[3], "{at:?}");
+        }
         // With chunk 0's store between the chains, chunk 1's accumulator load (which may
         // read what it writes) does not rise past it, so its chain stays where it is.
-        let (mut func, f) = two_chains(true);
+        let (mut func, f) = two_chains(Some(true));
         let before: Vec<Inst> = func
             .layout
             .block_insts(func.layout.blocks().nth(1).unwrap())

@@ -124,11 +124,18 @@ pub(super) fn masked_tail_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
         return false;
     }
     fast_loop_ok(r)
-        && r.body().iter().all(|(pc, i)| match i.opcode().sem() {
-            Sem::Mem(_) => hoisted.iter().any(|h| h.pc == *pc),
-            Sem::RedSum | Sem::SetMask | Sem::SGetLane => false,
-            _ => true,
-        })
+        && accesses_hoisted(r, hoisted)
+        && r.body()
+            .iter()
+            .all(|(_, i)| !matches!(i.opcode().sem(), Sem::RedSum | Sem::SetMask | Sem::SGetLane))
+}
+
+/// Whether every memory access of the loop body `r` is one of the hoisted accesses
+/// `hoisted` (checked once at loop entry; no gather or scatter).
+pub(super) fn accesses_hoisted(r: &Region, hoisted: &[Hoisted]) -> bool {
+    r.body().iter().all(|(pc, i)| {
+        !matches!(i.opcode().sem(), Sem::Mem(_)) || hoisted.iter().any(|h| h.pc == *pc)
+    })
 }
 
 /// The *iteration-local* vector registers of a loop (see `Tx::local_v`): in an `ENDLOOP`

@@ -1633,9 +1633,7 @@ pub(crate) fn translate(
             // iterations.
             st.pair = body_len <= STREAM_PAIR_MAX_BODY
                 && last.is_none()
-                && r.body().iter().all(|(pc, i)| {
-                    !matches!(i.opcode().sem(), Sem::Mem(_)) || tx.hoist.iter().any(|h| h.pc == *pc)
-                })
+                && analysis::accesses_hoisted(r, &tx.hoist)
                 && (tx.plocal.is_none() || tx.local_v == 0)
                 && accs.iter().all(|a| tx.acc_seen[a.0 as usize].1 >= 2);
             if !accs.is_empty() {
