@@ -172,6 +172,12 @@ impl DiskCache {
         self.dir.join(format!("{}.ljc", hex(&id[..16])))
     }
 
+    /// Whether a file is stored for `key` (valid or not; not counted in the statistics):
+    /// then [`DiskCache::load`] is worth trying.
+    pub(crate) fn has(&self, prefix: &Prefix, key: &Key) -> bool {
+        self.path(&prefix.identity(key)).exists()
+    }
+
     /// The entry of `key`, if a valid one is stored.
     pub(crate) fn load(&self, prefix: &Prefix, key: &Key) -> Option<Stored> {
         let id = prefix.identity(key);

@@ -25,8 +25,8 @@ mod translate;
 
 use abi::{JitCtx, Status};
 use cache::{CacheLimits, CacheStats, CodeCache, Entry, Key, RegionFn};
+use cranelift_codegen::ir::AbiParam;
 use cranelift_codegen::ir::types::I64;
-use cranelift_codegen::ir::{AbiParam, UserFuncName};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{Module, ModuleReloc};
 use lanejit_interp::machine::{Config, Machine};
@@ -335,6 +335,43 @@ impl OptimizeJob {
     }
 }
 
+/// What [`Jit::front`] finds for a compile.
+enum Front {
+    /// Its code, or its refusal, is in the cache.
+    Known(Option<Compiled>),
+    /// The program's compile budget is spent.
+    Spent,
+    /// Nothing to compile there.
+    Nothing,
+    /// The region to translate (`true`: a `LOOP` alone, going on to its body's code).
+    Region(region::Region, bool),
+}
+
+/// A first compile translated to IR ([`Jit::prepare_compile`] or [`Jit::compile`]), to be
+/// compiled by [`CompileJob::compile`] (which needs no JIT) and placed by
+/// [`Jit::install_compiled`].
+pub struct CompileJob {
+    key: Key,
+    hints: region::Hints,
+    region: region::Region,
+    plan: Plan,
+    stored: Stored,
+    settings: cache::Settings,
+    baseline: bool,
+    ctx: cranelift_codegen::Context,
+    ir: Option<String>,
+    probes: Option<observe::Probes>,
+    t0: Instant,
+    compiled: Result<(), String>,
+}
+
+impl CompileJob {
+    /// Compile the IR with the settings its form chose (Cranelift only: no JIT state).
+    pub fn compile(&mut self) {
+        self.compiled = cache::compile(&mut self.ctx, self.settings);
+    }
+}
+
 impl Drop for Jit {
     /// With a disk cache: record the regions this JIT had (first compiles and loops, not
     /// tails or hot recompiles, which are found on demand) in the program's manifest, with
@@ -572,8 +609,13 @@ impl Jit {
         pc: u64,
         regs: &lanejit_interp::machine::Regs,
     ) -> Result<Option<Compiled>, JitError> {
-        let hints = region::Hints::of(self.code.at(pc), regs, self.vl);
-        self.compile_key(self.key(pc, false), hints)
+        self.compile_key(self.key(pc, false), self.hints_for(pc, regs))
+    }
+
+    /// The hints [`Jit::compile_for`] compiles the region at `pc` with, for an entry with
+    /// registers `regs`.
+    pub fn hints_for(&self, pc: u64, regs: &lanejit_interp::machine::Regs) -> region::Hints {
+        region::Hints::of(self.code.at(pc), regs, self.vl)
     }
 
     /// [`Jit::compile`] with the hints decided by the caller (as [`region::Hints::of`] says of
@@ -716,43 +758,74 @@ impl Jit {
         key: Key,
         hints: region::Hints,
     ) -> Result<Option<Compiled>, JitError> {
-        let pc = key.pc;
+        let (region, loop_alone) = match self.front(key) {
+            Front::Known(c) => return Ok(c),
+            Front::Spent => {
+                // The program's compile budget is spent: the interpreter runs the rest.
+                self.stats.over_budget += 1;
+                self.cache.insert(key, Entry::Declined);
+                return Ok(None);
+            }
+            Front::Nothing => {
+                self.cache.insert(key, Entry::Declined);
+                return Ok(None);
+            }
+            Front::Region(region, loop_alone) => (region, loop_alone),
+        };
+        self.make_room()?;
+        let t0 = Instant::now();
+        // The region report's counters (`observe`), compiled in only when asked for; such
+        // code is neither taken from nor stored in the disk cache.
+        let probes = self
+            .observer
+            .as_ref()
+            .filter(|o| o.options().counters)
+            .map(|o| observe::Probes::new(o.clone()));
+        if probes.is_none() {
+            if let Some(stored) = self.disk.as_ref().and_then(|d| d.load(&self.prefix, &key)) {
+                return self.install(key, region, stored, t0).map(Some);
+            }
+        }
+        let ctx = std::mem::replace(&mut self.ctx, cranelift_codegen::Context::new());
+        let mut fctx = std::mem::take(&mut self.fctx);
+        let job = self.translate(key, hints, (region, loop_alone), probes, t0, ctx, &mut fctx);
+        self.fctx = fctx;
+        let Some(mut job) = job else {
+            self.cache.insert(key, Entry::Declined);
+            return Ok(None);
+        };
+        job.compile();
+        self.install_job(job).map(Some)
+    }
+
+    /// What compiling `key` starts from, read without changing the JIT.
+    fn front(&self, key: Key) -> Front {
         match self.cache.get(&key) {
-            Some(Entry::Code(f, b)) => return Ok(Some(Compiled(f, b))),
-            Some(Entry::Declined) => return Ok(None),
+            Some(Entry::Code(f, b)) => return Front::Known(Some(Compiled(f, b))),
+            Some(Entry::Declined) => return Front::Known(None),
             None => {}
         }
         if self.stats.ir_insts >= self.cache.limits.program_ir {
-            // The program's compile budget is spent: the interpreter runs the rest.
-            self.stats.over_budget += 1;
-            self.cache.insert(key, Entry::Declined);
-            return Ok(None);
+            return Front::Spent;
         }
-        let Some(mut region) = region::discover_for(&self.code, pc, key.straight, self.vl) else {
-            self.cache.insert(key, Entry::Declined);
-            return Ok(None);
+        let Some(region) = region::discover_for(&self.code, key.pc, key.straight, self.vl) else {
+            return Front::Nothing;
         };
         // A loop whose body has its loop region already is not compiled again with its
         // `LOOP` as prologue: the `LOOP` alone goes on to it (see `region::loop_alone`).
-        let mut loop_alone = false;
         if !key.straight && region.loop_head == Some(1) && region.outer.is_none() {
             let body = self.key(region.insts[1].0, false);
             if matches!(self.cache.get(&body), Some(Entry::Code(..))) {
-                if let Some(r) = region::loop_alone(&self.code, pc) {
-                    region = r;
-                    loop_alone = true;
+                if let Some(r) = region::loop_alone(&self.code, key.pc) {
+                    return Front::Region(r, true);
                 }
             }
         }
-        // The form of the code (`translate::plan`): loops and hot recompiles within a compile
-        // budget; first compiles of straight-line code hand vector work to helpers, whose
-        // code is small whatever the region.
-        let vector = region.loop_head.is_some() || key.hot;
-        let mut plan = if vector {
-            plan::choose(&region, self.vl)
-        } else {
-            Plan::Memory
-        };
+        Front::Region(region, false)
+    }
+
+    /// Retire the module when it is full, before code is placed in it.
+    fn make_room(&mut self) -> Result<(), JitError> {
         if self.cache.full() {
             self.cache.retire()?;
             // Every first compile is gone with its module: recompiles count afresh.
@@ -760,26 +833,86 @@ impl Jit {
             self.lazy.clear();
             self.chain.fill(0);
         }
-        let t0 = Instant::now();
-        // The region report's counters (`observe`), compiled in only when asked for; such
-        // code is neither taken from nor stored in the disk cache.
-        let mut probes = self
-            .observer
-            .as_ref()
-            .filter(|o| o.options().counters)
-            .map(|o| observe::Probes::new(o.clone()));
-        let disk = self.disk.clone().filter(|_| probes.is_none());
-        if let Some(stored) = disk.as_ref().and_then(|d| d.load(&self.prefix, &key)) {
-            return self.install(key, region, stored, t0).map(Some);
-        }
-        let setup = self.tx_setup();
-        let module = self.cache.module.as_mut().expect("module");
-        let err = |e: &dyn std::fmt::Display| JitError::Compile {
-            pc,
-            msg: e.to_string(),
+        Ok(())
+    }
+
+    /// The first compile of the region at `pc` (entered with `hints`), translated to IR
+    /// while the JIT is only read, for [`CompileJob::compile`] to compile without it and
+    /// [`Jit::install_compiled`] to place: threads sharing the JIT run compiled code
+    /// meanwhile. `None` when the compile has something to record or to change first (its
+    /// code or its refusal known already, nothing to compile, the compile budget spent, a
+    /// full module, an entry in the disk cache, report counters): [`Jit::compile_with`] then
+    /// does the whole of it.
+    pub fn prepare_compile(&self, pc: u64, hints: region::Hints) -> Option<CompileJob> {
+        let key = self.key(pc, false);
+        let Front::Region(region, loop_alone) = self.front(key) else {
+            return None;
         };
-        let sig = region_signature(module.isa());
-        let mut id = None;
+        if self.cache.full() || self.counting() {
+            return None;
+        }
+        if self
+            .disk
+            .as_ref()
+            .is_some_and(|d| d.has(&self.prefix, &key))
+        {
+            return None;
+        }
+        let ctx = cranelift_codegen::Context::new();
+        let mut fctx = FunctionBuilderContext::new();
+        self.translate(
+            key,
+            hints,
+            (region, loop_alone),
+            None,
+            Instant::now(),
+            ctx,
+            &mut fctx,
+        )
+    }
+
+    /// Place the code of `job` (from [`Jit::prepare_compile`], compiled) as [`Jit::compile`]
+    /// would have; the code found in the cache instead when another thread placed some
+    /// meanwhile.
+    pub fn install_compiled(&mut self, job: CompileJob) -> Result<Option<Compiled>, JitError> {
+        if let Front::Known(c) = self.front(job.key) {
+            return Ok(c);
+        }
+        self.make_room()?;
+        let r = self.install_job(job);
+        if r.is_err() {
+            self.stats.compile_errors += 1;
+        }
+        r.map(Some)
+    }
+
+    /// Translate `region` (`loop_alone`: the `LOOP` alone, going on to its body's code) for
+    /// `key` into `ctx`, in the form its plan allows (`translate::plan`): loops and hot
+    /// recompiles within a compile budget; first compiles of straight-line code hand vector
+    /// work to helpers, whose code is small whatever the region. `None` when nothing is to be
+    /// compiled (a hot recompile over budget; a loop over budget whose body has no straight
+    /// form).
+    #[allow(clippy::too_many_arguments)]
+    fn translate(
+        &self,
+        key: Key,
+        hints: region::Hints,
+        (mut region, loop_alone): (region::Region, bool),
+        mut probes: Option<observe::Probes>,
+        t0: Instant,
+        mut ctx: cranelift_codegen::Context,
+        fctx: &mut FunctionBuilderContext,
+    ) -> Option<CompileJob> {
+        let pc = key.pc;
+        let vector = region.loop_head.is_some() || key.hot;
+        let mut plan = if vector {
+            plan::choose(&region, self.vl)
+        } else {
+            Plan::Memory
+        };
+        let setup = self.tx_setup();
+        let isa = self.cache.module.as_ref().expect("module").isa();
+        let sig = region_signature(isa);
         // Whether a loop over budget fell to the straight-line form of its body.
         let mut straight_body = false;
         let cfg = loop {
@@ -789,61 +922,39 @@ impl Jit {
             if plan == Plan::Interpret {
                 if region.loop_head.is_none() || key.hot {
                     // A hot recompile over budget: the first compile stays.
-                    self.cache.insert(key, Entry::Declined);
-                    return Ok(None);
+                    return None;
                 }
                 // A loop over budget: the straight-line form of its body, one iteration
                 // per call, with helpers.
-                match region::discover(&self.code, pc, true) {
-                    Some(r) => {
-                        region = r;
-                        straight_body = true;
-                    }
-                    None => {
-                        self.cache.insert(key, Entry::Declined);
-                        return Ok(None);
-                    }
-                }
+                region = region::discover(&self.code, pc, true)?;
+                straight_body = true;
                 plan = Plan::Memory;
             }
-            // Anonymous: nothing links to a region by name, and naming one costs a string
-            // and a map entry per compile.
-            let fid = match id {
-                Some(f) => f,
-                None => *id.insert(
-                    module
-                        .declare_anonymous_function(&sig)
-                        .map_err(|e| err(&e))?,
-                ),
-            };
-            self.ctx.clear();
-            self.ctx.func.name = UserFuncName::user(0, fid.as_u32());
-            let cfg = setup.config(module.isa(), plan, key.hot, hints);
-            let (fcfg, sig) = (module.target_config(), sig.clone());
+            // Anonymous and unnamed: nothing links to a region by name.
+            ctx.clear();
+            let cfg = setup.config(isa, plan, key.hot, hints);
             translate_into(
-                &mut self.ctx.func,
-                &mut self.fctx,
-                sig,
-                fcfg,
+                &mut ctx.func,
+                fctx,
+                sig.clone(),
+                isa.frontend_config(),
                 &region,
                 cfg,
                 &mut probes,
             );
-            let emitted = self.ctx.func.dfg.num_insts();
+            let emitted = ctx.func.dfg.num_insts();
             if !vector || plan::fits(plan, emitted, self.vl) {
                 break cfg;
             }
             // The estimate was wrong: the next cheaper form.
             plan = plan::cheaper(plan);
         };
-        let id = id.expect("declared");
         let ir = self
             .observer
             .as_ref()
             .filter(|o| o.wants_ir())
-            .map(|_| self.ctx.func.display().to_string());
-        let ir_insts = self.ctx.func.dfg.num_insts();
-        self.stats.ir_insts += ir_insts as u64;
+            .map(|_| ctx.func.display().to_string());
+        let ir_insts = ctx.func.dfg.num_insts();
         // A loop in register form is what the optimising settings are for; with a baseline
         // tier it first gets the baseline ones, and the optimised code later. So is a hot
         // straight-line recompile, which runs on every entry of a region entered at least
@@ -867,15 +978,58 @@ impl Jit {
         } else {
             cache::Settings::Quick
         };
-        let size = {
-            cache::compile(&mut self.ctx, settings).map_err(|e| err(&e))?;
-            let code = self.ctx.compiled_code().expect("just compiled");
-            let stored = Stored {
+        Some(CompileJob {
+            key,
+            hints,
+            region,
+            plan: cfg.plan,
+            stored: Stored {
                 plan: cfg.plan,
                 straight_body,
                 loop_alone,
                 ir_insts,
-            };
+            },
+            settings,
+            baseline,
+            ctx,
+            ir,
+            probes,
+            t0,
+            compiled: Err("not compiled".into()),
+        })
+    }
+
+    /// Place `job`'s compiled code in the module (and the disk cache), and record it.
+    fn install_job(&mut self, job: CompileJob) -> Result<Compiled, JitError> {
+        let CompileJob {
+            key,
+            hints,
+            region,
+            plan,
+            stored,
+            settings: _,
+            baseline,
+            mut ctx,
+            ir,
+            probes,
+            t0,
+            compiled,
+        } = job;
+        let pc = key.pc;
+        let err = |e: &dyn std::fmt::Display| JitError::Compile {
+            pc,
+            msg: e.to_string(),
+        };
+        compiled.map_err(|e| err(&e))?;
+        let ir_insts = stored.ir_insts;
+        self.stats.ir_insts += ir_insts as u64;
+        let disk = self.disk.clone().filter(|_| probes.is_none());
+        let module = self.cache.module.as_mut().expect("module");
+        let id = module
+            .declare_anonymous_function(&region_signature(module.isa()))
+            .map_err(|e| err(&e))?;
+        let size = {
+            let code = ctx.compiled_code().expect("just compiled");
             // A baseline is not worth keeping across runs: its optimised code is.
             let disk = disk.as_deref().filter(|_| !baseline);
             check_and_store(disk, &self.prefix, key, code, stored).map_err(|e| err(&e))?;
@@ -883,18 +1037,18 @@ impl Jit {
                 .buffer
                 .relocs()
                 .iter()
-                .map(|r| ModuleReloc::from_mach_reloc(r, &self.ctx.func, id))
+                .map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, id))
                 .collect();
             let align = u64::from(code.buffer.alignment);
             let bytes = code.code_buffer();
-            let module = self.cache.module.as_mut().expect("module");
             module
                 .define_function_bytes(id, align, bytes, &relocs)
                 .map_err(|e| err(&format!("{e:?}")))?;
             bytes.len()
         };
-        let module = self.cache.module.as_mut().expect("module");
-        module.clear_context(&mut self.ctx);
+        module.clear_context(&mut ctx);
+        // The context's allocations serve the next compile.
+        self.ctx = ctx;
         let stat = RegionStat {
             pc,
             kind: RegionKind::of(key, &region),
@@ -902,7 +1056,7 @@ impl Jit {
             us: 0,
             code_bytes: size,
             ir_insts,
-            plan: cfg.plan,
+            plan,
             hot: key.hot,
             cached: false,
             baseline,
@@ -911,7 +1065,7 @@ impl Jit {
         if baseline {
             self.pending.push_back(Baseline {
                 key,
-                plan: cfg.plan,
+                plan,
                 generation: self.cache.stats.retired_modules,
                 ir_insts,
                 hints,
@@ -919,12 +1073,11 @@ impl Jit {
         }
         if !(hints.tail && hints.ordered_tail)
             && region.loop_head.is_some()
-            && cfg.plan == Plan::Registers
+            && plan == Plan::Registers
         {
             self.lazy.insert(key, (0, hints));
         }
         self.finalize(key, id, stat, &region, t0, ir, probes)
-            .map(Some)
     }
 
     /// Take the region of `key` from the disk cache: `region` is what was discovered at its

@@ -765,3 +765,45 @@ fn rows_reaching_a_lazy_loop_through_chained_calls_count_its_tails() {
     assert_eq!(loops[0].0, loops[1].0);
     assert!(loops[1].1 > loops[0].1, "with its tail: {loops:?}");
 }
+
+/// Threads of a launch compiling the same region at once get the same code, placed once;
+/// the code compiled without the JIT's lock runs as the code compiled under it does.
+#[test]
+fn a_region_compiled_by_threads_at_once_is_placed_once() {
+    use crate::shared::SharedJit;
+    for vl in [1, 4, 32] {
+        let code = encode(&copy_loop());
+        let m = machine(&code, vl);
+        let shared = SharedJit::new(Jit::new(&code, &m).expect("jit"));
+        let regs = m.regs.clone();
+        let got: Vec<usize> = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..3)
+                .map(|_| s.spawn(|| shared.compile_for(0x30, &regs)))
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| {
+                    let c = t.join().expect("thread").expect("compiles");
+                    c.expect("a loop region").0 as usize
+                })
+                .collect()
+        });
+        assert!(got.iter().all(|&f| f == got[0]), "one code for all (vl {vl})");
+        assert_eq!(shared.stats().compiled_regions, 1, "placed once (vl {vl})");
+        // Run it from the start: the straight-line head compiles too, then the loop runs.
+        let mut m = m;
+        loop {
+            if shared.run_at(&mut m).is_some_and(|e| e.interp_next) {
+                break;
+            }
+            let regs = m.regs.clone();
+            if shared.compile_for(m.pc, &regs).expect("compiles").is_none() {
+                break;
+            }
+        }
+        assert_eq!(m.pc, 0x50, "stops at HALT (vl {vl})");
+        assert_eq!(m.retired, 3 + 1 + 3 * 100u64.div_ceil(vl as u64), "vl {vl}");
+        let src = m.mem.bytes(0x10000, 400).expect("src").to_vec();
+        assert_eq!(m.mem.bytes(0x11000, 400).expect("dst"), &src[..], "vl {vl}");
+    }
+}
