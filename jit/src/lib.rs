@@ -229,7 +229,13 @@ impl Entered {
     /// Whether [`Jit::finish`] has work to do (count the entry, or run a loop's tail); if not,
     /// [`Entered::exit`] gives the result without it.
     pub fn needs_finish(&self) -> bool {
-        self.c.1 || self.status == Status::Partial
+        self.c.1 || self.partial()
+    }
+
+    /// Whether the call stopped at a loop's partial iteration, which [`Jit::finish`] runs in
+    /// the straight form of the body.
+    pub fn partial(&self) -> bool {
+        self.status == Status::Partial
     }
 
     /// The exit of a call without [`Jit::finish`] (a loop's tail then goes to the
@@ -256,7 +262,7 @@ pub struct Jit {
     fctx: FunctionBuilderContext,
     stats: JitStats,
     /// Entries of straight-line first compiles (see [`HOT_ENTRIES`]).
-    hits: std::collections::HashMap<Key, u32>,
+    hits: std::collections::HashMap<Key, std::sync::atomic::AtomicU32>,
     /// The chaining table (`JitCtx::chain`): per instruction, the code a region exit to its
     /// pc may call directly, or 0, and the same for the straight form of the loop body
     /// starting there (a loop's exit to its tail). It holds what the dispatcher would run,
@@ -550,18 +556,32 @@ impl Jit {
         }
     }
 
-    /// Count an entry of the straight-line first compile at `key`; at [`HOT_ENTRIES`] it is
-    /// recompiled with inline vector code, which replaces it in the cache. Called only after
-    /// the entry's call returned (a recompile may retire the module holding it).
+    /// Count an entry of the straight-line first compile at `key`; every [`HOT_ENTRIES`]
+    /// entries it is recompiled with inline vector code ([`Jit::recompile_hot`]), which
+    /// replaces it in the cache (so counting stops, unless the recompile was declined). Called
+    /// only after the entry's call returned (a recompile may retire the module holding it).
     fn count_entry(&mut self, key: Key) {
-        let n = self.hits.entry(key).or_insert(0);
-        *n += 1;
-        if *n == HOT_ENTRIES {
-            let hot = Key { hot: true, ..key };
-            if let Ok(Some(c)) = self.compile_key(hot, region::Hints::ALL) {
-                self.cache.insert(key, Entry::Code(c.0, false));
-                self.set_chain(key, c.0);
-            }
+        if self.hit(key) {
+            self.recompile_hot(key);
+        }
+    }
+
+    /// Count an entry of the first compile at `key` (only `&self`: the counts are atomic);
+    /// `true` every [`HOT_ENTRIES`] entries. Entries of a region whose count was dropped
+    /// (its module retired) are not counted.
+    fn hit(&self, key: Key) -> bool {
+        self.hits.get(&key).is_some_and(|n| {
+            (n.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1) % HOT_ENTRIES == 0
+        })
+    }
+
+    /// Recompile the straight-line first compile at `key` with inline vector code, in its
+    /// place (nothing when that is declined, or found declined before).
+    fn recompile_hot(&mut self, key: Key) {
+        let hot = Key { hot: true, ..key };
+        if let Ok(Some(c)) = self.compile_key(hot, region::Hints::ALL) {
+            self.cache.insert(key, Entry::Code(c.0, false));
+            self.set_chain(key, c.0);
         }
     }
 
@@ -1215,6 +1235,10 @@ impl Jit {
         self.cache.stats.module_funcs += 1;
         self.stats.regions.push(stat);
         let first = region.loop_head.is_none() && !key.hot;
+        if first {
+            // Its entries are counted from now on (see `Jit::count_entry`).
+            self.hits.entry(key).or_default();
+        }
         self.cache.insert(key, Entry::Code(f, first));
         if !first && !key.straight && !key.hot {
             self.set_chain(key, f);
@@ -1254,15 +1278,26 @@ impl Jit {
     /// (recompiling it once hot), and run a loop's tail iteration in the straight form of its
     /// body, compiled on first need.
     pub fn finish(&mut self, e: Entered, m: &mut Machine) -> RegionExit {
+        let hot = self.note_entry(&e);
+        self.finish_noted(e, m, hot)
+    }
+
+    /// Count the entry of `e` if its region is a straight-line first compile (only `&self`);
+    /// `true` when that makes it hot: [`Jit::finish_noted`] then recompiles it.
+    pub fn note_entry(&self, e: &Entered) -> bool {
+        e.c.1 && self.hit(self.key(e.pc, false))
+    }
+
+    /// [`Jit::finish`] once [`Jit::note_entry`] counted the entry (`hot`: its answer).
+    pub fn finish_noted(&mut self, e: Entered, m: &mut Machine, hot: bool) -> RegionExit {
         let Entered {
-            c,
+            c: _,
             pc,
             before,
             mut status,
         } = e;
-        let entry = self.key(pc, false);
-        if c.1 {
-            self.count_entry(entry);
+        if hot {
+            self.recompile_hot(self.key(pc, false));
         }
         if status == Status::Partial {
             self.count_lazy_exit(m.pc);

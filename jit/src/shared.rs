@@ -2,10 +2,11 @@
 //! serves every group on every thread.
 //!
 //! [`SharedJit`] keeps the [`Jit`] behind a reader-writer lock. Threads look up and call
-//! compiled code under the shared (read) lock, all at the same time, and translate regions
-//! to IR under it too; Cranelift compiles the IR with no lock held; placing code in the
-//! module, counting the entries of straight-line first compiles and running a loop's tail
-//! (which may compile) take the exclusive (write) lock. So compiled code never runs while the
+//! compiled code under the shared (read) lock, all at the same time, count the entries of
+//! straight-line first compiles (atomic counts) and translate regions to IR under it too;
+//! Cranelift compiles the IR with no lock held; placing code in the module, the recompile
+//! of a straight-line region that became hot and running a loop's tail (which may compile)
+//! take the exclusive (write) lock. So compiled code never runs while the
 //! cache, the chaining table or the code memory change, and a module is never retired under
 //! a running region.
 //!
@@ -85,12 +86,13 @@ impl std::ops::DerefMut for Writing<'_> {
 // thread reaches the `Jit` only by the read lock, under which it calls only `Jit::lookup`
 // (a read of the cache map), `Jit::stats` (a copy of plain counters), `Jit::enter` (a read
 // of the configuration and the chaining table's address, and a call into compiled code,
-// which writes only the caller's machine and context), `Jit::hints_for` (a read of the
-// decoded program), and `Jit::prepare_optimized` and `Jit::prepare_compile` (reads of the
+// which writes only the caller's machine and context), `Jit::note_entry` (an atomic add to
+// a count in a map only the write lock changes), `Jit::hints_for` (a read of the decoded
+// program), and `Jit::prepare_optimized` and `Jit::prepare_compile` (reads of the
 // decoded program, cache map, configuration, observer and disk cache, which are `Sync`,
 // into IR of their own); none of them touches the module but to read its ISA (an immutable
 // `Arc` field).
-// Everything else (`compile_with`, `install_compiled`, `finish`, ...) runs under the write
+// Everything else (`compile_with`, `install_compiled`, `finish_noted`, ...) runs under the write
 // lock, excluding every other access.
 unsafe impl Sync for SharedJit {}
 
@@ -174,16 +176,21 @@ impl SharedJit {
 
     /// [`SharedJit::run_at`] (`wait`) or [`SharedJit::try_run_at`].
     fn run_locked(&self, m: &mut Machine, wait: bool) -> Option<RegionExit> {
-        let entered = {
+        // Entries are counted under the read lock; only a hot recompile or a loop's tail
+        // takes the write lock.
+        let (entered, hot) = {
             let jit = self.read(wait)?;
             let c = jit.lookup(m.pc)?;
-            jit.enter(c, m)
+            let e = jit.enter(c, m);
+            let hot = jit.note_entry(&e);
+            (e, hot)
         };
-        if !entered.needs_finish() {
+        if !hot && !entered.partial() {
             return Some(entered.exit(m));
         }
+        // Without the write lock, a hot recompile waits for the next HOT_ENTRIES entries.
         Some(match self.write(wait) {
-            Some(mut jit) => jit.finish(entered, m),
+            Some(mut jit) => jit.finish_noted(entered, m, hot),
             None => entered.exit(m),
         })
     }

@@ -788,7 +788,10 @@ fn a_region_compiled_by_threads_at_once_is_placed_once() {
                 })
                 .collect()
         });
-        assert!(got.iter().all(|&f| f == got[0]), "one code for all (vl {vl})");
+        assert!(
+            got.iter().all(|&f| f == got[0]),
+            "one code for all (vl {vl})"
+        );
         assert_eq!(shared.stats().compiled_regions, 1, "placed once (vl {vl})");
         // Run it from the start: the straight-line head compiles too, then the loop runs.
         let mut m = m;
@@ -806,4 +809,48 @@ fn a_region_compiled_by_threads_at_once_is_placed_once() {
         let src = m.mem.bytes(0x10000, 400).expect("src").to_vec();
         assert_eq!(m.mem.bytes(0x11000, 400).expect("dst"), &src[..], "vl {vl}");
     }
+}
+
+/// Threads sharing a JIT count the entries of a straight-line first compile together (under
+/// the read lock) and recompile it once, when their entries add up to `HOT_ENTRIES`.
+#[test]
+fn entries_counted_by_threads_together_make_a_region_hot_once() {
+    use crate::HOT_ENTRIES;
+    use crate::shared::SharedJit;
+    let code = encode(&copy_loop());
+    let m0 = machine(&code, 8);
+    let shared = SharedJit::new(Jit::new(&code, &m0).expect("jit"));
+    shared
+        .compile_for(0, &m0.regs)
+        .expect("compiles")
+        .expect("the head's straight-line region");
+    let at_0 = |s: &SharedJit| s.stats().regions.iter().filter(|r| r.pc == 0).count();
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                let mut m = machine(&code, 8);
+                for _ in 0..HOT_ENTRIES / 2 - 1 {
+                    m.pc = 0;
+                    assert!(shared.run_at(&mut m).is_some(), "compiled");
+                    assert_ne!(m.pc, 0, "ran the head");
+                }
+            });
+        }
+    });
+    assert_eq!(at_0(&shared), 1, "{} entries: not hot yet", HOT_ENTRIES - 2);
+    let mut m = m0;
+    let mut enter = |n| {
+        for _ in 0..n {
+            m.pc = 0;
+            shared.run_at(&mut m).expect("compiled");
+        }
+    };
+    enter(2);
+    assert_eq!(
+        at_0(&shared),
+        2,
+        "hot at {HOT_ENTRIES} entries: recompiled once"
+    );
+    enter(2 * HOT_ENTRIES);
+    assert_eq!(at_0(&shared), 2, "the hot code is not counted");
 }
