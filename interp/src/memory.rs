@@ -3,7 +3,12 @@
 //! Guest memory is a single anonymous `memmap2` mapping covering `[0, extent)`, where `extent`
 //! is one past the highest mapped page (never above the memory limit). It is reserved with
 //! `MAP_NORESERVE` and committed lazily by the host kernel, so mapping gigabytes costs nothing
-//! until touched. A byte table holds one permission per 4 KiB page ([`PERM_R`], [`PERM_W`]; 0 is
+//! until touched. On Linux it asks for transparent huge pages (`MADV_HUGEPAGE`, as QEMU does
+//! for guest RAM; hosts whose THP setting is `madvise`, the common default, give none
+//! without it): a kernel gathering from a 16 MiB table ran 1.4-2.2x faster with them
+//! (gather32 at 16 MiB, jit: 128-197 against 259-287 Melem/s; the fuzzer's cases 18% faster),
+//! and the resident memory of a guest that touches one byte in each 2 MiB is bounded by the
+//! memory limit either way. A byte table holds one permission per 4 KiB page ([`PERM_R`], [`PERM_W`]; 0 is
 //! unmapped); two more give, per page, how many consecutive pages from it are readable and
 //! writable (a `u32`, exact: at most 2^28 pages), so compiled code checks a gather's whole EA
 //! range, whatever its span, with one lookup. The three tables live in anonymous memory too and
@@ -286,6 +291,7 @@ impl Memory {
                 .map_anon()
                 .map_err(|e| MemoryError::Reserve(host_len, e.to_string()))?,
         );
+        huge_pages(&map);
         let mut m = Memory {
             map,
             extent,
@@ -638,6 +644,8 @@ impl Memory {
 
 /// Grow the host mapping `map` to `len` bytes, keeping the bytes of the mapped `ranges` (every
 /// other byte reads zero).
+///
+/// A mapping moved by `mremap` keeps its `MADV_HUGEPAGE` (see [`huge_pages`]).
 fn grow(map: &mut MmapRaw, len: usize, ranges: &[MemRange]) -> Result<(), MemoryError> {
     #[cfg(target_os = "linux")]
     {
@@ -654,6 +662,7 @@ fn grow(map: &mut MmapRaw, len: usize, ranges: &[MemRange]) -> Result<(), Memory
             .map_anon()
             .map_err(|e| MemoryError::Reserve(len as u64, e.to_string()))?,
     );
+    huge_pages(&new);
     for r in ranges {
         // SAFETY: both mappings hold the range (it lies below the old extent, and `len` is
         // larger); they are distinct, and nothing else accesses either.
@@ -790,6 +799,17 @@ pub fn load_data(program: &Program, mem: &mut Memory, tile: &mut Tile) -> Result
         }
     }
     Ok(())
+}
+
+/// Ask the host for transparent huge pages in guest memory `map` (see the module docs). A
+/// hint: a host without them, or that refuses, gives 4 KiB pages, which work the same.
+fn huge_pages(map: &MmapRaw) {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = map.advise(memmap2::Advice::HugePage);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = map;
 }
 
 #[cfg(test)]
