@@ -17,7 +17,9 @@
 //! turnstile mutex and holds it until it is done, and announces itself in a counter; a
 //! reader that sees the counter non-zero passes the turnstile (waits for the writers) before
 //! it takes its read lock, and [`SharedJit::try_run_at`] does not take one at all (its caller
-//! interprets meanwhile).
+//! interprets meanwhile). (`parking_lot`'s task-fair lock would give the same order; std's
+//! is kept for its poisoning: a JIT whose compile panicked leaves every later pc to the
+//! interpreter instead of running on in a state nobody checked.)
 
 use crate::{Compiled, Jit, JitError, JitStats, RegionExit};
 use lanejit_interp::machine::Machine;
