@@ -33,7 +33,7 @@ use lanejit_jit::{Jit, JitError, JitStats, RegionExit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Whether the JIT tier is built (it is; kept for the CLI).
 pub const JIT_AVAILABLE: bool = true;
@@ -252,69 +252,87 @@ fn interpret_start(
     }
 }
 
-/// Where a background run's compiler thread is started (see [`ThreadPlace::move_away`]).
+/// Where a background run's compiler thread runs (see [`ThreadPlace::place`]).
 ///
 /// Linux starts a new thread on its parent's CPU, and while the parent keeps that CPU busy
 /// (a run interpreting) the new thread waits for the scheduler's load balancing to move it
 /// to an idle CPU: 3.9 ms on this project's 2-vCPU hosts, measured from the spawn to the
 /// thread's first instruction with the parent spinning, which is longer than a 16 MiB
-/// kernel's whole compiled run. Letting it run on the parent's CPU (the parent yielding
-/// until it is up) is not enough: the two then share that CPU for ~2.8 ms. So the new thread
-/// first moves itself off its parent's CPU (its affinity without that CPU, then the old
-/// affinity back, which does not move it again) while the parent yields: up in 150-200 us,
-/// each on its own CPU.
-#[derive(Clone, Copy)]
+/// kernel's whole compiled run. Letting it run on the parent's CPU (the parent waiting until
+/// it is up) is not enough: the two then share that CPU for ~2.8 ms. So the parent, right
+/// after the spawn, sets the new thread's affinity to its own without the parent's CPU (the
+/// kernel moves the not yet running thread to an idle CPU at once), and the thread, once it
+/// runs, takes the parent's affinity back (which does not move it again): up 80-140 us after
+/// the spawn, the parent back at work after the spawn's own 40-50 us.
 struct ThreadPlace {
-    /// The parent's CPU when it spawned the thread (-1: unknown, or not Linux).
-    cpu: i32,
+    /// The parent's CPU and affinity when it spawned the thread (Linux only).
+    #[cfg(target_os = "linux")]
+    at: Option<(usize, libc::cpu_set_t)>,
+    /// Set by the parent once it placed the thread (or gave up), so that the thread takes
+    /// the parent's affinity back only after that.
+    placed: AtomicBool,
 }
 
 impl ThreadPlace {
-    /// The calling thread's place.
-    fn here() -> ThreadPlace {
+    /// The calling thread's CPU and affinity, for a thread it is about to spawn.
+    fn here() -> Arc<ThreadPlace> {
         #[cfg(target_os = "linux")]
-        // SAFETY: `sched_getcpu` takes no arguments and only reads the calling thread's CPU.
-        let cpu = unsafe { libc::sched_getcpu() };
-        #[cfg(not(target_os = "linux"))]
-        let cpu = -1;
-        ThreadPlace { cpu }
+        // SAFETY: `sched_getcpu` takes no arguments and only reads the calling thread's CPU;
+        // `cpu_set_t` is plain bits, valid all-zero, and `sched_getaffinity` with pid 0
+        // writes the calling thread's affinity into it, of the size given.
+        let at = unsafe {
+            let cpu = libc::sched_getcpu();
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            (cpu >= 0
+                && (cpu as usize) < libc::CPU_SETSIZE as usize
+                && libc::sched_getaffinity(0, size, &mut set) == 0)
+                .then_some((cpu as usize, set))
+        };
+        Arc::new(ThreadPlace {
+            #[cfg(target_os = "linux")]
+            at,
+            placed: AtomicBool::new(false),
+        })
     }
 
-    /// In the new thread: move to another CPU than the parent's, when the thread may run on
-    /// one (its affinity is left as it was).
-    fn move_away(self) {
+    /// In the parent, right after spawning `thread`: move it off the parent's CPU when its
+    /// affinity has another one.
+    fn place<T>(&self, thread: &std::thread::JoinHandle<T>) {
         #[cfg(target_os = "linux")]
-        if self.cpu >= 0 && (self.cpu as usize) < libc::CPU_SETSIZE as usize {
-            // SAFETY: `cpu_set_t` is plain bits, valid all-zero; `sched_getaffinity` and
-            // `sched_setaffinity` with pid 0 read and set the calling thread's affinity
-            // through a pointer to a `cpu_set_t` of the size given; nothing else is touched.
+        if let Some((cpu, set)) = &self.at {
+            use std::os::unix::thread::JoinHandleExt;
+            let mut away = *set;
+            // SAFETY: `CPU_CLR` and `CPU_COUNT` only touch the set given (`cpu` is below
+            // `CPU_SETSIZE`, checked in `here`); `pthread_setaffinity_np` reads a set of the
+            // size given and changes the affinity of `thread`, which has not been joined or
+            // detached yet, so its handle is valid.
             unsafe {
-                let mut old: libc::cpu_set_t = std::mem::zeroed();
-                let size = std::mem::size_of::<libc::cpu_set_t>();
-                if libc::sched_getaffinity(0, size, &mut old) != 0 {
-                    return;
-                }
-                let mut away = old;
-                libc::CPU_CLR(self.cpu as usize, &mut away);
-                if libc::CPU_COUNT(&away) == 0 {
-                    return;
-                }
-                if libc::sched_setaffinity(0, size, &away) == 0 {
-                    libc::sched_setaffinity(0, size, &old);
+                libc::CPU_CLR(*cpu, &mut away);
+                if libc::CPU_COUNT(&away) > 0 {
+                    let size = std::mem::size_of::<libc::cpu_set_t>();
+                    libc::pthread_setaffinity_np(thread.as_pthread_t(), size, &away);
                 }
             }
         }
+        #[cfg(not(target_os = "linux"))]
+        let _ = thread;
+        self.placed.store(true, Ordering::Release);
     }
 
-    /// In the parent: yield its CPU until the new thread says it is `up` (at most 2 ms), so
-    /// that it runs and moves away at once.
-    fn let_run(self, up: &std::sync::atomic::AtomicBool) {
-        if self.cpu < 0 {
-            return;
-        }
-        let t0 = std::time::Instant::now();
-        while !up.load(Ordering::Acquire) && t0.elapsed() < std::time::Duration::from_millis(2) {
+    /// In the new thread, first thing: wait until the parent placed it, then take the
+    /// parent's affinity back.
+    fn settle(&self) {
+        while !self.placed.load(Ordering::Acquire) {
             std::thread::yield_now();
+        }
+        #[cfg(target_os = "linux")]
+        if let Some((_, set)) = &self.at {
+            // SAFETY: `sched_setaffinity` with pid 0 sets the calling thread's affinity from
+            // a set of the size given, read only.
+            unsafe {
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set);
+            }
         }
     }
 }
@@ -510,18 +528,16 @@ impl<'d> BackgroundTier<'d> {
         let opts = self.opts.clone();
         let alive = CompilerAlive::new();
         let place = ThreadPlace::here();
-        let up = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let started = std::sync::Arc::clone(&up);
+        let settle = Arc::clone(&place);
         let spawned = std::thread::Builder::new()
             .name("lanejit-compiler".into())
             .spawn(move || {
                 let _alive = alive;
-                place.move_away();
-                started.store(true, Ordering::Release);
+                settle.settle();
                 compiler_thread(&compiler, &words, &config, threshold, rx, opts, &done)
             });
-        if spawned.is_ok() {
-            place.let_run(&up);
+        if let Ok(thread) = &spawned {
+            place.place(thread);
         }
         match spawned {
             Ok(_) => {
