@@ -322,25 +322,6 @@ pub struct Baseline {
     hints: region::Hints,
 }
 
-/// The optimising recompile of a [`Baseline`]: its IR built by [`Jit::prepare_optimized`],
-/// compiled by [`OptimizeJob::compile`] without the JIT (so a shared JIT keeps running
-/// compiled code meanwhile) and installed by [`Jit::install_optimized`].
-pub struct OptimizeJob {
-    base: Baseline,
-    region: region::Region,
-    ctx: cranelift_codegen::Context,
-    ir: Option<String>,
-    t0: Instant,
-    compiled: Result<(), String>,
-}
-
-impl OptimizeJob {
-    /// Compile the IR with the optimising settings (Cranelift only: no JIT state).
-    pub fn compile(&mut self) {
-        self.compiled = cache::compile(&mut self.ctx, cache::Settings::Optimizing);
-    }
-}
-
 /// What [`Jit::front`] finds for a compile.
 enum Front {
     /// Its code, or its refusal, is in the cache.
@@ -353,9 +334,11 @@ enum Front {
     Region(region::Region, bool),
 }
 
-/// A first compile translated to IR ([`Jit::prepare_compile`] or [`Jit::compile`]), to be
-/// compiled by [`CompileJob::compile`] (which needs no JIT) and placed by
-/// [`Jit::install_compiled`].
+/// A compile translated to IR, to be compiled by [`CompileJob::compile`] (which needs no
+/// JIT, so a shared JIT keeps running compiled code meanwhile) and placed: a first compile
+/// ([`Jit::prepare_compile`] or [`Jit::compile`], placed by [`Jit::install_compiled`]), or
+/// the optimising recompile of a [`Baseline`] ([`Jit::prepare_optimized`], placed by
+/// [`Jit::install_optimized`]).
 pub struct CompileJob {
     key: Key,
     hints: region::Hints,
@@ -369,6 +352,8 @@ pub struct CompileJob {
     probes: Option<observe::Probes>,
     t0: Instant,
     compiled: Result<(), String>,
+    /// The baseline an optimising recompile replaces (`None`: a first compile).
+    replaces: Option<Baseline>,
 }
 
 impl CompileJob {
@@ -663,7 +648,7 @@ impl Jit {
     /// single-pass register allocator, 2-4x cheaper to compile than the optimising settings,
     /// code executing 25-60% more instructions) and
     /// queued for its optimised code, which replaces it once [`Jit::prepare_optimized`],
-    /// [`OptimizeJob::compile`] and [`Jit::install_optimized`] have run (the tiered
+    /// [`CompileJob::compile`] and [`Jit::install_optimized`] have run (the tiered
     /// engine's compiler thread does so when no region waits to be compiled). Both codes
     /// come from the same IR, so results do not depend on which one runs. The compile budget
     /// is charged once per region; the optimised code is the one kept in the disk cache. Off
@@ -679,7 +664,7 @@ impl Jit {
 
     /// The IR of `base`'s optimised code, or `None` when its baseline is gone (a retired
     /// module). Needs only `&self`: threads sharing the JIT keep running compiled code.
-    pub fn prepare_optimized(&self, base: Baseline) -> Option<OptimizeJob> {
+    pub fn prepare_optimized(&self, base: Baseline) -> Option<CompileJob> {
         if base.generation != self.cache.stats.retired_modules {
             return None;
         }
@@ -704,29 +689,47 @@ impl Jit {
             .as_ref()
             .filter(|o| o.wants_ir())
             .map(|_| ctx.func.display().to_string());
-        Some(OptimizeJob {
-            base,
+        Some(CompileJob {
+            key: base.key,
+            hints: base.hints,
             region,
+            plan: base.plan,
+            stored: Stored {
+                plan: base.plan,
+                straight_body: false,
+                loop_alone: false,
+                ir_insts: base.ir_insts,
+            },
+            settings: cache::Settings::Optimizing,
+            baseline: false,
             ctx,
             ir,
+            probes: None,
             t0,
             compiled: Err("not compiled".into()),
+            replaces: Some(base),
         })
     }
 
     /// Put `job`'s optimised code in place of its baseline: the cache entry and the chaining
     /// table point at it from now on (the baseline's code stays in the module, unused).
-    /// `Ok(false)` when the baseline is gone or the module is full (the baseline stays).
-    pub fn install_optimized(&mut self, job: OptimizeJob) -> Result<bool, JitError> {
-        let OptimizeJob {
-            base,
+    /// `Ok(false)` when the baseline is gone or the module is full (the baseline stays), or
+    /// `job` is no optimising recompile.
+    pub fn install_optimized(&mut self, job: CompileJob) -> Result<bool, JitError> {
+        let CompileJob {
+            key,
             region,
+            stored,
             ctx,
             ir,
             t0,
             compiled,
+            replaces,
+            ..
         } = job;
-        let key = base.key;
+        let Some(base) = replaces else {
+            return Ok(false);
+        };
         let err = |e: &dyn std::fmt::Display| JitError::Compile {
             pc: key.pc,
             msg: e.to_string(),
@@ -746,12 +749,6 @@ impl Jit {
             // Nothing it calls is linked by name; keep the baseline if that ever changes.
             return Ok(false);
         }
-        let stored = Stored {
-            plan: base.plan,
-            straight_body: false,
-            loop_alone: false,
-            ir_insts: base.ir_insts,
-        };
         check_and_store(self.disk.as_deref(), &self.prefix, key, code, stored)
             .map_err(|e| err(&e))?;
         let how = (base.plan, base.ir_insts, Placed::Optimized);
@@ -1016,6 +1013,7 @@ impl Jit {
             probes,
             t0,
             compiled: Err("not compiled".into()),
+            replaces: None,
         })
     }
 
@@ -1034,6 +1032,7 @@ impl Jit {
             probes,
             t0,
             compiled,
+            replaces: _,
         } = job;
         let pc = key.pc;
         let err = |e: &dyn std::fmt::Display| JitError::Compile {
