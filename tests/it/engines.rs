@@ -1639,6 +1639,75 @@ fn gathers_and_scatters_indexed_by_read_only_registers_in_loops() {
 }
 
 #[test]
+fn gathers_and_scatters_sharing_a_wide_index_register() {
+    // SpMV's shape: a branch loop whose index vector is rewritten every iteration (never
+    // read-only), read by two gathers and a scatter with different bases and shifts (the
+    // index's lane bounds are computed once per value and shared), then moved and used again
+    // (the new value's bounds). Variants: in range; the second gather's range leaving the
+    // mapping in a later iteration (a precise trap between two uses of shared bounds); a
+    // lane at 2^62 + 4 whose shifted EAs wrap onto mapped words (beyond the bounds' reach:
+    // checked lane by lane), also beside lanes far past the mapping, and beside a lane at
+    // 2^32 whose bound's upper half the wrapped lane's shift would drop; negative indices reaching below the base (wrapping sums); odd
+    // indices of a halfword gather with shift 0 (misaligned under --strict-align).
+    let x = f32_words(3000, 7);
+    let full = "V.LHU [s4 + v1], ->v7\n V.LWI.U [v1 + 0x10000], ->v8";
+    for (mul, addk, s4, s5, iters, big, far, tail) in [
+        (4, 4, 0x10000, 0x11000, 40, 0, 0, full),
+        (3, 5, 0x10000, 0x11000, 40, 0, 0, full),
+        (4, 4, 0x10000, 0x12c00, 100, 0, 0, full),
+        (4, 4, 0x10000, 0x11000, 40, 1, 0, ""),
+        (4, 4, 0x10000, 0x11000, 40, 1, 1, ""),
+        (0x100, 4, 0x10000, 0x11000, 40, 1, 0, ""),
+        (-4, 4, 0x12000, 0x11800, 40, 0, 0, "V.LHU [s4 + v1], ->v7"),
+    ] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x3000, rw
+            .mem 0x20000, 0x3000, rw
+            .data 0x10000
+            {x}
+            .text
+            V.LANEID v1
+            S.LI s12, {mul}
+            V.MUL v1, v1, s12
+            BEQ s0, {big}, go
+            S.LI s13, 2
+            V.SETMASK s13
+            S.LI s14, 0x4000000000000004
+            V.MOV v1, s14
+            BEQ s0, {far}, all
+            S.LI s13, 1
+            V.SETMASK s13
+            S.LI s14, 0x100000000
+            V.MOV v1, s14
+    all:    S.LI s15, -1
+            V.SETMASK s15
+    go:     S.LI s4, {s4}
+            S.LI s5, {s5}
+            S.LI s6, 0x21000
+            S.LI s3, {iters}
+            S.MOV s9, s0
+            J top
+            NOP
+    top:    V.LW [s4 + (v1 << 2)], ->v4
+            V.LW [s5 + (v1 << 2)], ->v6
+            V.ADD v5, v4, v6
+            V.SW v5, [s6 + (v1 << 3)]
+            {tail}
+            V.ADD v1, v1, {addk}
+            V.LWU [s5 + (v1 << 2)], ->v9
+            V.ADD v5, v5, v9
+            V.SW v5, [s6 + (v1 << 2)]
+            S.ADD s9, s9, 1
+            BLT s9, s3, top
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
+#[test]
 fn hoisted_tile_accesses_and_read_only_registers() {
     // A matrix-kernel shape: x staged into tile space by a copy loop, then a loop doing FMAs
     // of tile rows with registers it never writes (broadcast before the loop) into y in

@@ -55,7 +55,14 @@
 //!   the packed words, and each lane's host address is one add of its scaled word to the
 //!   space's base plus the scalar base, made once (`Tx::packed_lane_hosts`), which the
 //!   host's addressing folds into the access (gather32 -11%, scatter32 -9% instructions in
-//!   compiled code, callgrind).
+//!   compiled code, callgrind). When the lane offsets are a wide register the region writes
+//!   (an index vector computed in the loop, as SpMV's `j`) shifted by at most 3, the range
+//!   comes from that register's lane bounds, computed once per value of the register in a
+//!   body copy and shared by every access through it (`Tx::lane_bounds`, kept in a stack
+//!   slot: as values, Cranelift's optimiser would compute them again beside each use), and
+//!   each lane's host address is the scalar's plus the lane shifted, folded into the access
+//!   (`[host + j * 4]`; [`WideIndex`]): no vector of lane EAs is built (spmv_csr's loop
+//!   -6.7% instructions, callgrind; the lane EAs are built only on the slow paths).
 //! * Straight-line code (vectors in the register file) always takes the helper path below,
 //!   passing the register file itself as the helper's source or destination.
 //! * Everything else (vector bases or offsets, partial masks, other tile accesses, a failed
@@ -76,7 +83,9 @@ use crate::abi::{self, kind};
 use crate::observe::Fallback;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, F64X2, I8, I8X16, I16, I16X8, I32, I32X4, I64, I64X2};
-use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{
+    Block, BlockArg, InstBuilder, MemFlagsData, StackSlot, StackSlotData, StackSlotKind, Value,
+};
 use lanejit_interp::isa::{
     Dir, Ext, FpWidth, Inst, MemAddr, MemSem, Mode, Reg, SOrImm, SReg, VReg,
 };
@@ -125,6 +134,37 @@ pub(crate) struct RoBounds {
     step: i64,
 }
 
+/// The unsigned bounds of a vector register's lanes, for gathers and scatters through it
+/// (`Tx::lane_bounds`): computed once per value of the register in a body copy, so that
+/// accesses sharing an index vector (SpMV's `col[j]` and `val[j]`) pay for one range.
+pub(crate) struct LaneBounds {
+    /// The register's chunks (SSA values, aliases resolved: the bounds hold for exactly
+    /// these).
+    chunks: Vec<Value>,
+    /// The bounds, stored where they were computed: as values, Cranelift's optimiser would
+    /// compute them again next to each use (in the block of the first access's check,
+    /// which does not dominate the next access).
+    slot: StackSlot,
+}
+
+/// A gather or scatter whose lane EAs are a scalar plus a wide vector register's lanes
+/// shifted left by at most 3 (`Tx::wide_index`): its range comes from the register's lane
+/// bounds, and each lane's host address is the scalar's (added to the space's base once)
+/// plus the lane shifted, which the host's addressing folds into the access
+/// (`[host + idx * 4]`), so no per-lane EA vector is built.
+struct WideIndex {
+    /// The register's `i64x2` chunks.
+    chunks: Vec<Value>,
+    /// The scalar part.
+    scalar: Value,
+    /// The shift of the register's lanes (0 to 3).
+    sh: u32,
+    lo: Value,
+    hi: Value,
+    or: Value,
+    nowrap: Value,
+}
+
 /// One vector access as the in-line lane paths need it.
 #[derive(Clone, Copy)]
 struct Access {
@@ -146,6 +186,29 @@ enum RoScalar {
     Reg(SReg, u32),
     /// An immediate.
     Imm(u64),
+}
+
+/// The vector register of `addr`, its shift and the scalar part, when the lane EAs are a
+/// scalar part plus one vector register's lanes shifted left (`RegOff` with one vector
+/// operand, or a vector base with an immediate).
+fn vec_split(addr: Addr) -> Option<(u8, u32, RoScalar)> {
+    match addr {
+        Addr::RegOff {
+            base: Reg::S(b),
+            off: Reg::V(n),
+            shift,
+        } if shift < 64 => Some((n, shift, RoScalar::Reg(SReg(b), 0))),
+        Addr::RegOff {
+            base: Reg::V(n),
+            off: Reg::S(o),
+            shift,
+        } if shift < 64 => Some((n, 0, RoScalar::Reg(SReg(o), shift))),
+        Addr::Imm {
+            base: Reg::V(n),
+            off,
+        } => Some((n, 0, RoScalar::Imm(off))),
+        _ => None,
+    }
 }
 
 /// The data register of a memory instruction (a load's destination, a store's source).
@@ -185,24 +248,7 @@ impl Tx<'_, '_> {
     /// part plus that register's lanes shifted left (`RegOff` with one vector operand, or a
     /// vector base with an immediate), and the scalar part.
     fn ro_split(&self, addr: Addr) -> Option<(u8, u32, RoScalar)> {
-        let ro = |r: Reg| matches!(r, Reg::V(n) if self.ro_v & (1 << n) != 0);
-        match addr {
-            Addr::RegOff {
-                base: Reg::S(b),
-                off: Reg::V(n),
-                shift,
-            } if ro(Reg::V(n)) && shift < 64 => Some((n, shift, RoScalar::Reg(SReg(b), 0))),
-            Addr::RegOff {
-                base: Reg::V(n),
-                off: Reg::S(o),
-                shift,
-            } if ro(Reg::V(n)) && shift < 64 => Some((n, 0, RoScalar::Reg(SReg(o), shift))),
-            Addr::Imm {
-                base: Reg::V(n),
-                off,
-            } if ro(Reg::V(n)) => Some((n, 0, RoScalar::Imm(off))),
-            _ => None,
-        }
+        vec_split(addr).filter(|&(n, _, _)| self.ro_v & (1 << n) != 0)
     }
 
     /// At loop entry: [`RoBounds`] of every read-only register a gather or scatter of `r`
@@ -316,6 +362,90 @@ impl Tx<'_, '_> {
         // Low bits clear in s and in every x_i: clear in every sum.
         let or = self.b.ins().bor(s, orx);
         Some((lo, hi, or, nowrap))
+    }
+
+    /// The unsigned bounds `[lo, hi]` of register `n`'s lanes, and its chunks: from
+    /// [`Self::chunk_range`] (exact within 4 GiB, wider but still holding every lane
+    /// otherwise), reused while the register holds the same value in this body copy. Bounds
+    /// are kept only when computed in the block where the current instruction started,
+    /// which dominates the rest of the body copy (as shapes are, see `shape`); the list is
+    /// cleared with the shapes at every merge point.
+    fn lane_bounds(&mut self, n: u8) -> (Vec<Value>, Value, Value) {
+        let chunks = self.vget_all(VReg(n));
+        // A variable read after a join is a block parameter aliased to the one value every
+        // path brings: compare what the values resolve to.
+        let dfg = &self.b.func.dfg;
+        let key: Vec<Value> = chunks.iter().map(|&c| dfg.resolve_aliases(c)).collect();
+        let slot = match self.lane_bounds.iter().find(|b| b.chunks == key) {
+            Some(b) => b.slot,
+            None => {
+                let (lo, hi, _) = self.chunk_range(&chunks, 0);
+                if self.b.current_block().is_none() || self.b.current_block() != self.inst_block {
+                    return (chunks, lo, hi);
+                }
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    16,
+                    3,
+                ));
+                self.b.ins().stack_store(I64, lo, slot, 0);
+                self.b.ins().stack_store(I64, hi, slot, 8);
+                self.lane_bounds.push(LaneBounds { chunks: key, slot });
+                slot
+            }
+        };
+        let lo = self.b.ins().stack_load(I64, I64, slot, 0);
+        let hi = self.b.ins().stack_load(I64, I64, slot, 8);
+        (chunks, lo, hi)
+    }
+
+    /// [`WideIndex`] of an access whose lane EAs are a scalar plus a vector register's lanes
+    /// shifted left by at most 3 (`None` for other forms). Lane `i`'s EA is `s + (x_i << sh)`
+    /// with `lo_x <= x_i <= hi_x`: when `hi_x < 2^61` no shift overflows, and when
+    /// `s + (hi_x << sh)` does not wrap no lane's sum does, so every EA lies in
+    /// `[s + (lo_x << sh), s + (hi_x << sh)]`. Otherwise (`nowrap` false) the caller checks
+    /// lane by lane, which handles EAs that wrap.
+    fn wide_index(&mut self, addr: Addr, amask: u64) -> Option<WideIndex> {
+        let (n, sh, scalar) = vec_split(addr)?;
+        if sh > 3 {
+            return None;
+        }
+        let s = self.ro_scalar(scalar);
+        let (chunks, lo_x, hi_x) = self.lane_bounds(n);
+        let lo = self.b.ins().ishl_imm_s(lo_x, sh as i64);
+        let lo = self.b.ins().iadd(s, lo);
+        let hi = self.b.ins().ishl_imm_s(hi_x, sh as i64);
+        let hi = self.b.ins().iadd(s, hi);
+        let small = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, hi_x, 1 << 61);
+        let nowrap = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, hi, s);
+        let nowrap = self.b.ins().band(small, nowrap);
+        // Low bits clear in s and in every shifted lane: clear in every sum. A shift of
+        // at least the alignment's bits clears the lanes' by itself.
+        let or = if amask >> sh == 0 {
+            s
+        } else {
+            let mut v = chunks[0];
+            for &c in &chunks[1..] {
+                v = self.b.ins().bor(v, c);
+            }
+            let a = self.b.ins().extractlane(v, 0);
+            let b = self.b.ins().extractlane(v, 1);
+            let x = self.b.ins().bor(a, b);
+            let x = self.b.ins().ishl_imm_s(x, sh as i64);
+            self.b.ins().bor(s, x)
+        };
+        Some(WideIndex {
+            chunks,
+            scalar: s,
+            sh,
+            lo,
+            hi,
+            or,
+            nowrap,
+        })
     }
 
     /// The scalar part of an EA split by [`Self::ro_split`].
@@ -1022,8 +1152,8 @@ impl Tx<'_, '_> {
             _ if self.helpers => (self.ea_desc(addr), 2),
             _ => {
                 let eas = match eas_done {
-                    Some(eas) => eas,
-                    None => self.ea_chunks(addr, ms.log2e),
+                    Some(eas) if !eas.is_empty() => eas,
+                    _ => self.ea_chunks(addr, ms.log2e),
                 };
                 (vec![self.spill(0, &eas)], 1)
             }
@@ -1128,8 +1258,22 @@ impl Tx<'_, '_> {
         let e = ms.width() as i64;
         // Guest memory in pages, or tile space in granules.
         let (base, extent, shift) = self.space(local);
-        // Before the first branch, so that `slow` can use them too (returned).
-        let eas = self.ea_chunks(addr, ms.log2e);
+        let lanes_loop = self.vmem && vl >= LANE_LOOP_MIN_VL;
+        // A packed index register is written in the region, so never read-only: at most one
+        // of the two applies, and a wide index only when neither does.
+        let pi = self.packed_index(addr, local, data);
+        let wide = if !lanes_loop && pi.is_none() && vl >= 2 && self.ro_split(addr).is_none() {
+            self.wide_index(addr, amask)
+        } else {
+            None
+        };
+        // Before the first branch, so that `slow` can use them too (returned; empty for a
+        // wide index, whose lanes need none: `slow` and the lane-by-lane check build them).
+        let eas = if wide.is_some() {
+            Vec::new()
+        } else {
+            self.ea_chunks(addr, ms.log2e)
+        };
         // With no guest memory (extent 0) there is no table to read: only `extent >= E` goes
         // on, and then `extent - E` does not wrap.
         let chk = self.b.create_block();
@@ -1140,16 +1284,21 @@ impl Tx<'_, '_> {
         self.b.ins().brif(some, chk, &[], slow, &[]);
         self.b.switch_to_block(chk);
         self.b.seal_block(chk);
-        if self.vmem && vl >= LANE_LOOP_MIN_VL {
+        if lanes_loop {
             self.lanes_loop(acc, &eas, slow);
             return eas;
         }
-        // A packed index register is written in the region, so never read-only: at most one
-        // of the two applies.
-        let pi = self.packed_index(addr, local, data);
-        let ro = self.ro_range(addr);
+        let ro = if wide.is_some() {
+            None
+        } else {
+            self.ro_range(addr)
+        };
         let (lane_ea, lo, hi, or, nowrap) = match (pi, ro) {
             (Some(pi), _) => self.packed_index_eas(pi, amask),
+            (None, None) if wide.is_some() => {
+                let w = wide.as_ref().expect("checked");
+                (Vec::new(), w.lo, w.hi, w.or, Some(w.nowrap))
+            }
             // Bounds from the read-only register's: the lane EAs are extracted after the
             // check (`lane_ea` empty), so they are not live across it.
             (None, Some((lo, hi, or, nowrap))) => (Vec::new(), lo, hi, or, Some(nowrap)),
@@ -1199,15 +1348,30 @@ impl Tx<'_, '_> {
         // another permission), or is out of bounds: check lane by lane.
         self.b.switch_to_block(holes);
         self.b.seal_block(holes);
-        let pea = self.spill(3, &eas);
+        let pea = if eas.is_empty() {
+            let eas = self.ea_chunks(addr, ms.log2e);
+            self.spill(3, &eas)
+        } else {
+            self.spill(3, &eas)
+        };
         self.check_lanes(acc, pea, fast, slow);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
-        let hosts: Vec<Value> = match self.packed_index(addr, local, data) {
+        let hosts: Vec<Value> = match (pi, wide) {
             // The space's base and the scalar base added once, each lane's offset folded
             // into its access's address (`[host + idx * 4]`).
-            Some(pi) => self.packed_lane_hosts(base, pi),
-            None => {
+            (Some(pi), _) => self.packed_lane_hosts(base, pi),
+            (None, Some(w)) => {
+                let host = self.b.ins().iadd(base, w.scalar);
+                (0..vl)
+                    .map(|i| {
+                        let x = self.b.ins().extractlane(w.chunks[i / 2], (i % 2) as u8);
+                        let o = self.b.ins().ishl_imm_s(x, w.sh as i64);
+                        self.b.ins().iadd(host, o)
+                    })
+                    .collect()
+            }
+            (None, None) => {
                 let lane_ea = if lane_ea.is_empty() {
                     self.lanes_of(&eas)
                 } else {

@@ -457,6 +457,12 @@ pub(crate) struct Tx<'a, 'f> {
     copy_loop: Option<u8>,
     /// The lane shape of every vector register in the current body copy (see [`shape`]).
     pub(crate) shape: [Option<shape::Affine>; 32],
+    /// Lane bounds of vector register values used as gather and scatter indices in the
+    /// current body copy (`Tx::lane_bounds`), forgotten with the shapes.
+    pub(crate) lane_bounds: Vec<mem::LaneBounds>,
+    /// The block in which the current instruction's lowering started (it dominates the
+    /// rest of the body copy).
+    pub(crate) inst_block: Option<Block>,
     /// Per vector register: `Some(w)` when it holds the raw result of a floating-point
     /// operation of width `w` written under a full mask, whose NaN lanes may not be canonical
     /// yet (and, for f32 in the wide form, whose upper halves may not be zero). Another FP
@@ -997,6 +1003,7 @@ impl<'a, 'f> Tx<'a, 'f> {
         } else {
             None
         };
+        self.inst_block = self.b.current_block();
         if !self.mem_inst(pc, inst) && !self.alu_inst(inst) {
             unreachable!("region discovery only admits lowerable instructions: {inst}");
         }
@@ -1411,6 +1418,8 @@ pub(crate) fn translate(
         lim: None,
         hoist_host: Vec::new(),
         shape: [None; 32],
+        lane_bounds: Vec::new(),
+        inst_block: None,
         nan: [None; 32],
         nan_set: 0,
         probes,
