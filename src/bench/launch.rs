@@ -37,7 +37,7 @@ use std::time::Instant;
 /// Guest address of the source buffer of the launch kernels.
 const SRC: u64 = 0x1000_0000;
 /// Guest address of their destination buffer.
-const DST: u64 = 0x3000_0880;
+const DST: u64 = 0x3026_0880;
 /// The most bytes one buffer of a launch kernel maps.
 const MAX_BYTES: u64 = 64 << 20;
 

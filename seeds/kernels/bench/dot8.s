@@ -7,9 +7,9 @@
 
         .equ    N, 4096                 ; element count (rewritten by the harness)
         .equ    A, 0x10000000
-        .equ    B, 0x20000440
-        .mem    0x10000000, 0x4001000, rw
-        .mem    0x20000000, 0x4001000, rw
+        .equ    B, 0x20130440
+        .mem    0x10000000, 0x4400000, rw
+        .mem    0x20000000, 0x4400000, rw
 
         .text
         S.LI    s1, A

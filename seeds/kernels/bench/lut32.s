@@ -7,11 +7,11 @@
 
         .equ    N, 1024                 ; element count (rewritten by the harness)
         .equ    SRC, 0x10000000
-        .equ    LUT, 0x20000440
-        .equ    DST, 0x30000880
-        .mem    0x10000000, 0x4001000, rw
-        .mem    0x20000000, 0x4001000, rw
-        .mem    0x30000000, 0x4001000, rw
+        .equ    LUT, 0x20130440
+        .equ    DST, 0x30260880
+        .mem    0x10000000, 0x4400000, rw
+        .mem    0x20000000, 0x4400000, rw
+        .mem    0x30000000, 0x4400000, rw
 
         .text
         S.LI    s1, SRC

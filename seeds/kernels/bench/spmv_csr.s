@@ -14,15 +14,15 @@
         .equ    N, 256                  ; rows (rewritten by the harness)
         .equ    K, 16                   ; most nonzeros in a row
         .equ    VAL, 0x10000000
-        .equ    COL, 0x20000440
-        .equ    Y, 0x30000880
-        .equ    ROWPTR, 0x40000cc0
-        .equ    X, 0x50000220
-        .mem    0x10000000, 0x4001000, rw
-        .mem    0x20000000, 0x4001000, rw
-        .mem    0x30000000, 0x4001000, rw
-        .mem    0x40000000, 0x4001000, rw
-        .mem    0x50000000, 0x4001000, rw
+        .equ    COL, 0x20130440
+        .equ    Y, 0x30260880
+        .equ    ROWPTR, 0x40390cc0
+        .equ    X, 0x504c0220
+        .mem    0x10000000, 0x4400000, rw
+        .mem    0x20000000, 0x4400000, rw
+        .mem    0x30000000, 0x4400000, rw
+        .mem    0x40000000, 0x4400000, rw
+        .mem    0x50000000, 0x4400000, rw
 
         .text
         S.LI    s1, ROWPTR

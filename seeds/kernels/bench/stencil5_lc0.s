@@ -13,9 +13,9 @@
         .equ    N, 64                   ; grid width and height (rewritten by the harness)
         .equ    ROWB, N + N + N + N     ; row bytes
         .equ    SRC, 0x10000000
-        .equ    DST, 0x30000880
-        .mem    0x10000000, 0x4001000, rw
-        .mem    0x30000000, 0x4001000, rw
+        .equ    DST, 0x30260880
+        .mem    0x10000000, 0x4400000, rw
+        .mem    0x30000000, 0x4400000, rw
 
         .text
         S.LI    s1, SRC + ROWB + 4      ; &in[1][1]

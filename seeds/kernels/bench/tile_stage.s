@@ -9,10 +9,10 @@
 
         .equ    N, 64                   ; matrix dimension (rewritten by the harness)
         .equ    SRC, 0x10000000
-        .equ    DST, 0x30000880
+        .equ    DST, 0x30260880
         .tilesize 0x100000
-        .mem    0x10000000, 0x4001000, rw
-        .mem    0x30000000, 0x4001000, rw
+        .mem    0x10000000, 0x4400000, rw
+        .mem    0x30000000, 0x4400000, rw
 
         .text
         S.LI    s1, SRC                 ; memory row pointer (walks all of M)

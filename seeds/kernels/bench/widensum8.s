@@ -5,7 +5,7 @@
 
         .equ    N, 4096                 ; element count (rewritten by the harness)
         .equ    SRC, 0x10000000
-        .mem    0x10000000, 0x4001000, rw
+        .mem    0x10000000, 0x4400000, rw
 
         .text
         S.LI    s1, SRC

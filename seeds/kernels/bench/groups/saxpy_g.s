@@ -5,9 +5,9 @@
         .equ    PER, 1024               ; elements per group (rewritten by the harness)
         .equ    PERB, 4096              ; bytes per group: 4 * PER (rewritten likewise)
         .equ    SRC, 0x10000000
-        .equ    DST, 0x30000880
-        .mem    0x10000000, 0x4001000, rw
-        .mem    0x30000000, 0x4001000, rw
+        .equ    DST, 0x30260880
+        .mem    0x10000000, 0x4400000, rw
+        .mem    0x30000000, 0x4400000, rw
 
         .text
         S.GID   s5
