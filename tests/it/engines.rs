@@ -1708,6 +1708,57 @@ fn gathers_and_scatters_sharing_a_wide_index_register() {
 }
 
 #[test]
+fn streaming_loops_broadcasting_many_scalars_agree() {
+    // A filter's shape: an f32 loop body multiplying by five scalar registers (more than
+    // `ROUND_SPLATS_MIN`), which the streaming copy broadcasts from the register file in
+    // every round instead of once before the loop. The scalars carry garbage in their upper
+    // halves (f32 operations read the low word) and one is a NaN with a payload. Variants:
+    // none of them written in the region; one advanced by the loop body each iteration (never
+    // read from the register file, which holds its entry value); one written after the loop,
+    // in the same region.
+    let x = f32_words(2100, 9);
+    for (inside, after) in [
+        ("", ""),
+        ("S.ADD s12, s12, 1", ""),
+        ("", "S.ADD s13, s13, 7"),
+    ] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x3000, rw
+            .mem 0x20000, 0x3000, rw
+            .data 0x10000
+            {x}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, 0x20000
+            S.LI s10, 0x123456783f000000
+            S.LI s11, 0xffffffffbe800000
+            S.LI s12, 0x3e000000
+            S.LI s13, 0x7fc01234
+            S.LI s14, 0x00000001bd800000
+            S.LI s3, 2000
+            LOOP s3
+            V.LW [s1, lc0<<2, 0], ->v1
+            V.LW [s1, lc0<<2, 4], ->v2
+            V.LW [s1, lc0<<2, 8], ->v3
+            V.FMUL.S v4, v1, s10
+            V.FMA.S v4, v2, s11
+            V.FMA.S v4, v3, s12
+            V.FMA.S v4, v1, s14
+            V.FMUL.S v5, v3, s13
+            {inside}
+            V.SW v4, [s2, lc0<<2, 0]
+            V.SW v5, [s2, lc0<<2, 0x1000]
+            ENDLOOP
+            {after}
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+}
+
+#[test]
 fn hoisted_tile_accesses_and_read_only_registers() {
     // A matrix-kernel shape: x staged into tile space by a copy loop, then a loop doing FMAs
     // of tile rows with registers it never writes (broadcast before the loop) into y in

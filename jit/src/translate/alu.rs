@@ -524,6 +524,10 @@ impl Tx<'_, '_> {
         let a = self.f32_lanes(va);
         let b: Vec<Value> = match vb {
             VSrc::V(r) => self.f32_lanes(r),
+            VSrc::S(r) if self.remat_splats && r.0 != 0 && self.dirty.s & (1 << r.0) == 0 => {
+                let v = self.round_splat(r);
+                vec![v; n]
+            }
             VSrc::S(_) | VSrc::Imm(_) => {
                 let x = match vb {
                     VSrc::S(r) => self.sget(r),
@@ -566,6 +570,34 @@ impl Tx<'_, '_> {
         };
         self.nan[vd.0 as usize] = Some(FpWidth::S);
         self.nan_set |= 1 << vd.0;
+    }
+
+    /// Scalar register `r`'s low word in every lane (an `i8x16`), in the streaming copy of a
+    /// loop, for a register the region never writes: loaded from the register file (which
+    /// holds its value throughout the region) inside the round, once per round. As a
+    /// broadcast of the register's variable, Cranelift hoists it out of the loop, and the
+    /// allocator, short of registers elsewhere in the function, keeps it in a spill slot and
+    /// reloads it before every use (fir8's eight taps: 7 reloads per two chunks, 28 of the
+    /// streaming iteration's 201 instructions). Made where the current instruction's lowering
+    /// started, it dominates the rest of the round; kept for the round's second copy too.
+    fn round_splat(&mut self, r: lanejit_interp::isa::SReg) -> Value {
+        if let Some(&(_, v)) = self.round_splats.iter().find(|(n, _)| *n == r.0) {
+            return v;
+        }
+        let off = (Regs::OFFSET_S + 8 * r.0 as usize) as i32;
+        // Not `readonly`: a load the optimiser may not move out of the loop.
+        let x = self.b.ins().load(
+            I32,
+            cranelift_codegen::ir::MemFlagsData::trusted(),
+            self.regs,
+            off,
+        );
+        let v = self.b.ins().splat(I32X4, x);
+        let v = self.bitcast(cranelift_codegen::ir::types::I8X16, v);
+        if self.b.current_block().is_some() && self.b.current_block() == self.inst_block {
+            self.round_splats.push((r.0, v));
+        }
+        v
     }
 
     /// The vector registers `inst` reads as floating-point operands of its own width under a
