@@ -578,8 +578,11 @@ impl Tx<'_, '_> {
     /// broadcast of the register's variable, Cranelift hoists it out of the loop, and the
     /// allocator, short of registers elsewhere in the function, keeps it in a spill slot and
     /// reloads it before every use (fir8's eight taps: 7 reloads per two chunks, 28 of the
-    /// streaming iteration's 201 instructions). Made where the current instruction's lowering
-    /// started, it dominates the rest of the round; kept for the round's second copy too.
+    /// streaming iteration's 201 instructions). Loaded as an `f32`, whose broadcast is
+    /// `vmovss` + `vbroadcastss` (an `i32` load went through a general register: three
+    /// instructions; Cranelift folds the load into the broadcast only when the broadcast has
+    /// one use). Made where the current instruction's lowering started, it dominates the rest
+    /// of the round; kept for the round's second copy too.
     fn round_splat(&mut self, r: lanejit_interp::isa::SReg) -> Value {
         if let Some(&(_, v)) = self.round_splats.iter().find(|(n, _)| *n == r.0) {
             return v;
@@ -587,12 +590,12 @@ impl Tx<'_, '_> {
         let off = (Regs::OFFSET_S + 8 * r.0 as usize) as i32;
         // Not `readonly`: a load the optimiser may not move out of the loop.
         let x = self.b.ins().load(
-            I32,
+            cranelift_codegen::ir::types::F32,
             cranelift_codegen::ir::MemFlagsData::trusted(),
             self.regs,
             off,
         );
-        let v = self.b.ins().splat(I32X4, x);
+        let v = self.b.ins().splat(F32X4, x);
         let v = self.bitcast(cranelift_codegen::ir::types::I8X16, v);
         if self.b.current_block().is_some() && self.b.current_block() == self.inst_block {
             self.round_splats.push((r.0, v));
