@@ -49,6 +49,9 @@ const S_ROUNDS: SReg = SReg(25);
 const ROUND_LABELS: usize = 1 << 20;
 /// Constants set before a loop (not constants inside its body).
 const S_PRE: [u8; 4] = [21, 22, 23, 24];
+/// An FMA chain's scalar operands set before its loop (a filter's taps), which nothing else
+/// writes.
+const S_TAPS: [u8; 4] = [26, 27, 28, 29];
 /// Vectors that hold snippet addresses and indices.
 const V_ADDR: [u8; 3] = [17, 18, 19];
 /// A uniform or temporary vector of the snippets.
@@ -758,13 +761,18 @@ impl Shapes {
     }
 
     /// A floating-point chain: FMAs (mostly) mixed with FADD/FMUL/FSUB, f32 or f64 or both,
-    /// on `srcs` (loaded data, say) and special values; results in data vectors.
+    /// on `srcs` (loaded data, say) and special values; results in data vectors. With `pre`
+    /// (a loop's instructions before it), sometimes four scalars set there (special values,
+    /// garbage above an f32's low word) are the second operands of the chain's first four
+    /// operations: a filter's taps, which the JIT's streaming copy broadcasts in every round
+    /// (`ROUND_SPLATS_MIN` in `lanejit_jit`).
     fn fp_chain(
         &mut self,
         u: &mut Unstructured,
         srcs: &[VReg],
         f64: Option<bool>,
         body: &mut Vec<Item>,
+        pre: Option<&mut Vec<Item>>,
     ) -> Result<Vec<VReg>> {
         // 0,1: f32; 2,3: f64; 4: mixed
         let width = match f64 {
@@ -788,8 +796,27 @@ impl Shapes {
             })));
             avail.push(v);
         }
+        let mut taps = Vec::new();
+        if let Some(pre) = pre {
+            if u.ratio(1, 2)? {
+                for r in S_TAPS.map(SReg) {
+                    let bits = if width < 2 {
+                        u64::from(f32_bits(u)?) | u64::from(u.arbitrary::<u32>()?) << 32
+                    } else {
+                        f64_bits(u)?
+                    };
+                    pre.push(li(r, bits));
+                    taps.push(r);
+                }
+            }
+        }
+        let ops = if taps.is_empty() {
+            u.int_in_range(1..=5)?
+        } else {
+            u.int_in_range(4..=6)?
+        };
         let mut outs = Vec::new();
-        for _ in 0..u.int_in_range(1..=5)? {
+        for k in 0..ops {
             let d = width >= 2 && (width == 2 || width == 3 || u.ratio(1, 2)?);
             let vd = if !outs.is_empty() && u.ratio(1, 2)? {
                 pick(u, &outs)?
@@ -797,7 +824,9 @@ impl Shapes {
                 VReg(pick(u, &V_DATA)?)
             };
             let va = pick(u, &avail)?;
-            let vb = if u.ratio(1, 6)? {
+            let vb = if let Some(&r) = taps.get(k) {
+                VSrc::S(r)
+            } else if u.ratio(1, 6)? {
                 VSrc::S(SReg(14))
             } else {
                 VSrc::V(pick(u, &avail)?)
@@ -855,7 +884,7 @@ impl Shapes {
         let wide = !local && bases[0] == S_TABLE;
         self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut loads)?;
         if !loads.is_empty() && u.ratio(1, 3)? {
-            self.fp_chain(u, &loads, None, &mut body)?;
+            self.fp_chain(u, &loads, None, &mut body, None)?;
         }
         items.extend(pre);
         items.extend(body);
@@ -867,7 +896,7 @@ impl Shapes {
         let srcs: Vec<VReg> = (0..u.int_in_range(0..=2)?)
             .map(|_| pick(u, &V_DATA).map(VReg))
             .collect::<Result<_>>()?;
-        self.fp_chain(u, &srcs, None, items)?;
+        self.fp_chain(u, &srcs, None, items, None)?;
         Ok(())
     }
 
@@ -1016,7 +1045,7 @@ impl Shapes {
             accs.extend(
                 self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut loads)?,
             );
-            let mut outs = self.fp_chain(u, &loads, Some(log2e == 3), &mut body)?;
+            let mut outs = self.fp_chain(u, &loads, Some(log2e == 3), &mut body, Some(&mut pre))?;
             self.force = Some((log2e, true));
             accs.extend(
                 self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut outs)?,
@@ -1028,7 +1057,7 @@ impl Shapes {
                     self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut loads)?,
                 );
                 if !loads.is_empty() && u.ratio(1, 2)? {
-                    let outs = self.fp_chain(u, &loads, None, &mut body)?;
+                    let outs = self.fp_chain(u, &loads, None, &mut body, Some(&mut pre))?;
                     loads.extend(outs);
                 }
             }
@@ -1363,7 +1392,7 @@ mod tests {
     fn snippets_reach_tables_loops_and_faults() {
         let (mut tables, mut fma, mut halted) = (0, 0, 0);
         let (mut first, mut later, mut perm) = (0, 0, 0);
-        let (mut rounds, mut ro_index) = (0, 0);
+        let (mut rounds, mut ro_index, mut taps) = (0, 0, 0);
         let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
         for i in 0..600 {
             let g = case(9, i);
@@ -1385,6 +1414,7 @@ mod tests {
             }
             rounds += u32::from(again && r.trap.is_none());
             ro_index += u32::from(r.trap.is_none() && read_only_index(&g.items));
+            taps += u32::from(r.trap.is_none() && tap_loop(&g.items));
             let Some(t) = r.trap else { continue };
             let Some(mf) = t.mem else { continue };
             if (TABLE_BASE..table_end).contains(&mf.ea) {
@@ -1396,39 +1426,27 @@ mod tests {
                 perm += u32::from(t.kind == TrapKind::PermissionFault);
             }
         }
-        let counts = (tables, fma, halted, first, later, perm, rounds, ro_index);
-        eprintln!("tables, fma, halted, first, later, perm, rounds, ro_index: {counts:?}");
+        let counts = (
+            tables, fma, halted, first, later, perm, rounds, ro_index, taps,
+        );
+        eprintln!("tables, fma, halted, first, later, perm, rounds, ro_index, taps: {counts:?}");
         assert!(tables >= 120 && fma >= 100 && halted >= 20, "{counts:?}");
         assert!(rounds >= 10, "loops run again: {counts:?}");
         assert!(ro_index >= 10, "read-only index registers: {counts:?}");
+        assert!(
+            taps >= 10,
+            "f32 loops on four scalars set before them: {counts:?}"
+        );
         assert!(first >= 8 && later >= 3 && perm >= 2, "{counts:?}");
     }
 
-    /// Whether a hardware loop of `items` has a gather or scatter with a vector address
-    /// register that the loop body never writes.
-    fn read_only_index(items: &[Item]) -> bool {
-        let mut body: Option<Vec<&Inst>> = None;
+    /// The instructions of each hardware loop body of `items`.
+    fn loop_bodies(items: &[Item]) -> Vec<Vec<&Inst>> {
+        let (mut bodies, mut body) = (Vec::new(), None);
         for it in items {
             match it {
                 Item::LoopStart(_) => body = Some(Vec::new()),
-                Item::LoopEnd => {
-                    let insts = body.take().unwrap_or_default();
-                    let written = insts.iter().fold(0, |w, i| w | i.effects().writes_v);
-                    let ro = insts
-                        .iter()
-                        .any(|i| match i.mem_operands().map(|o| o.addr) {
-                            Some(MemAddr::RegOff { base, off, .. }) => [base, off]
-                                .iter()
-                                .any(|r| matches!(r, Reg::V(n) if written & (1 << n) == 0)),
-                            Some(MemAddr::Imm {
-                                base: Reg::V(n), ..
-                            }) => written & (1 << n) == 0,
-                            _ => false,
-                        });
-                    if ro {
-                        return true;
-                    }
-                }
+                Item::LoopEnd => bodies.extend(body.take()),
                 Item::Inst(i) => {
                     if let Some(b) = body.as_mut() {
                         b.push(i);
@@ -1437,6 +1455,43 @@ mod tests {
                 _ => {}
             }
         }
-        false
+        bodies
+    }
+
+    /// Whether a hardware loop of `items` has f32 operations taking four or more scalar
+    /// registers as operands that the loop body never writes (a filter's taps).
+    fn tap_loop(items: &[Item]) -> bool {
+        loop_bodies(items).iter().any(|insts| {
+            let written = insts.iter().fold(0u32, |w, i| w | i.effects().writes_s);
+            let taps = insts
+                .iter()
+                .fold(0u32, |t, i| match (i.operands(), i.opcode().sem()) {
+                    (Operands::VFp(o), Sem::Fp(_, FpWidth::S)) => match o.vb {
+                        VSrc::S(r) if written & (1 << r.0) == 0 => t | 1 << r.0,
+                        _ => t,
+                    },
+                    _ => t,
+                });
+            taps.count_ones() >= 4
+        })
+    }
+
+    /// Whether a hardware loop of `items` has a gather or scatter with a vector address
+    /// register that the loop body never writes.
+    fn read_only_index(items: &[Item]) -> bool {
+        loop_bodies(items).iter().any(|insts| {
+            let written = insts.iter().fold(0, |w, i| w | i.effects().writes_v);
+            insts
+                .iter()
+                .any(|i| match i.mem_operands().map(|o| o.addr) {
+                    Some(MemAddr::RegOff { base, off, .. }) => [base, off]
+                        .iter()
+                        .any(|r| matches!(r, Reg::V(n) if written & (1 << n) == 0)),
+                    Some(MemAddr::Imm {
+                        base: Reg::V(n), ..
+                    }) => written & (1 << n) == 0,
+                    _ => false,
+                })
+        })
     }
 }
