@@ -147,6 +147,10 @@ pub(crate) struct LaneBounds {
     slot: StackSlot,
 }
 
+/// A gather or scatter's lane EA range as its check needs it: lowest and highest EA, the or
+/// of every EA's low bits (for alignment) and whether no lane's EA wrapped.
+type RangeCheck = (Value, Value, Value, Value);
+
 /// A gather or scatter whose lane EAs are a scalar plus a wide vector register's lanes
 /// shifted left by at most 3 (`Tx::wide_index`): its range comes from the register's lane
 /// bounds, and each lane's host address is the scalar's (added to the space's base once)
@@ -159,10 +163,7 @@ struct WideIndex {
     scalar: Value,
     /// The shift of the register's lanes (0 to 3).
     sh: u32,
-    lo: Value,
-    hi: Value,
-    or: Value,
-    nowrap: Value,
+    range: RangeCheck,
 }
 
 /// One vector access as the in-line lane paths need it.
@@ -346,22 +347,27 @@ impl Tx<'_, '_> {
     /// The lowest and highest lane EA of `addr`, the or of every lane EA's low bits (enough
     /// for the alignment check: a conservative one), and whether no lane EA wrapped, from the
     /// [`RoBounds`] of its read-only register: `None` when it has none.
-    fn ro_range(&mut self, addr: Addr) -> Option<(Value, Value, Value, Value)> {
+    fn ro_range(&mut self, addr: Addr) -> Option<RangeCheck> {
         let (reg, shift, scalar) = self.ro_split(addr)?;
         let rb = *self
             .ro_bounds
             .iter()
             .find(|b| b.reg == reg && b.shift == shift)?;
         let s = self.ro_scalar(scalar);
-        // Lane i's EA is s + x_i with min <= x_i <= max (unsigned): when s + max does not
-        // wrap, no lane's sum does, and they lie in [s + min, s + max].
         let [min, max, orx] = [0, 8, 16].map(|k| self.b.ins().stack_load(I64, I64, rb.slot, k));
+        Some(self.span_over(s, min, max, orx))
+    }
+
+    /// The EA range `[lo, hi]` of lanes `s + x_i` with `min <= x_i <= max` (unsigned), the or
+    /// of `s` with `orx` (the or of the `x_i`'s low bits: clear in both, clear in every sum),
+    /// and whether `s + max` did not wrap: then no lane's sum does, and every EA lies in the
+    /// range.
+    fn span_over(&mut self, s: Value, min: Value, max: Value, orx: Value) -> RangeCheck {
         let lo = self.b.ins().iadd(s, min);
         let hi = self.b.ins().iadd(s, max);
         let nowrap = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, hi, s);
-        // Low bits clear in s and in every x_i: clear in every sum.
         let or = self.b.ins().bor(s, orx);
-        Some((lo, hi, or, nowrap))
+        (lo, hi, or, nowrap)
     }
 
     /// The unsigned bounds `[lo, hi]` of register `n`'s lanes, and its chunks: from
@@ -412,20 +418,11 @@ impl Tx<'_, '_> {
         }
         let s = self.ro_scalar(scalar);
         let (chunks, lo_x, hi_x) = self.lane_bounds(n);
-        let lo = self.b.ins().ishl_imm_s(lo_x, sh as i64);
-        let lo = self.b.ins().iadd(s, lo);
-        let hi = self.b.ins().ishl_imm_s(hi_x, sh as i64);
-        let hi = self.b.ins().iadd(s, hi);
-        let small = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, hi_x, 1 << 61);
-        let nowrap = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, hi, s);
-        let nowrap = self.b.ins().band(small, nowrap);
-        // Low bits clear in s and in every shifted lane: clear in every sum. A shift of
-        // at least the alignment's bits clears the lanes' by itself.
-        let or = if amask >> sh == 0 {
-            s
+        let min = self.b.ins().ishl_imm_s(lo_x, sh as i64);
+        let max = self.b.ins().ishl_imm_s(hi_x, sh as i64);
+        // A shift of at least the alignment's bits clears the lanes' low bits by itself.
+        let orx = if amask >> sh == 0 {
+            self.iconst(0)
         } else {
             let mut v = chunks[0];
             for &c in &chunks[1..] {
@@ -434,17 +431,19 @@ impl Tx<'_, '_> {
             let a = self.b.ins().extractlane(v, 0);
             let b = self.b.ins().extractlane(v, 1);
             let x = self.b.ins().bor(a, b);
-            let x = self.b.ins().ishl_imm_s(x, sh as i64);
-            self.b.ins().bor(s, x)
+            self.b.ins().ishl_imm_s(x, sh as i64)
         };
+        let (lo, hi, or, nowrap) = self.span_over(s, min, max, orx);
+        let small = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, hi_x, 1 << 61);
+        let nowrap = self.b.ins().band(small, nowrap);
         Some(WideIndex {
             chunks,
             scalar: s,
             sh,
-            lo,
-            hi,
-            or,
-            nowrap,
+            range: (lo, hi, or, nowrap),
         })
     }
 
@@ -1288,19 +1287,15 @@ impl Tx<'_, '_> {
             self.lanes_loop(acc, &eas, slow);
             return eas;
         }
-        let ro = if wide.is_some() {
-            None
-        } else {
-            self.ro_range(addr)
+        let ro = match &wide {
+            Some(w) => Some(w.range),
+            None => self.ro_range(addr),
         };
         let (lane_ea, lo, hi, or, nowrap) = match (pi, ro) {
             (Some(pi), _) => self.packed_index_eas(pi, amask),
-            (None, None) if wide.is_some() => {
-                let w = wide.as_ref().expect("checked");
-                (Vec::new(), w.lo, w.hi, w.or, Some(w.nowrap))
-            }
-            // Bounds from the read-only register's: the lane EAs are extracted after the
-            // check (`lane_ea` empty), so they are not live across it.
+            // Bounds from the read-only register's, or the wide index register's: the lane
+            // EAs are extracted after the check (`lane_ea` empty), so they are not live
+            // across it.
             (None, Some((lo, hi, or, nowrap))) => (Vec::new(), lo, hi, or, Some(nowrap)),
             // Two lanes to a chunk: the range from SIMD minima and maxima of the chunks, the
             // lane EAs extracted after the check (`lane_ea` empty).
@@ -1348,12 +1343,13 @@ impl Tx<'_, '_> {
         // another permission), or is out of bounds: check lane by lane.
         self.b.switch_to_block(holes);
         self.b.seal_block(holes);
-        let pea = if eas.is_empty() {
-            let eas = self.ea_chunks(addr, ms.log2e);
-            self.spill(3, &eas)
+        // A wide index built no lane EAs before the check: built here, off the fast path.
+        let checked = if eas.is_empty() {
+            self.ea_chunks(addr, ms.log2e)
         } else {
-            self.spill(3, &eas)
+            eas.clone()
         };
+        let pea = self.spill(3, &checked);
         self.check_lanes(acc, pea, fast, slow);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
@@ -1361,16 +1357,9 @@ impl Tx<'_, '_> {
             // The space's base and the scalar base added once, each lane's offset folded
             // into its access's address (`[host + idx * 4]`).
             (Some(pi), _) => self.packed_lane_hosts(base, pi),
-            (None, Some(w)) => {
-                let host = self.b.ins().iadd(base, w.scalar);
-                (0..vl)
-                    .map(|i| {
-                        let x = self.b.ins().extractlane(w.chunks[i / 2], (i % 2) as u8);
-                        let o = self.b.ins().ishl_imm_s(x, w.sh as i64);
-                        self.b.ins().iadd(host, o)
-                    })
-                    .collect()
-            }
+            (None, Some(w)) => self.index_hosts(base, w.scalar, w.sh, |t, i| {
+                t.b.ins().extractlane(w.chunks[i / 2], (i % 2) as u8)
+            }),
             (None, None) => {
                 let lane_ea = if lane_ea.is_empty() {
                     self.lanes_of(&eas)
@@ -2059,15 +2048,28 @@ impl Tx<'_, '_> {
         (b, n, ext, sh): (SReg, VReg, Ext, u32),
     ) -> Vec<Value> {
         let base = self.sget(b);
-        let host = self.b.ins().iadd(space, base);
         let p: Vec<Value> = self
             .packed_vals(n, 2)
             .into_iter()
             .map(|v| self.bitcast(I64X2, v))
             .collect();
+        self.index_hosts(space, base, sh, |t, i| t.packed_lane(&p, i, 2, Some(ext)))
+    }
+
+    /// Lane host addresses `(space + base) + (lane(i) << sh)`: the space's host base and the
+    /// scalar base added once, each lane's index (`lane`, made right before its use) shifted
+    /// and added, which the host's addressing folds into the lane's access.
+    fn index_hosts(
+        &mut self,
+        space: Value,
+        base: Value,
+        sh: u32,
+        mut lane: impl FnMut(&mut Self, usize) -> Value,
+    ) -> Vec<Value> {
+        let host = self.b.ins().iadd(space, base);
         (0..self.vl as usize)
             .map(|i| {
-                let x = self.packed_lane(&p, i, 2, Some(ext));
+                let x = lane(self, i);
                 let o = self.b.ins().ishl_imm_s(x, sh as i64);
                 self.b.ins().iadd(host, o)
             })
