@@ -1085,7 +1085,8 @@ fn float_ops_canonical_nan_and_fma() {
 #[test]
 fn raw_f32_results_are_canonical_where_a_loop_stores_them() {
     // A loop's full copies store an f32 result straight from its raw lanes, testing two
-    // chunks at a time for NaN (`Tx::store_canonical_pairs`). NaN lanes here come from a
+    // chunks at a time for NaN (`Tx::store_canonical_pairs`; all at once for a long chain of
+    // multiply-adds, below). NaN lanes here come from a
     // quiet NaN with a payload, a signalling NaN, a negative NaN and inf - inf (x86's default
     // NaN is negative), in the first or only the second chunk of a pair (words 14 and 95: a
     // word's NaN reaches lanes w - 2 ..= w, all in lanes 4-7 of an 8-lane group), alone in a
@@ -1150,6 +1151,49 @@ fn raw_f32_results_are_canonical_where_a_loop_stores_them() {
         {second}
         ENDLOOP
         V.ADD v8, v6, v7
+        HALT
+        "
+        ));
+    }
+    // A matrix product's shape: a register eight multiply-adds accumulate into (at least
+    // `LONG_FMA_CHAIN`), read from memory and stored back in place, tested for NaN once for
+    // all its chunks; broadcast operands set before the loop, one of them a NaN with a
+    // payload in a second variant.
+    for b3 in [0, 5] {
+        check_all_vls(&format!(
+            "
+        .mem 0x10000, 0x4000, rw
+        .data 0x10000
+{data}
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x12000
+        S.LI s3, 500
+        V.LWI [s1 + (0 << 2)], ->v20
+        V.LWI [s1 + (1 << 2)], ->v21
+        V.LWI [s1 + (2 << 2)], ->v22
+        V.LWI [s1 + ({b3} << 2)], ->v23
+        LOOP s3
+        V.LW [s2, lc0<<2, 0], ->v6
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.FMA.S v6, v1, v20
+        V.LW [s1, lc0<<2, 4], ->v1
+        V.FMA.S v6, v1, v21
+        V.LW [s1, lc0<<2, 8], ->v1
+        V.FMA.S v6, v1, v22
+        V.LW [s1, lc0<<2, 12], ->v1
+        V.FMA.S v6, v1, v23
+        V.LW [s1, lc0<<2, 16], ->v1
+        V.FMA.S v6, v1, v20
+        V.LW [s1, lc0<<2, 20], ->v1
+        V.FMA.S v6, v1, v21
+        V.LW [s1, lc0<<2, 24], ->v1
+        V.FMA.S v6, v1, v22
+        V.LW [s1, lc0<<2, 28], ->v1
+        V.FMA.S v6, v1, v23
+        V.SW v6, [s2, lc0<<2, 0]
+        ENDLOOP
+        V.ADD v8, v6, v6
         HALT
         "
         ));

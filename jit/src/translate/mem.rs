@@ -101,6 +101,9 @@ type Fold = fn(&mut Tx<'_, '_>, Value, Value) -> Value;
 /// unrolled: measured on a 4096-entry gather at VL 32, the loops run 3-4x slower.
 pub(crate) const LANE_LOOP_MIN_VL: usize = 16;
 
+/// Chunks per NaN test of a canonicalising f32 store (`Tx::store_canonical_pairs`).
+pub(crate) const CANON_GROUP: usize = 2;
+
 /// How lane EAs are formed.
 #[derive(Clone, Copy, Debug)]
 enum Addr {
@@ -2138,47 +2141,76 @@ impl Tx<'_, '_> {
     }
 
     /// Store the f32 chunks `vals` (raw FP results, [`Self::lazy_store_data`]) at `host`,
-    /// canonical: per pair of chunks one unordered compare of the two (a lane is unordered
-    /// when either chunk's lane is NaN) and a branch to a cold block that replaces NaN lanes
-    /// by the canonical NaN. NaN results are rare: the common path costs a compare, a mask
-    /// extraction and a branch per two chunks, where blending costs a compare, a constant
-    /// and a two-uop blend per chunk.
-    fn store_canonical_pairs(&mut self, host: Value, vals: &[Value], f: MemFlagsData) {
-        for (p, pair) in vals.chunks(2).enumerate() {
-            // With the pending slot stores of the same chunks (`Tx::pending_local`).
-            self.flush_pending_local(Some(2 * p));
-            self.flush_pending_local(Some(2 * p + 1));
-            let xs: Vec<Value> = pair.iter().map(|&v| self.bitcast(F32X4, v)).collect();
-            let u = self
-                .b
-                .ins()
-                .fcmp(FloatCC::Unordered, xs[0], *xs.get(1).unwrap_or(&xs[0]));
-            let any = self.b.ins().vhigh_bits(I32, u);
-            let slow = self.b.create_block();
-            let join = self.b.create_block();
-            for _ in &xs {
-                self.b.append_block_param(join, F32X4);
-            }
-            self.b.set_cold_block(slow);
-            let carry: Vec<BlockArg> = xs.iter().map(|&x| BlockArg::Value(x)).collect();
-            self.b.ins().brif(any, slow, &[], join, &carry);
-            self.b.switch_to_block(slow);
-            self.b.seal_block(slow);
-            let canon = self.canonical_nan_f32();
-            let fixed: Vec<BlockArg> = xs
-                .iter()
-                .map(|&x| {
-                    let c = self.canonical_f32(x, canon);
-                    BlockArg::Value(self.bitcast(F32X4, c))
-                })
-                .collect();
-            self.b.ins().jump(join, &fixed);
-            self.b.switch_to_block(join);
-            self.b.seal_block(join);
-            let params = self.b.block_params(join).to_vec();
-            for (i, v) in params.into_iter().enumerate() {
-                self.b.ins().store(f, v, host, (16 * (2 * p + i)) as i32);
-            }
+    /// canonical: per `group` chunks (two, or all of a register `super::LONG_FMA_CHAIN`
+    /// multiply-adds accumulate into) one unordered compare per pair (a lane is unordered
+    /// when either chunk's lane is NaN), the compares OR-ed, and one branch to a cold block
+    /// that replaces NaN lanes by the canonical NaN. NaN results are rare: the common path
+    /// costs a compare per two chunks and a mask extraction and branch per group, where
+    /// blending costs a compare, a constant and a two-uop blend per chunk.
+    fn store_canonical_pairs(
+        &mut self,
+        host: Value,
+        vals: &[Value],
+        group: usize,
+        f: MemFlagsData,
+    ) {
+        for (g, chunks) in vals.chunks(group).enumerate() {
+            self.store_canonical_group(host, chunks, g * group, f);
+        }
+    }
+
+    /// [`Self::store_canonical_pairs`] for the chunks `vals` from chunk `first` on.
+    fn store_canonical_group(
+        &mut self,
+        host: Value,
+        vals: &[Value],
+        first: usize,
+        f: MemFlagsData,
+    ) {
+        let xs: Vec<Value> = vals.iter().map(|&v| self.bitcast(F32X4, v)).collect();
+        let mut u: Option<Value> = None;
+        for pair in xs.chunks(2) {
+            let c = self.b.ins().fcmp(
+                FloatCC::Unordered,
+                pair[0],
+                *pair.get(1).unwrap_or(&pair[0]),
+            );
+            u = Some(match u {
+                Some(a) => self.b.ins().bor(a, c),
+                None => c,
+            });
+        }
+        let Some(u) = u else {
+            return;
+        };
+        let any = self.b.ins().vhigh_bits(I32, u);
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        for _ in &xs {
+            self.b.append_block_param(join, F32X4);
+        }
+        self.b.set_cold_block(slow);
+        let carry: Vec<BlockArg> = xs.iter().map(|&x| BlockArg::Value(x)).collect();
+        self.b.ins().brif(any, slow, &[], join, &carry);
+        self.b.switch_to_block(slow);
+        self.b.seal_block(slow);
+        let canon = self.canonical_nan_f32();
+        let fixed: Vec<BlockArg> = xs
+            .iter()
+            .map(|&x| {
+                let c = self.canonical_f32(x, canon);
+                BlockArg::Value(self.bitcast(F32X4, c))
+            })
+            .collect();
+        self.b.ins().jump(join, &fixed);
+        self.b.switch_to_block(join);
+        self.b.seal_block(join);
+        let params = self.b.block_params(join).to_vec();
+        for (i, v) in params.into_iter().enumerate() {
+            let c = first + i;
+            // With the pending slot stores of the same chunk (`Tx::pending_local`).
+            self.flush_pending_local(Some(c));
+            self.b.ins().store(f, v, host, (16 * c) as i32);
         }
     }
 
@@ -2435,7 +2467,12 @@ impl Tx<'_, '_> {
                 let vals = self.packed_vals(VReg(n), ms.log2e);
                 if self.nan[n as usize].is_some() {
                     // Raw f32 results (`Self::lazy_store_data`): canonical as they are stored.
-                    self.store_canonical_pairs(host, &vals, f);
+                    let group = if self.long_chains & (1 << n) != 0 {
+                        vals.len()
+                    } else {
+                        CANON_GROUP
+                    };
+                    self.store_canonical_pairs(host, &vals, group, f);
                     return;
                 }
                 for (j, v) in vals.into_iter().enumerate() {

@@ -133,7 +133,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use lanejit_interp::isa::{Ext, FpWidth, Inst, Operands, SReg, Sem, VReg, VSrc};
+use lanejit_interp::isa::{Ext, FpOp, FpWidth, Inst, Operands, SReg, Sem, VReg, VSrc};
 use lanejit_interp::machine::{Regs, all_lanes};
 
 /// How a vector register's current value is held.
@@ -213,6 +213,34 @@ fn splat_scalars(r: &Region, written: u32) -> u32 {
         }
     }
     regs.count_ones()
+}
+
+/// A register that at least this many `V.FMA.S` of a region accumulate into (a matrix
+/// product's row of C, 16 per loop iteration in matmul256) is stored with one NaN test for
+/// all its chunks instead of one per [`mem::CANON_GROUP`] (`Tx::store_canonical_pairs`):
+/// each chunk's chain is then as many dependent multiply-adds, latency-bound alone, and in
+/// one block `schedule::cluster_shared` interleaves every chunk's chain, each broadcast
+/// reloaded once for all of them. matmul256 (VL 32, 256 KiB, jit, three alternating runs):
+/// 10.1 -> 12.1 G multiply-adds/s, and 14.2 once the clustering reaches all eight chunks
+/// (`schedule::MAX_RISE`). Shorter chains lose by it: the stores wait for the last chunk's
+/// chain, and retire later (one test for all chunks of every f32 store: stencil5_lc0, four
+/// per chunk, -4%; fir8_lc0, seven, -3%; saxpy32 -9%).
+pub(crate) const LONG_FMA_CHAIN: u8 = 8;
+
+/// The vector registers `r` accumulates into with at least [`LONG_FMA_CHAIN`] f32
+/// multiply-adds.
+fn long_fma_chains(r: &Region) -> u32 {
+    let mut count = [0u8; 32];
+    for (_, i) in &r.insts {
+        if let (Operands::VFp(o), Sem::Fp(FpOp::Fma, FpWidth::S)) = (i.operands(), i.opcode().sem())
+        {
+            let c = &mut count[o.vd.0 as usize];
+            *c = c.saturating_add(1);
+        }
+    }
+    (0..32)
+        .filter(|&n| count[n] >= LONG_FMA_CHAIN)
+        .fold(0, |m, n| m | 1 << n)
 }
 
 /// Loop bodies of at most this many instructions stream two iterations per round: the
@@ -490,6 +518,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// Whether the streaming copy makes its scalar broadcasts in the round
     /// ([`ROUND_SPLATS_MIN`]).
     pub(crate) remat_splats: bool,
+    /// The vector registers the region accumulates into with at least [`LONG_FMA_CHAIN`]
+    /// f32 multiply-adds (`Tx::store_canonical_pairs` tests all their chunks at once).
+    pub(crate) long_chains: u32,
     /// Lane bounds of vector register values used as gather and scatter indices in the
     /// current body copy (`Tx::lane_bounds`), forgotten with the shapes.
     pub(crate) lane_bounds: Vec<mem::LaneBounds>,
@@ -1454,6 +1485,7 @@ pub(crate) fn translate(
         lane_bounds: Vec::new(),
         round_splats: Vec::new(),
         remat_splats: false,
+        long_chains: long_fma_chains(r),
         inst_block: None,
         nan: [None; 32],
         nan_set: 0,
