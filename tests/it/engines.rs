@@ -1803,6 +1803,60 @@ fn streaming_loops_broadcasting_many_scalars_agree() {
 }
 
 #[test]
+fn runs_of_uniform_loads_share_one_check() {
+    // A matrix kernel's row prologue: loads through one scalar base and constants (a row of
+    // A broadcast into registers) before an inner loop, the base advanced per row. The
+    // first load of such a run checks the span of them all (`Tx::uniform_load`). Variants:
+    // a far load that leaves the first page (into a hole at row 14: a trap in the middle of
+    // the run, the loads before it done), or reaches a read-only page (fine for loads); the
+    // base rewritten in the middle of the run (by 4, or by 2, which misaligns the words
+    // after it: a trap under `--strict-align`); a halfword load in the run (another
+    // alignment) and one below the first.
+    let x = f32_words(1024, 11);
+    for far in [5, 800, 2100] {
+        for between in ["", "S.ADD s9, s9, 4", "S.ADD s9, s9, 2"] {
+            check_all_vls(&format!(
+                "
+                .mem 0x10000, 0x1000, rw
+                .mem 0x12000, 0x1000, r
+                .data 0x10000
+                {x}
+                .data 0x12000
+                .fill 1024, 4, 0x3f800000
+                .text
+                S.LI s9, 0x10008
+                S.LI s11, 0x10c00
+                S.LI s3, 40
+                S.LI s20, 31
+                S.LI s8, 0
+        row:    V.LWI [s9 + (0 << 2)], ->v16
+                V.LWI [s9 + (1 << 2)], ->v17
+                S.ADD s4, s4, 3
+                V.LWI [s9 + (2 << 2)], ->v18
+                V.LWI [s9 - (2 << 2)], ->v19
+                V.LWI [s9 + ({far} << 2)], ->v20
+                V.LHI [s9 + (3 << 1)], ->v21
+                {between}
+                V.LWI [s9 + (3 << 2)], ->v22
+                LOOP s3
+                V.LW [s11, lc0<<2, 0], ->v1
+                V.FMA.S v1, v16, v17
+                V.FMA.S v1, v18, v19
+                V.FMA.S v1, v20, v22
+                V.ADD v2, v2, v21
+                V.SW v1, [s11, lc0<<2, 0]
+                ENDLOOP
+                S.ADD s9, s9, 64
+                S.ADD s8, s8, 1
+                BLT s8, s20, row
+                HALT
+                "
+            ));
+        }
+    }
+}
+
+#[test]
 fn hoisted_tile_accesses_and_read_only_registers() {
     // A matrix-kernel shape: x staged into tile space by a copy loop, then a loop doing FMAs
     // of tile rows with registers it never writes (broadcast before the loop) into y in

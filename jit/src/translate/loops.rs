@@ -405,6 +405,7 @@ impl Tx<'_, '_> {
 
     /// Translate the prologue instructions `r.insts[..h]` (a leading LOOP).
     pub(super) fn run_prologue(&mut self, r: &Region, h: usize) {
+        self.uni_checked.clear();
         for (pc, inst) in &r.insts[..h] {
             if matches!(inst, Inst::Loop(_)) {
                 self.loop_prologue(*pc, inst);

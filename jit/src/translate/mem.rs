@@ -8,7 +8,10 @@
 //!   Guest memory and tile space differ only in `Tx::space` (base, size, unit) and the table.
 //! * A scalar base with a scalar (or immediate) offset: every lane has the same EA, so one
 //!   check and one scalar access (a load is broadcast; with a full mask a store writes the
-//!   highest lane's data, which is what ascending lane order leaves in memory).
+//!   highest lane's data, which is what ascending lane order leaves in memory). A run of
+//!   such loads through one base register and constants in straight-line code (a matrix
+//!   row broadcast into registers) is checked once, at its first load, for the span of all
+//!   (`UniRun`; a fault anywhere in it sends the run to the interpreter from its first load).
 //! * In a loop's full copies, the accesses whose check was hoisted to loop entry (every
 //!   access whose lanes are `inv + ((LC0BASE + i) << log2e)`, on guest memory or tile space,
 //!   whichever form spelled it; see the module `translate`) use no check at all. In the
@@ -18,7 +21,8 @@
 //!   through a jump into a chain of chunk copies, the rest lane by lane up to the mask's
 //!   lane count). A hoisted
 //!   store of raw f32 results (packed, not yet canonical: `Tx::nan`) tests them for NaN two
-//!   chunks at a time where it stores them, with a cold block that rewrites NaN lanes
+//!   chunks at a time (all at once for a long multiply-add chain, `LONG_FMA_CHAIN`) where
+//!   it stores them, with a cold block that rewrites NaN lanes
 //!   (`Tx::store_canonical_pairs`) instead of blending every chunk before the store
 //!   (`lanejit bench --sizes 256K`, three runs each, interleaved, before -> after, jit /
 //!   native: saxpy32 0.40/0.52/0.44 -> 0.68/0.69/0.56, fir8_vaddr 0.42/0.48/0.40 ->
@@ -240,6 +244,78 @@ fn operands(inst: &Inst, ms: MemSem) -> Option<(Reg, Addr, bool)> {
 }
 
 /// The permission an access needs: read for loads, write for stores.
+/// A load of a run of uniform loads (see [`uniform_runs`]): its pc, its address's constant
+/// part and its semantics.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UniLoad {
+    pc: u64,
+    off: u64,
+    ms: MemSem,
+}
+
+/// Loads of one space through one scalar base register and a constant (`V.LWI [s9 +
+/// (k << 2)]`: a matrix kernel's row of A broadcast into sixteen registers), in the
+/// straight-line code from the first to the next control instruction, with no write to the
+/// base between them: each one's EA is the first's plus a constant known here. The first
+/// checks the span of them all at once (`Tx::uniform_load`) and the others none: the
+/// matmul256 row prologue's sixteen checks (about 20 instructions each) become one.
+#[derive(Clone, Debug)]
+pub(crate) struct UniRun {
+    loads: Vec<UniLoad>,
+}
+
+/// The scalar base, constant offset and tile-space flag of a load `base + constant`.
+fn scalar_imm_load(inst: &Inst) -> Option<(SReg, u64, bool, MemSem)> {
+    let ms = inst.opcode().mem()?;
+    if ms.dir != Dir::Load {
+        return None;
+    }
+    match operands(inst, ms)? {
+        (
+            _,
+            Addr::Imm {
+                base: Reg::S(b),
+                off,
+            },
+            local,
+        ) => Some((SReg(b), off, local, ms)),
+        _ => None,
+    }
+}
+
+/// The runs of uniform loads of region `r` that have at least two loads (see [`UniRun`]),
+/// one per load that starts one (a run's later loads start runs of their own, for copies
+/// entered between them).
+pub(crate) fn uniform_runs(r: &crate::region::Region) -> Vec<UniRun> {
+    let mut runs = Vec::new();
+    for (i, (pc, inst)) in r.insts.iter().enumerate() {
+        let Some((base, off, local, ms)) = scalar_imm_load(inst) else {
+            continue;
+        };
+        let mut loads = vec![UniLoad { pc: *pc, off, ms }];
+        for (pcj, ij) in &r.insts[i + 1..] {
+            if crate::region::is_control(ij) {
+                break;
+            }
+            if let Some((b, off, l, ms)) = scalar_imm_load(ij) {
+                if b == base && l == local {
+                    loads.push(UniLoad { pc: *pcj, off, ms });
+                }
+            }
+            if super::analysis::reg_effects(ij).1.s & (1 << base.0) != 0 {
+                break;
+            }
+        }
+        if loads.len() >= 2 {
+            runs.push(UniRun { loads });
+        }
+    }
+    runs
+}
+
+/// The most bytes one check of a run of uniform loads covers ([`UniRun`]).
+const UNI_SPAN_MAX: i64 = 1 << 16;
+
 pub(super) fn need(ms: MemSem) -> u8 {
     match ms.dir {
         Dir::Load => PERM_R,
@@ -2390,24 +2466,28 @@ impl Tx<'_, '_> {
     /// row of matmul256 broadcasts is one value across the inner loop, and the narrowing
     /// of its chunks for `V.FMA.S` one shuffle, hoisted out of it).
     fn uniform_load(&mut self, pc: u64, ms: MemSem, data: Reg, ea: Value, local: bool) {
-        let fail = self.b.create_block();
-        self.b.set_cold_block(fail);
-        let fast = self.b.create_block();
-        self.check_space(
-            local,
-            ea,
-            ms.width(),
-            need(ms),
-            self.align_mask(ms),
-            fast,
-            fail,
-        );
-        self.b.switch_to_block(fail);
-        self.b.seal_block(fail);
-        self.fallback(pc, Fallback::RangeFault);
-        self.exit_pc(crate::abi::Status::Interp, pc, 0);
-        self.b.switch_to_block(fast);
-        self.b.seal_block(fast);
+        if !self.uni_checked.contains(&pc) {
+            let (lo, len, rest) = self.uniform_span(pc, ms);
+            let fail = self.b.create_block();
+            self.b.set_cold_block(fail);
+            let fast = self.b.create_block();
+            let start = if lo == 0 {
+                ea
+            } else {
+                self.b.ins().iadd_imm_s(ea, lo)
+            };
+            self.check_space(local, start, len, need(ms), self.align_mask(ms), fast, fail);
+            // A fault anywhere in the span: this load and the run's others go to the
+            // interpreter from here (exact, as every load of the run comes after this one
+            // in straight-line code: a trap is only nearer).
+            self.b.switch_to_block(fail);
+            self.b.seal_block(fail);
+            self.fallback(pc, Fallback::RangeFault);
+            self.exit_pc(crate::abi::Status::Interp, pc, 0);
+            self.b.switch_to_block(fast);
+            self.b.seal_block(fast);
+            self.uni_checked = rest;
+        }
         let (sb, _, _) = self.space(local);
         let host = self.b.ins().iadd(sb, ea);
         let Reg::V(d) = data else {
@@ -2416,6 +2496,35 @@ impl Tx<'_, '_> {
         let x = self.load_lane(host, 0, ms.log2e, ms.ext);
         let v = self.b.ins().splat(I64X2, x);
         self.vset_raw(VReg(d), &vec![v; self.nch]);
+    }
+
+    /// The span one check at uniform load `pc` covers (relative to its EA: the lowest
+    /// offset and the length) and the later loads of its run ([`UniRun`]) it covers: those
+    /// of the same element alignment at a multiple of it from this one, within
+    /// [`UNI_SPAN_MAX`] bytes. Without a run, this load's own bytes.
+    fn uniform_span(&self, pc: u64, ms: MemSem) -> (i64, u64, Vec<u64>) {
+        let own = (0, ms.width(), Vec::new());
+        let Some(run) = self.uni_runs.iter().find(|r| r.loads[0].pc == pc) else {
+            return own;
+        };
+        let first = run.loads[0];
+        let amask = self.align_mask(first.ms);
+        let (mut lo, mut hi) = (0i64, first.ms.width() as i64);
+        let mut rest = Vec::new();
+        for l in &run.loads[1..] {
+            let d = l.off.wrapping_sub(first.off) as i64;
+            let w = l.ms.width() as i64;
+            let (nlo, nhi) = (lo.min(d), d.checked_add(w).map_or(i64::MAX, |e| hi.max(e)));
+            if self.align_mask(l.ms) != amask
+                || d as u64 & amask != 0
+                || nhi.saturating_sub(nlo) > UNI_SPAN_MAX
+            {
+                continue;
+            }
+            (lo, hi) = (nlo, nhi);
+            rest.push(l.pc);
+        }
+        (lo, (hi - lo) as u64, rest)
     }
 
     /// The range, alignment and permission check of the contiguous group at `ea0`

@@ -521,6 +521,11 @@ pub(crate) struct Tx<'a, 'f> {
     /// The vector registers the region accumulates into with at least [`LONG_FMA_CHAIN`]
     /// f32 multiply-adds (`Tx::store_canonical_pairs` tests all their chunks at once).
     pub(crate) long_chains: u32,
+    /// The region's runs of uniform loads through one scalar base (`mem::UniRun`).
+    pub(crate) uni_runs: Vec<mem::UniRun>,
+    /// The later loads of the run whose first load this copy translated last: its check
+    /// covered them (`Tx::uniform_load`). Cleared at every body copy's start.
+    pub(crate) uni_checked: Vec<u64>,
     /// Lane bounds of vector register values used as gather and scatter indices in the
     /// current body copy (`Tx::lane_bounds`), forgotten with the shapes.
     pub(crate) lane_bounds: Vec<mem::LaneBounds>,
@@ -1486,6 +1491,8 @@ pub(crate) fn translate(
         round_splats: Vec::new(),
         remat_splats: false,
         long_chains: long_fma_chains(r),
+        uni_runs: mem::uniform_runs(r),
+        uni_checked: Vec::new(),
         inst_block: None,
         nan: [None; 32],
         nan_set: 0,

@@ -36,11 +36,12 @@ pub(crate) struct Affine {
 }
 
 impl Tx<'_, '_> {
-    /// Forget every shape and every index register's lane bounds (at a merge point: the
-    /// start of a body copy).
+    /// Forget every shape, every index register's lane bounds and the uniform loads a check
+    /// covered (at a merge point: the start of a body copy).
     pub(crate) fn forget_shapes(&mut self) {
         self.shape = [None; 32];
         self.lane_bounds.clear();
+        self.uni_checked.clear();
     }
 
     /// The `i64x2` chunks of affine vector `a`: lane 0's value broadcast once, plus each
