@@ -7,8 +7,11 @@
 //! halfword loads multiplied into an accumulator: the JIT's narrow multiplies); index streams
 //! (32-bit index words loaded, then gathers through them, half of them shifted right or
 //! masked by an immediate first: the packed-index gathers, with small and negative indices
-//! poked where the loads read); and gathers and scatters over a
-//! table of several MiB whose span has unmapped holes and read-only pages.
+//! poked where the loads read); arrays of structs (two to four fields of 2- or 4-element
+//! records loaded through one vector address by field immediates, highest first at times and
+//! now and then one at a byte between, then contiguous stores to one or more arrays: the
+//! JIT's interleave groups and the reordered stores of its streaming copy); and gathers and
+//! scatters over a table of several MiB whose span has unmapped holes and read-only pages.
 //!
 //! Each snippet is a few [`Item`]s that the body generator pushes as one step. The snippets
 //! that build their own hardware loop model every lane's EA ([`Model`]: the arithmetic they
@@ -214,6 +217,10 @@ pub struct Shapes {
     /// While set, [`Shapes::accesses`] makes accesses of width `1 << .0` with stride E, all
     /// loads (`.1` false) or all stores of what is in `loads` (`.1` true).
     force: Option<(u8, bool)>,
+    /// While set, [`Shapes::accesses`] makes two to four loads of the fields of an array of
+    /// structs: a vector address with records 2 or 4 elements apart, and field
+    /// immediates (the JIT's interleave groups).
+    aos: bool,
     /// Snippet loops run more than once so far (their labels, see [`ROUND_LABELS`]).
     rounds: usize,
     /// While set, [`Shapes::accesses`] computes its index vectors before the loop (lane-id
@@ -275,6 +282,7 @@ impl Shapes {
             pokes: Vec::new(),
             pre: 0,
             force: None,
+            aos: false,
             rounds: 0,
             hoist_index: false,
         }
@@ -522,6 +530,12 @@ impl Shapes {
     ) -> Result<Vec<Acc>> {
         let (log2e, width, d) = match self.force {
             Some((log2e, _)) => (log2e, 1u64 << log2e, 1u64 << log2e),
+            None if self.aos => {
+                // Mostly 4-byte fields, mostly of 4-field records.
+                let log2e: u8 = pick(u, &[0, 1, 2, 2, 3])?;
+                let width = 1u64 << log2e;
+                (log2e, width, width * pick(u, &[2u64, 4, 4])?)
+            }
             None => {
                 let log2e: u8 = u.int_in_range(0..=3)?;
                 let width = 1u64 << log2e;
@@ -535,6 +549,7 @@ impl Shapes {
         // 2 vector address + immediate, 3 vector address + scalar offset, 4 contiguous,
         // 5 a general (hashed) index spread over the region.
         let form = match u.int_in_range(0..=11)? {
+            _ if self.aos => 2,
             0..=3 => 0,
             4 | 5 => 1,
             6..=8 => 2,
@@ -543,7 +558,11 @@ impl Shapes {
             11 if wide && self.force.is_none() => 5,
             _ => 0,
         };
-        let n = u.int_in_range(1..=3)?;
+        let n = if self.aos {
+            pick(u, &[2, 3, 4, 4])?
+        } else {
+            u.int_in_range(1..=3)?
+        };
         match form {
             0 | 1 | 5 => {
                 // EA = base + ((c + lane * mul) << sh); pick sh then mul so that the stride is d.
@@ -631,11 +650,28 @@ impl Shapes {
                 let exact = self.affine(u, vi, src, d, c, breakers, pre, body)?;
                 let base = bases[0];
                 Self::add_base(u, vi, base, body)?;
-                for _ in 0..n {
-                    let store = self.store_choice(u)?;
+                // Fields: the k-th access at byte k E of each record (in any order), now
+                // and then at a byte between.
+                let mut fields: Vec<i32> = (0..n as i32).collect();
+                if self.aos && u.ratio(1, 2)? {
+                    fields.reverse();
+                }
+                for &f in &fields {
+                    let store = !self.aos && self.store_choice(u)?;
                     let (op, addr, add) = if form == 2 {
                         let op = pick_op(u, store, log2e, |m| matches!(m.mode, Mode::Imm { .. }))?;
-                        let imm = pick(u, &[0i32, 0, 1, -1, 2, 5, -4, 100])?;
+                        let imm = if self.aos {
+                            let scaled = op
+                                .mem()
+                                .is_some_and(|m| m.mode == Mode::Imm { scaled: true });
+                            match (scaled, u.int_in_range(0..=9)?) {
+                                (false, 0) => f * width as i32 + 1,
+                                (false, _) => f * width as i32,
+                                (true, _) => f,
+                            }
+                        } else {
+                            pick(u, &[0i32, 0, 1, -1, 2, 5, -4, 100])?
+                        };
                         let ms = op.mem().map(|m| m.imm_offset(imm)).unwrap_or(0);
                         (
                             op,
@@ -1051,6 +1087,34 @@ impl Shapes {
                 self.accesses(u, src, local, wide, &bases, &mut pre, &mut body, &mut outs)?,
             );
             self.force = None;
+        } else if stream == 3 && u.ratio(1, 2)? {
+            // An array of structs to arrays: the fields of records loaded through a vector
+            // address (the JIT's interleave groups), stored contiguous (which its streaming
+            // copy reorders chunk by chunk when no two stores overlap).
+            self.aos = true;
+            accs.extend(self.accesses(
+                u,
+                src,
+                local,
+                wide,
+                &[S_BASE],
+                &mut pre,
+                &mut body,
+                &mut loads,
+            )?);
+            self.aos = false;
+            if !loads.is_empty() {
+                let log2e = u.int_in_range(0..=3)?;
+                self.force = Some((log2e, true));
+                for _ in 0..u.int_in_range(1..=2)? {
+                    accs.extend(
+                        self.accesses(
+                            u, src, local, wide, &bases, &mut pre, &mut body, &mut loads,
+                        )?,
+                    );
+                }
+                self.force = None;
+            }
         } else {
             for _ in 0..u.int_in_range(1..=2)? {
                 accs.extend(
@@ -1392,9 +1456,9 @@ mod tests {
     fn snippets_reach_tables_loops_and_faults() {
         let (mut tables, mut fma, mut halted) = (0, 0, 0);
         let (mut first, mut later, mut perm) = (0, 0, 0);
-        let (mut rounds, mut ro_index, mut taps) = (0, 0, 0);
+        let (mut rounds, mut ro_index, mut taps, mut aos) = (0, 0, 0, 0);
         let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
-        for i in 0..600 {
+        for i in 0..900 {
             let g = case(9, i);
             let again = g
                 .items
@@ -1415,6 +1479,7 @@ mod tests {
             rounds += u32::from(again && r.trap.is_none());
             ro_index += u32::from(r.trap.is_none() && read_only_index(&g.items));
             taps += u32::from(r.trap.is_none() && tap_loop(&g.items));
+            aos += u32::from(r.trap.is_none() && aos_loop(&g.items));
             let Some(t) = r.trap else { continue };
             let Some(mf) = t.mem else { continue };
             if (TABLE_BASE..table_end).contains(&mf.ea) {
@@ -1427,9 +1492,11 @@ mod tests {
             }
         }
         let counts = (
-            tables, fma, halted, first, later, perm, rounds, ro_index, taps,
+            tables, fma, halted, first, later, perm, rounds, ro_index, taps, aos,
         );
-        eprintln!("tables, fma, halted, first, later, perm, rounds, ro_index, taps: {counts:?}");
+        eprintln!(
+            "tables, fma, halted, first, later, perm, rounds, ro_index, taps, aos: {counts:?}"
+        );
         assert!(tables >= 120 && fma >= 100 && halted >= 20, "{counts:?}");
         assert!(rounds >= 10, "loops run again: {counts:?}");
         assert!(ro_index >= 10, "read-only index registers: {counts:?}");
@@ -1437,7 +1504,45 @@ mod tests {
             taps >= 10,
             "f32 loops on four scalars set before them: {counts:?}"
         );
+        assert!(
+            aos >= 5,
+            "field loads of one vector address, stored to two arrays or more: {counts:?}"
+        );
         assert!(first >= 8 && later >= 3 && perm >= 2, "{counts:?}");
+    }
+
+    /// Whether a hardware loop of `items` loads two fields or more of records through one
+    /// vector address (an immediate form, distinct immediates) and has two stores or more
+    /// (the JIT's interleave group, its stores held back and reordered).
+    fn aos_loop(items: &[Item]) -> bool {
+        loop_bodies(items).iter().any(|insts| {
+            let mut fields: Vec<(u8, i32)> = Vec::new();
+            let mut stores = 0;
+            for i in insts {
+                let Some(ms) = i.opcode().mem() else { continue };
+                if ms.dir == Dir::Store {
+                    stores += 1;
+                    continue;
+                }
+                if let Some(MemOperands {
+                    addr:
+                        MemAddr::Imm {
+                            base: Reg::V(b),
+                            imm,
+                        },
+                    ..
+                }) = i.mem_operands()
+                {
+                    if !fields.contains(&(b, imm)) {
+                        fields.push((b, imm));
+                    }
+                }
+            }
+            stores >= 2
+                && fields
+                    .iter()
+                    .any(|&(b, imm)| fields.iter().any(|&(c, k)| c == b && k != imm))
+        })
     }
 
     /// The instructions of each hardware loop body of `items`.

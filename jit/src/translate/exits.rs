@@ -19,6 +19,8 @@ impl Tx<'_, '_> {
         // Every exit goes through one shared block that writes the state back; the values
         // reach it as block parameters (the variables' SSA phis).
         let saved = (self.form, self.nan);
+        // Stores the streaming copy holds back to the iteration's end happen before any exit.
+        self.emit_held_stores();
         self.materialize_all();
         let r = self.b.use_var(self.retired);
         let n = self.off + extra;

@@ -521,6 +521,14 @@ pub(crate) struct Tx<'a, 'f> {
     /// The vector registers the region accumulates into with at least [`LONG_FMA_CHAIN`]
     /// f32 multiply-adds (`Tx::store_canonical_pairs` tests all their chunks at once).
     pub(crate) long_chains: u32,
+    /// Whether the streaming copy holds its stores back to the iteration's end, chunk by
+    /// chunk (`Tx::flush_stores`): a body with only hoisted accesses, at least two stores
+    /// and an interleave group of strided loads (`Tx::interleave_offset`). `Tx::precheck`
+    /// then enters the copy only when no two stores of the proven iterations overlap.
+    pub(crate) defer_plan: bool,
+    /// The stores held back in the current iteration of the streaming copy (with
+    /// `defer_plan`; `None` elsewhere).
+    pub(crate) held: Option<Vec<mem::HeldStore>>,
     /// The region's runs of uniform loads through one scalar base (`mem::UniRun`).
     pub(crate) uni_runs: Vec<mem::UniRun>,
     /// The later loads of the run whose first load this copy translated last: its check
@@ -1137,6 +1145,7 @@ impl<'a, 'f> Tx<'a, 'f> {
                 continue;
             }
             if crate::region::is_control(inst) {
+                self.flush_stores();
                 self.control(*pc, inst, header, head_pc);
                 return;
             }
@@ -1151,6 +1160,7 @@ impl<'a, 'f> Tx<'a, 'f> {
                 }
             }
         }
+        self.flush_stores();
         match r.end {
             RunEnd::Control => unreachable!("a control run ends in its control instruction"),
             RunEnd::Decline => {
@@ -1492,6 +1502,8 @@ pub(crate) fn translate(
         remat_splats: false,
         long_chains: long_fma_chains(r),
         uni_runs: mem::uniform_runs(r),
+        defer_plan: false,
+        held: None,
         uni_checked: Vec::new(),
         inst_block: None,
         nan: [None; 32],
@@ -1608,6 +1620,15 @@ pub(crate) fn translate(
                 top_test: false,
             }
         });
+        tx.defer_plan = stream.is_some()
+            && analysis::accesses_hoisted(r, &tx.hoist)
+            && tx.interleaved_any()
+            && tx
+                .hoist
+                .iter()
+                .filter(|h| h.ms().dir == lanejit_interp::isa::Dir::Store)
+                .count()
+                >= 2;
         // The second full copy, which carries packed registers from one full iteration to the
         // next, is not needed where the streaming copy runs all but the last of them; a
         // branch loop that keeps its mask has one too (`Tx::branch_fast_edge`).
@@ -1763,6 +1784,7 @@ pub(crate) fn translate(
             tx.round_splats.clear();
             tx.remat_splats = splat_scalars(r, tx.dirty.s) >= ROUND_SPLATS_MIN;
             tx.off = 0;
+            tx.held = tx.defer_plan.then(Vec::new);
             tx.run(r, h, back);
             if st.pair {
                 // The second copy of the round, in the block the first one ended in.
@@ -1771,6 +1793,7 @@ pub(crate) fn translate(
                 tx.run(r, h, back);
                 tx.stream_second = false;
             }
+            tx.held = None;
             tx.stream = None;
             tx.round_splats.clear();
             tx.remat_splats = false;
