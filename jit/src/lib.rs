@@ -143,6 +143,7 @@ impl TxSetup {
             tail: hints.tail,
             ordered_tail: hints.ordered_tail,
             steps: hints.steps,
+            sregs: hints.sregs,
         }
     }
 }
@@ -1090,7 +1091,7 @@ impl Jit {
                 hints,
             });
         }
-        if !(hints.tail && hints.ordered_tail)
+        if (!(hints.tail && hints.ordered_tail) || translate::speculates(&region, hints.sregs))
             && region.loop_head.is_some()
             && plan == Plan::Registers
         {
@@ -1346,10 +1347,12 @@ impl Jit {
         if *n < LAZY_TAIL_EXITS {
             return;
         }
-        // First the tail compiled in; then its loads kept in order.
+        // First the tail compiled in; then its loads kept in order. No speculated base
+        // distances either (a loop whose guard fails leaves this way too).
         let hints = region::Hints {
             tail: true,
             ordered_tail: hints.tail,
+            sregs: None,
             ..*hints
         };
         self.lazy.remove(&key);

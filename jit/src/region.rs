@@ -195,6 +195,11 @@ pub struct Hints {
     /// Registers that get the loop-entry test for contiguous lanes ([`lane_steps`],
     /// `translate::TxConfig::steps`).
     pub steps: u128,
+    /// The scalar registers at the entry, from which the translator takes the distances
+    /// between the base registers of a loop's strided loads (`translate::TxConfig::sregs`:
+    /// the fields of one array of structs through four registers), checked at every loop
+    /// entry. `None`: no such speculation (also after it failed, see `Jit`'s lazy exits).
+    pub sregs: Option<[u64; 32]>,
 }
 
 impl Hints {
@@ -203,6 +208,7 @@ impl Hints {
         tail: true,
         ordered_tail: false,
         steps: u128::MAX,
+        sregs: None,
     };
 
     /// The hints of an entry at `first` with registers `regs`.
@@ -211,6 +217,7 @@ impl Hints {
             tail: tail_expected(first, regs, vl),
             ordered_tail: false,
             steps: lane_steps(regs, vl),
+            sregs: Some(regs.s),
         }
     }
 }

@@ -9,8 +9,10 @@
 //! masked by an immediate first: the packed-index gathers, with small and negative indices
 //! poked where the loads read); arrays of structs (two to four fields of 2- or 4-element
 //! records loaded through one vector address by field immediates, highest first at times and
-//! now and then one at a byte between, then contiguous stores to one or more arrays: the
-//! JIT's interleave groups and the reordered stores of its streaming copy); and gathers and
+//! now and then one at a byte between, or each through a scalar register of its own set
+//! before the loop, which moves between rounds half the time; then contiguous stores to one
+//! or more arrays: the JIT's interleave groups, its speculated base distances and the
+//! reordered stores of its streaming copy); and gathers and
 //! scatters over a table of several MiB whose span has unmapped holes and read-only pages.
 //!
 //! Each snippet is a few [`Item`]s that the body generator pushes as one step. The snippets
@@ -221,6 +223,9 @@ pub struct Shapes {
     /// structs: a vector address with records 2 or 4 elements apart, and field
     /// immediates (the JIT's interleave groups).
     aos: bool,
+    /// The field registers of the last array-of-structs loop whose fields go through
+    /// registers of their own, with the element width and record stride.
+    aos_regs: Vec<(SReg, u64, u64)>,
     /// Snippet loops run more than once so far (their labels, see [`ROUND_LABELS`]).
     rounds: usize,
     /// While set, [`Shapes::accesses`] computes its index vectors before the loop (lane-id
@@ -283,6 +288,7 @@ impl Shapes {
             pre: 0,
             force: None,
             aos: false,
+            aos_regs: Vec::new(),
             rounds: 0,
             hoist_index: false,
         }
@@ -549,7 +555,10 @@ impl Shapes {
         // 2 vector address + immediate, 3 vector address + scalar offset, 4 contiguous,
         // 5 a general (hashed) index spread over the region.
         let form = match u.int_in_range(0..=11)? {
-            _ if self.aos => 2,
+            // Fields through the vector address and immediates, or each through a register
+            // of its own set before the loop (`V.LW [sF + (lc0 << 4)]`: the JIT's speculated
+            // base distances).
+            _ if self.aos => pick(u, &[0, 2])?,
             0..=3 => 0,
             4 | 5 => 1,
             6..=8 => 2,
@@ -613,10 +622,29 @@ impl Shapes {
                         add: 0,
                     })
                 };
-                for k in 0..n {
+                let fields: Vec<u64> = if u.ratio(1, 2)? {
+                    (0..n as u64).rev().collect()
+                } else {
+                    (0..n as u64).collect()
+                };
+                for (k, &f) in fields.iter().enumerate() {
                     let base = bases[k % bases.len()];
-                    let store = self.store_choice(u)?;
-                    let base_reg = if form == 1 {
+                    let store = !self.aos && self.store_choice(u)?;
+                    let mut model = model;
+                    let base_reg = if self.aos {
+                        // sF = base + f E before the loop.
+                        let r = self.pre_reg();
+                        pre.push(Item::Inst(Inst::SAdd(SAlu {
+                            sd: r,
+                            sa: base,
+                            sb: SOrImm::Imm((f * width) as i32),
+                        })));
+                        if let Some(m) = model.as_mut() {
+                            m.add = f * width;
+                        }
+                        self.aos_regs.push((r, width, d));
+                        Reg::S(r.0)
+                    } else if form == 1 {
                         body.push(Item::Inst(Inst::VMov(VMov {
                             vd: V_TMP,
                             src: VSrc::S(base),
@@ -980,6 +1008,7 @@ impl Shapes {
         // A fifth of the loops index by lane id with index vectors computed before the loop
         // (gathers and scatters through registers the loop never writes).
         self.hoist_index = !straight && u.ratio(1, 5)?;
+        self.aos_regs.clear();
         let src = if straight || self.hoist_index {
             Src::Id
         } else {
@@ -1273,6 +1302,14 @@ impl Shapes {
                 if !halve_first {
                     items.push(Item::Inst(Inst::SShr(alu(S_TRIP, 1))));
                 }
+                // Half the time a field register moves (to the next field or record, or
+                // back): the distances the JIT speculated on at its first entry no longer
+                // hold at the next.
+                if !self.aos_regs.is_empty() && u.ratio(1, 2)? {
+                    let (r, width, d) = pick(u, &self.aos_regs)?;
+                    let by = pick(u, &[width as i32, d as i32, -(width as i32)])?;
+                    items.push(Item::Inst(Inst::SAdd(alu(r, by))));
+                }
                 items.push(Item::Inst(Inst::SSub(alu(S_ROUNDS, 1))));
                 items.push(Item::Branch(
                     Inst::Bne(Branch {
@@ -1512,11 +1549,14 @@ mod tests {
     }
 
     /// Whether a hardware loop of `items` loads two fields or more of records through one
-    /// vector address (an immediate form, distinct immediates) and has two stores or more
-    /// (the JIT's interleave group, its stores held back and reordered).
+    /// vector address (an immediate form, distinct immediates) or through one offset vector
+    /// and distinct scalar bases, and has two stores or more (the JIT's interleave group,
+    /// its stores held back and reordered).
     fn aos_loop(items: &[Item]) -> bool {
         loop_bodies(items).iter().any(|insts| {
-            let mut fields: Vec<(u8, i32)> = Vec::new();
+            // (vector address, immediate) and (offset vector, scalar base) of the loads.
+            let mut fields: Vec<(u8, i64)> = Vec::new();
+            let mut bases: Vec<(u8, i64)> = Vec::new();
             let mut stores = 0;
             for i in insts {
                 let Some(ms) = i.opcode().mem() else { continue };
@@ -1524,24 +1564,32 @@ mod tests {
                     stores += 1;
                     continue;
                 }
-                if let Some(MemOperands {
-                    addr:
-                        MemAddr::Imm {
-                            base: Reg::V(b),
-                            imm,
-                        },
-                    ..
-                }) = i.mem_operands()
-                {
-                    if !fields.contains(&(b, imm)) {
-                        fields.push((b, imm));
-                    }
+                match i.mem_operands() {
+                    Some(MemOperands {
+                        addr:
+                            MemAddr::Imm {
+                                base: Reg::V(b),
+                                imm,
+                            },
+                        ..
+                    }) => fields.push((b, i64::from(imm))),
+                    Some(MemOperands {
+                        addr:
+                            MemAddr::RegOff {
+                                base: Reg::S(b),
+                                off: Reg::V(x),
+                                ..
+                            },
+                        ..
+                    }) => bases.push((x, i64::from(b))),
+                    _ => {}
                 }
             }
-            stores >= 2
-                && fields
-                    .iter()
-                    .any(|&(b, imm)| fields.iter().any(|&(c, k)| c == b && k != imm))
+            let two = |xs: &[(u8, i64)]| {
+                xs.iter()
+                    .any(|&(a, p)| xs.iter().any(|&(b, q)| a == b && p != q))
+            };
+            stores >= 2 && (two(&fields) || two(&bases))
         })
     }
 

@@ -1993,6 +1993,65 @@ fn interleaved_field_loads_agree() {
 }
 
 #[test]
+fn speculated_base_distances_are_guarded() {
+    // The `lc0` form of an array-of-structs loop: each field through a register of its own
+    // (`V.LW [s5 + (lc0 << 4)]`), which the JIT joins into one interleave group by the
+    // distances between the registers at the entry that made it compile
+    // (`analysis::speculate_bases`), checked at every loop entry. The loop is entered six
+    // times by an outer branch loop: with the fields' registers 4 bytes apart, then (from
+    // round `from` on) with one of them moved (to another record, below the first, onto the
+    // same field, far away), so the guard fails at later entries (in the span check of full
+    // iterations and at the masked tail's entry: 37 is one full iteration and a tail at VL
+    // 32), and the JIT compiles the loop again without speculation after a few failures.
+    let x = f32_words(2048, 7);
+    for (from, moved, trip) in [
+        (9, "S.ADD s6, s1, 8", 150),
+        (2, "S.ADD s6, s1, 24", 150),
+        (2, "S.ADD s6, s1, 24", 37),
+        (1, "S.SUB s6, s1, 4", 150),
+        (3, "S.MOV s6, s1", 37),
+        (2, "S.ADD s6, s1, 0x1000", 150),
+    ] {
+        check_all_vls(&format!(
+            "
+            .mem 0x10000, 0x8000, rw
+            .data 0x10000
+            {x}
+            .text
+            S.LI s20, 0
+            S.LI s21, 6
+    round:  S.LI s1, 0x10010
+            S.ADD s1, s1, s20
+            S.ADD s5, s1, 4
+            S.ADD s6, s1, 8
+            S.ADD s7, s1, 12
+            S.LI s8, {from}
+            BLT s20, s8, keep
+            {moved}
+    keep:   S.LI s2, 0x15000
+            S.LI s3, {trip}
+            S.LI s10, 600
+            S.ADD s11, s10, s10
+            S.ADD s12, s11, s10
+            LOOP s3
+            V.LW [s1 + (lc0 << 4)], ->v1
+            V.LW [s5 + (lc0 << 4)], ->v2
+            V.LW [s6 + (lc0 << 4)], ->v3
+            V.LW [s7 + (lc0 << 4)], ->v4
+            V.SW v1, [s2, lc0<<2, 0]
+            V.SW v2, [s2, lc0<<2, s10]
+            V.SW v3, [s2, lc0<<2, s11]
+            V.SW v4, [s2, lc0<<2, s12]
+            ENDLOOP
+            S.ADD s20, s20, 1
+            BLT s20, s21, round
+            HALT
+            "
+        ));
+    }
+}
+
+#[test]
 fn hoisted_tile_accesses_and_read_only_registers() {
     // A matrix-kernel shape: x staged into tile space by a copy loop, then a loop doing FMAs
     // of tile rows with registers it never writes (broadcast before the loop) into y in

@@ -5,7 +5,7 @@
 
 use super::{mem, shape};
 use crate::region::Region;
-use lanejit_interp::isa::{AluOp, FpWidth, Inst, Operands, Reg, Sem, VSrc};
+use lanejit_interp::isa::{AluOp, FpWidth, Inst, Operands, Reg, SReg, Sem, VSrc};
 
 /// A set of scalar and vector registers.
 #[derive(Default, Clone, Copy)]
@@ -287,6 +287,58 @@ pub(super) fn hoistable(r: &Region) -> Vec<Hoisted> {
             })
         })
         .collect()
+}
+
+/// Speculated distances between base registers (`TxConfig::sregs`): the hoisted strided
+/// loads through one scalar register each (the `lc0` form of an array-of-structs loop:
+/// `V.LW [s1 + (lc0 << 4)]`, `V.LW [s5 + (lc0 << 4)]` with `s5 = s1 + 4`) whose registers,
+/// at the entry that made the region compile, lay within one record of the first such
+/// load's (less than its window of `min(stride, 16)` bytes apart, at a multiple of the
+/// element width) are rewritten as that load's register plus a constant, so they form its
+/// interleave group (`Tx::interleave_offset`). Returns the guards `(a, b, d)`: `b - a == d`
+/// must hold at the loop's entry for the copies that use the hoisted accesses
+/// (`Tx::precheck`, `Tx::masked_tail_entry`; else the loop leaves for the straight form of
+/// its body, and the JIT compiles it again without speculation after a few such exits).
+pub(super) fn speculate_bases(
+    hoist: &mut [Hoisted],
+    sregs: Option<[u64; 32]>,
+) -> Vec<(SReg, SReg, i64)> {
+    let Some(sregs) = sregs else {
+        return Vec::new();
+    };
+    let single = |h: &Hoisted| match h.inv.terms.as_slice() {
+        [(r, 1)] if h.ms().dir == lanejit_interp::isa::Dir::Load && !h.contiguous() => Some(*r),
+        _ => None,
+    };
+    let mut guards: Vec<(SReg, SReg, i64)> = Vec::new();
+    for i in 0..hoist.len() {
+        let Some(a) = single(&hoist[i]) else { continue };
+        for j in i + 1..hoist.len() {
+            let Some(b) = single(&hoist[j]) else { continue };
+            let (hi, hj) = (&hoist[i], &hoist[j]);
+            if a == b
+                || hi.log2s != hj.log2s
+                || hi.ms().log2e != hj.ms().log2e
+                || hi.inst.is_local() != hj.inst.is_local()
+            {
+                continue;
+            }
+            let e = 1i64 << hj.ms().log2e;
+            let window = (1i64 << hj.log2s).min(16);
+            let d = sregs[b.0 as usize].wrapping_sub(sregs[a.0 as usize]) as i64;
+            let k = hj.inv.k.wrapping_add(d);
+            let o = k.wrapping_sub(hi.inv.k);
+            if o.unsigned_abs() > (window - e) as u64 || o % e != 0 {
+                continue;
+            }
+            if !guards.iter().any(|&(ga, gb, _)| (ga, gb) == (a, b)) {
+                guards.push((a, b, d));
+            }
+            hoist[j].inv.terms = vec![(a, 1)];
+            hoist[j].inv.k = k;
+        }
+    }
+    guards
 }
 
 /// A copy loop: an `ENDLOOP` loop whose body is a contiguous load, a store of the loaded

@@ -64,6 +64,11 @@ impl Tx<'_, '_> {
             k = self.span_fit(local, ea0s[g.low], lg, k, need, amask, g.extra);
         }
         self.hoist_host = hosts;
+        if let Some(ok) = self.spec_ok() {
+            // A speculated base distance that does not hold: no proven iteration.
+            let zero = self.iconst(0);
+            k = self.b.ins().select(ok, k, zero);
+        }
         let span = self.b.ins().ishl_imm_s(k, log2vl);
         let lim = self.b.ins().iadd(lc, span);
         let var = self.b.declare_var(I64);
@@ -116,6 +121,15 @@ impl Tx<'_, '_> {
         let m = self.b.use_var(self.mask);
         let plus = self.b.ins().iadd_imm_s(m, 1);
         let t = self.b.ins().band(m, plus);
+        // Not a prefix, or a speculated base distance that does not hold: `fail`.
+        let t = match self.spec_ok() {
+            Some(ok) => {
+                let bad = self.b.ins().bxor_imm_s(ok, 1);
+                let bad = self.b.ins().uextend(cranelift_codegen::ir::types::I64, bad);
+                self.b.ins().bor(t, bad)
+            }
+            None => t,
+        };
         let next = self.b.create_block();
         self.b.ins().brif(t, fail, &[], next, &[]);
         self.b.switch_to_block(next);
@@ -147,6 +161,23 @@ impl Tx<'_, '_> {
         let lim = self.b.ins().iadd_imm_s(lc, self.vl as i64);
         let disjoint = self.stream_disjoint(lc, lim);
         self.b.ins().brif(disjoint, top, &[], fail, &[]);
+    }
+
+    /// Whether every speculated base distance (`Tx::spec`) holds now (an `i8`), or `None`
+    /// without speculation.
+    fn spec_ok(&mut self) -> Option<Value> {
+        if self.spec.is_empty() {
+            return None;
+        }
+        let mut ok = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
+        for (a, b, d) in self.spec.clone() {
+            let va = self.sget(a);
+            let vb = self.sget(b);
+            let diff = self.b.ins().isub(vb, va);
+            let eq = self.b.ins().icmp_imm_s(IntCC::Equal, diff, d);
+            ok = self.b.ins().band(ok, eq);
+        }
+        Some(ok)
     }
 
     /// A hoisted access's host address of its EA at LC0BASE 0 (its space's base plus the

@@ -45,7 +45,13 @@
 //!   once and spilled (aos_soa_vaddr's loop: +6% instructions); with them -28%, and
 //!   aos_soa_vaddr at 256 KiB ran 1.28-1.31 -> 2.78-2.96 G records/s (three alternating
 //!   runs; 0.41x -> 0.94x native), at 16 MiB 0.95-0.99 -> 0.88-0.93 (memory-bound, 1.3x
-//!   native either way).
+//!   native either way). The `lc0` form, each field through a register of its own
+//!   (`V.LW [s5 + (lc0 << 4)]`, `s5 = s1 + 4`), joins the group by the registers'
+//!   distances at the entry that made the loop compile (`analysis::speculate_bases`),
+//!   checked at every loop entry: aos_soa_lc0 at 256 KiB 1.26-1.30 -> 2.97-3.06 G
+//!   records/s (0.42x -> 0.98x native). A loop whose distances change leaves for the
+//!   straight form of its body at such entries, and after a few of them is compiled again
+//!   without the speculation (`Jit`'s lazy exits, as for a lazy tail).
 //! * Register-offset and immediate forms on guest memory with a full mask (a loop's full
 //!   copies): lane EAs with SIMD adds and shifts, one check of the group's whole EA range
 //!   `[min, max + E)` (in range, and a single lookup in the permitted-run table proving all

@@ -308,6 +308,17 @@ pub struct TxConfig {
     /// compile): only these get the loop-entry test for contiguous lanes and the contiguous
     /// alternative of their gathers and scatters (`Tx::ro_offsets`).
     pub steps: u128,
+    /// The scalar registers at the entry that made the region compile (`region::Hints::
+    /// sregs`): the distances between the base registers of strided loads that the
+    /// translator takes as constants (`analysis::speculate_bases`), guarded at loop entry.
+    pub sregs: Option<[u64; 32]>,
+}
+
+/// Whether translating `r` with the entry's scalar registers `sregs` speculates on base
+/// distances (`analysis::speculate_bases`): then a loop whose guard fails leaves for the
+/// straight form of its body, and the JIT counts those exits as it does a lazy tail's.
+pub(crate) fn speculates(r: &Region, sregs: Option<[u64; 32]>) -> bool {
+    sregs.is_some() && !analysis::speculate_bases(&mut hoistable(r), sregs).is_empty()
 }
 
 /// Most iterations one loop entry's span check covers (see `Tx::precheck`).
@@ -499,6 +510,9 @@ pub(crate) struct Tx<'a, 'f> {
     writes_trip: bool,
     /// Contiguous accesses whose per-group check is hoisted (see [`hoistable`]).
     pub(crate) hoist: Vec<analysis::Hoisted>,
+    /// The base-register distances the hoisted accesses take as constants
+    /// (`analysis::speculate_bases`): `(a, b, d)`, `b - a == d` checked at loop entry.
+    pub(crate) spec: Vec<(SReg, SReg, i64)>,
     /// Whether the current code is a full copy entered through `Tx::precheck`: the hoisted
     /// accesses need no check.
     pub(crate) prechecked: bool,
@@ -1312,7 +1326,8 @@ pub(crate) fn translate(
     // (`Tx::ro_v`): no variables, nothing carried around loops.
     let ro_v = if vmem { 0 } else { used.v & !dirty.v };
     used.v &= !ro_v;
-    let hoist = hoistable(r);
+    let mut hoist = hoistable(r);
+    let spec = analysis::speculate_bases(&mut hoist, cfg.sregs);
     let copy = if cfg.budgeted {
         None
     } else {
@@ -1486,6 +1501,7 @@ pub(crate) fn translate(
         writes_trip: r.insts.iter().any(|(_, i)| matches!(i, Inst::Loop(_))),
         copy_loop: copy,
         hoist,
+        spec,
         local_v,
         local_stored: 0,
         plocal: None,
