@@ -3457,6 +3457,80 @@ fn a_masked_tail_loading_what_its_store_overwrites_keeps_the_old_bytes() {
 }
 
 #[test]
+fn product_accumulators_keep_permuted_sums_exact() {
+    // An accumulator of 16-bit products (dot8's shape) keeps its narrow sums permuted in the
+    // streaming copy, even lanes then odd ones per chunk (`Tx::even_odd`), and puts them back
+    // in lane order wherever it is used whole. Products of the extreme bytes (-128 * -128 =
+    // 16384, 255 * 255 = 65025) over more iterations than the narrow sums hold between
+    // flushes (65,535 iterations: 530,001 elements at VL 8), lanes of different values, the
+    // accumulator also read in the body in a variant, and exits under instruction limits
+    // mid-stream; then short loops at every VL.
+    let ramp: String = (0..64)
+        .map(|i| format!("{:#x}", 0x80u8.wrapping_add((i as u8).wrapping_mul(5))))
+        .collect::<Vec<_>>()
+        .join(", ");
+    for (load, fill, extra) in [
+        ("V.LB", "0x80808080", ""),
+        ("V.LBU", "0xffffffff", ""),
+        ("V.LB", "0x7f80017f", ""),
+        ("V.LBU", "0x7f80017f", "V.ADD v4, v3, v3"),
+    ] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x111000, rw
+            .data 0x10000
+            .fill 0x44000, 4, {fill}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, 0x92000
+            S.LI s3, 530001
+            V.MOV v3, 0
+            LOOP s3
+            {load} [s1, lc0, 0], ->v1
+            {load} [s2, lc0, 0], ->v2
+            V.MUL v1, v1, v2
+            V.ADD v3, v3, v1
+            {extra}
+            ENDLOOP
+            V.REDSUM s5, v3
+            HALT
+            "
+        );
+        let p = asm(&src);
+        for vl in [8, 16] {
+            check(&p, vl, false, None);
+        }
+        for max in [1000, 123_457, 400_003, 300_001] {
+            check(&p, 8, false, Some(max));
+        }
+    }
+    // Short loops at every VL: tails, and the sums used right after the loop.
+    let src = format!(
+        "
+        .mem 0x10000, 0x2000, rw
+        .data 0x10000
+        .byte {ramp}
+        .byte {ramp}
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x10007
+        S.LI s3, 100
+        LOOP s3
+        V.LB [s1, lc0, 0], ->v1
+        V.LBU [s2, lc0, 0], ->v2
+        V.MUL v5, v1, v1
+        V.MUL v6, v2, v2
+        V.ADD v3, v3, v5
+        V.ADD v4, v4, v6
+        ENDLOOP
+        V.ADD v7, v3, v4
+        HALT
+        "
+    );
+    check_all_vls(&src);
+}
+
+#[test]
 fn paired_streaming_rounds_flush_narrow_sums_in_time() {
     // Small loop bodies stream two iterations per round; an accumulator of widened bytes or
     // halfwords keeps narrow sums across rounds and is flushed before they could overflow.

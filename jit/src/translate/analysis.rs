@@ -341,6 +341,32 @@ pub(super) fn speculate_bases(
     guards
 }
 
+/// The vector registers every `V.ADD vd, vd, vx` of the region into which adds a product
+/// (`vx` last written by a `V.MUL` before it in the body): accumulators of narrow products
+/// (dot8's `V.MUL v1, v1, v2; V.ADD v3, v3, v1`), whose narrow sums of 16-bit products the
+/// streaming copy keeps permuted (`Tx::even_odd`).
+pub(super) fn product_accs(r: &Region) -> u32 {
+    let (mut yes, mut no) = (0u32, 0u32);
+    let mut product = 0u32;
+    for (_, i) in r.body() {
+        if let (Operands::VAlu(o), Sem::VAlu(AluOp::Add)) = (i.operands(), i.opcode().sem()) {
+            if let VSrc::V(x) = o.vb {
+                if o.vd == o.va && o.vd != x && product & (1 << x.0) != 0 {
+                    yes |= 1 << o.vd.0;
+                } else {
+                    no |= 1 << o.vd.0;
+                }
+            } else {
+                no |= 1 << o.vd.0;
+            }
+        }
+        let w = reg_effects(i).1.v;
+        let is_mul = matches!(i.opcode().sem(), Sem::VAlu(AluOp::Mul));
+        product = if is_mul { product | w } else { product & !w };
+    }
+    yes & !no
+}
+
 /// A copy loop: an `ENDLOOP` loop whose body is a contiguous load, a store of the loaded
 /// register with the same element width, and the `ENDLOOP`, with both accesses hoisted
 /// (`hoisted`, from [`hoistable`]).

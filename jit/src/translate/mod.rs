@@ -152,7 +152,9 @@ pub(crate) enum Form {
     /// An accumulator in the streaming copy (`analysis::accumulators`, `Tx::acc_add`): its
     /// value is its `i64x2` chunk variables plus the sums in its packed variables, signed
     /// lanes of `1 << log2e` bytes (1: i16, 2: i32) that `V.ADD`s of narrow operands
-    /// gathered since the last flush. At most `Tx::acc_k` iterations add into them between
+    /// gathered since the last flush (in lane order; an accumulator of 16-bit products,
+    /// `Tx::acc_perm`, keeps each chunk pair's even lanes, then its odd ones, and
+    /// `Tx::acc_values` puts them back). At most `Tx::acc_k` iterations add into them between
     /// flushes, so they never overflow, and adding them to the 64-bit lanes gives the sum
     /// the interpreter computes (wrapping addition is associative).
     Acc { log2e: u8 },
@@ -410,6 +412,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// Per vector register: the lanes (`Form::Acc`) and the most iterations between flushes
     /// of its narrow accumulation, as the first full copy found it (0: none).
     pub(crate) acc_seen: [(u8, u64); 32],
+    /// The accumulators of 16-bit products whose narrow sums are kept permuted
+    /// (`analysis::product_accs`, `Tx::even_odd`).
+    pub(crate) acc_perm: u32,
     /// Iterations of the streaming copy since its accumulators were last flushed.
     pub(crate) acc_n: Option<Variable>,
     /// The fast inner loop, while translating a full body copy of an `ENDLOOP` loop.
@@ -849,7 +854,16 @@ impl<'a, 'f> Tx<'a, 'f> {
         let Form::Acc { log2e } = self.form[r.0 as usize] else {
             unreachable!("acc_values on a register that is not an accumulator")
         };
-        let sums = self.packed_vals(r, log2e);
+        let mut sums = self.packed_vals(r, log2e);
+        if self.acc_perm & (1 << r.0) != 0 {
+            // Each pair of chunks holds even lanes, then odd ones (`Tx::even_odd`).
+            const LO: [u8; 16] = [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23];
+            const HI: [u8; 16] = [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31];
+            sums = sums
+                .chunks(2)
+                .flat_map(|p| [self.shuffle(p[0], p[1], LO), self.shuffle(p[0], p[1], HI)])
+                .collect();
+        }
         let mut wide = Vec::with_capacity(self.nch);
         for p in sums {
             wide.extend(self.widen_to_64(p, log2e, true));
@@ -1489,6 +1503,7 @@ pub(crate) fn translate(
         stream: None,
         stream_second: false,
         acc_seen: [(0, 0); 32],
+        acc_perm: analysis::product_accs(r),
         acc_n: None,
         readonly: false,
         ordered: 0,
