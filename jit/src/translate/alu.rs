@@ -382,7 +382,7 @@ impl Tx<'_, '_> {
             return false;
         }
         let ty = if log2e == 1 { I16X8 } else { I32X4 };
-        let add = if self.acc_perm & (1 << vd.0) != 0 {
+        let add = if log2e == 2 && self.acc_perm & (1 << vd.0) != 0 {
             self.even_odd(x)
         } else {
             self.packed_widened(x, log2e)

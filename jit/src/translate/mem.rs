@@ -266,7 +266,6 @@ fn operands(inst: &Inst, ms: MemSem) -> Option<(Reg, Addr, bool)> {
     Some((o.data, addr, o.local))
 }
 
-/// The permission an access needs: read for loads, write for stores.
 /// A store of the streaming copy held back to its iteration's end (`Tx::flush_stores`):
 /// chunk `c` (16 bytes) of a contiguous store at `host`.
 #[derive(Clone, Copy, Debug)]
@@ -349,6 +348,7 @@ pub(crate) fn uniform_runs(r: &crate::region::Region) -> Vec<UniRun> {
 /// The most bytes one check of a run of uniform loads covers ([`UniRun`]).
 const UNI_SPAN_MAX: i64 = 1 << 16;
 
+/// The permission an access needs: read for loads, write for stores.
 pub(super) fn need(ms: MemSem) -> u8 {
     match ms.dir {
         Dir::Load => PERM_R,

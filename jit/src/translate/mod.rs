@@ -412,8 +412,8 @@ pub(crate) struct Tx<'a, 'f> {
     /// Per vector register: the lanes (`Form::Acc`) and the most iterations between flushes
     /// of its narrow accumulation, as the first full copy found it (0: none).
     pub(crate) acc_seen: [(u8, u64); 32],
-    /// The accumulators of 16-bit products whose narrow sums are kept permuted
-    /// (`analysis::product_accs`, `Tx::even_odd`).
+    /// The accumulators of 16-bit products whose narrow sums (32-bit, `Form::Acc` with
+    /// `log2e` 2) are kept permuted (`analysis::product_accs`, `Tx::even_odd`).
     pub(crate) acc_perm: u32,
     /// Iterations of the streaming copy since its accumulators were last flushed.
     pub(crate) acc_n: Option<Variable>,
@@ -855,7 +855,7 @@ impl<'a, 'f> Tx<'a, 'f> {
             unreachable!("acc_values on a register that is not an accumulator")
         };
         let mut sums = self.packed_vals(r, log2e);
-        if self.acc_perm & (1 << r.0) != 0 {
+        if log2e == 2 && self.acc_perm & (1 << r.0) != 0 {
             // Each pair of chunks holds even lanes, then odd ones (`Tx::even_odd`).
             const LO: [u8; 16] = [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23];
             const HI: [u8; 16] = [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31];
