@@ -418,7 +418,8 @@ impl Tx<'_, '_> {
         for v in vals {
             let p32 = self.bitcast(I32X4, v);
             let (even, odd) = if ext == Ext::Sign {
-                let c = self.vconst_bytes(I16X8, &[1, 0, 0, 0].repeat(4));
+                let c = self.vconst2(0x0000_0001_0000_0001, 0x0000_0001_0000_0001);
+                let c = self.bitcast(I16X8, c);
                 let p = self.bitcast(I16X8, v);
                 let (pl, cl) = (self.b.ins().swiden_low(p), self.b.ins().swiden_low(c));
                 let (ph, ch) = (self.b.ins().swiden_high(p), self.b.ins().swiden_high(c));
@@ -429,19 +430,14 @@ impl Tx<'_, '_> {
                     self.b.ins().sshr_imm_s(p32, 16),
                 )
             } else {
-                let m = self.vconst_bytes(I32X4, &[0xff, 0xff, 0, 0].repeat(4));
+                let m = self.vconst2(0x0000_ffff_0000_ffff, 0x0000_ffff_0000_ffff);
+                let m = self.bitcast(I32X4, m);
                 (self.b.ins().band(p32, m), self.b.ins().ushr_imm_s(p32, 16))
             };
             out.push(self.bitcast(I8X16, even));
             out.push(self.bitcast(I8X16, odd));
         }
         out
-    }
-
-    /// A vector constant of type `ty` from its 16 bytes.
-    fn vconst_bytes(&mut self, ty: cranelift_codegen::ir::Type, bytes: &[u8]) -> Value {
-        let c = self.b.func.dfg.constants.insert(bytes.to_vec().into());
-        self.b.ins().vconst(ty, c)
     }
 
     /// The lanes of packed register `r` widened to `1 << t` bytes each (by its extension).

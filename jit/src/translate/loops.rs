@@ -370,26 +370,45 @@ impl Tx<'_, '_> {
         let mut ranges = Vec::new();
         for g in groups {
             let hz = &self.hoist[g.low];
-            let (local, log2s) = (hz.inst.is_local(), hz.log2s as i64);
-            let is_load = hz.ms().dir == lanejit_interp::isa::Dir::Load;
-            let h = self.b.use_var(self.hoist_host[g.low]);
-            let a = self.b.ins().ishl_imm_s(lc, log2s);
-            let e = self.b.ins().ishl_imm_s(lim, log2s);
-            let start = self.b.ins().iadd(h, a);
-            let end = self.b.ins().iadd(h, e);
-            let end = self.b.ins().iadd_imm_s(end, g.extra as i64);
+            let (local, is_load) = (
+                hz.inst.is_local(),
+                hz.ms().dir == lanejit_interp::isa::Dir::Load,
+            );
+            let (start, end) = self.span_bytes(g.low, lc, lim, g.extra);
             ranges.push((local, is_load, start, end));
         }
         let mut ok = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
         for &(lspace, _, ls, le) in ranges.iter().filter(|r| r.1) {
             for &(_, _, ss, se) in ranges.iter().filter(|r| !r.1 && r.0 == lspace) {
-                let before = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, se, ls);
-                let after = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, le, ss);
-                let apart = self.b.ins().bor(before, after);
-                ok = self.b.ins().band(ok, apart);
+                ok = self.and_apart(ok, (ls, le), (ss, se));
             }
         }
         ok
+    }
+
+    /// The bytes hoisted access `j` touches over the iterations from LC0BASE `lc` up to
+    /// `lim`, widened by `extra` (`[start, end)`, proved, so neither end wraps).
+    fn span_bytes(&mut self, j: usize, lc: Value, lim: Value, extra: u64) -> (Value, Value) {
+        let log2s = self.hoist[j].log2s as i64;
+        let h = self.b.use_var(self.hoist_host[j]);
+        let a = self.b.ins().ishl_imm_s(lc, log2s);
+        let e = self.b.ins().ishl_imm_s(lim, log2s);
+        let start = self.b.ins().iadd(h, a);
+        let end = self.b.ins().iadd(h, e);
+        let end = if extra == 0 {
+            end
+        } else {
+            self.b.ins().iadd_imm_s(end, extra as i64)
+        };
+        (start, end)
+    }
+
+    /// `ok` and whether byte ranges `a` and `b` (`[start, end)`) are disjoint.
+    fn and_apart(&mut self, ok: Value, a: (Value, Value), b: (Value, Value)) -> Value {
+        let before = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, b.1, a.0);
+        let after = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, a.1, b.0);
+        let apart = self.b.ins().bor(before, after);
+        self.b.ins().band(ok, apart)
     }
 
     /// Whether, over the iterations from LC0BASE `lc` up to `lim`, no two hoisted stores
@@ -397,28 +416,20 @@ impl Tx<'_, '_> {
     /// the stores of an iteration may go in any order (`Tx::defer_plan`).
     fn stores_apart(&mut self, lc: Value, lim: Value) -> Value {
         let mut ranges = Vec::new();
-        for (j, hz) in self.hoist.clone().iter().enumerate() {
-            if hz.ms().dir != lanejit_interp::isa::Dir::Store {
+        for j in 0..self.hoist.len() {
+            if self.hoist[j].ms().dir != lanejit_interp::isa::Dir::Store {
                 continue;
             }
-            let log2s = hz.log2s as i64;
-            let h = self.b.use_var(self.hoist_host[j]);
-            let a = self.b.ins().ishl_imm_s(lc, log2s);
-            let e = self.b.ins().ishl_imm_s(lim, log2s);
-            let start = self.b.ins().iadd(h, a);
-            let end = self.b.ins().iadd(h, e);
-            ranges.push((hz.inst.is_local(), start, end));
+            let local = self.hoist[j].inst.is_local();
+            let (start, end) = self.span_bytes(j, lc, lim, 0);
+            ranges.push((local, start, end));
         }
         let mut ok = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
         for (i, &(la, sa, ea)) in ranges.iter().enumerate() {
             for &(lb, sb, eb) in &ranges[i + 1..] {
-                if la != lb {
-                    continue;
+                if la == lb {
+                    ok = self.and_apart(ok, (sb, eb), (sa, ea));
                 }
-                let before = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, ea, sb);
-                let after = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, eb, sa);
-                let apart = self.b.ins().bor(before, after);
-                ok = self.b.ins().band(ok, apart);
             }
         }
         ok

@@ -2394,10 +2394,7 @@ impl Tx<'_, '_> {
     /// Whether some hoisted strided load shares its interleave group with another
     /// ([`Self::interleave_offset`] not 0).
     pub(crate) fn interleaved_any(&self) -> bool {
-        (0..self.hoist.len()).any(|j| {
-            let h = &self.hoist[j];
-            h.ms().dir == Dir::Load && !h.contiguous() && self.interleave_offset(j) != 0
-        })
+        self.hoist_off.iter().any(|&o| o != 0)
     }
 
     /// Hoisted strided load `j`'s offset within its *interleave group*: the hoisted strided
@@ -2408,10 +2405,14 @@ impl Tx<'_, '_> {
     /// member's address (proved with it: its `VL * stride` bytes, see `Tx::strided_proved`),
     /// so Cranelift keeps one copy of each piece and of each shuffle shared by two members:
     /// four fields of 16-byte structs cost four loads and eight shuffles per four structs
-    /// instead of sixteen loads and twelve shuffles. 0 for the lowest (or a lone) member.
-    fn interleave_offset(&self, j: usize) -> i64 {
+    /// instead of sixteen loads and twelve shuffles. 0 for the lowest (or a lone) member and
+    /// for other accesses. Computed once per region (`Tx::hoist_off`).
+    pub(crate) fn interleave_offset(&self, j: usize) -> i64 {
         let (lead, dj) = self.hoist_lead(j);
         let hj = &self.hoist[j];
+        if hj.ms().dir != Dir::Load || hj.contiguous() {
+            return 0;
+        }
         let e = 1i64 << hj.ms().log2e;
         let window = (1i64 << hj.log2s).min(16);
         let mut deltas: Vec<i64> = (0..self.hoist.len())
@@ -2456,11 +2457,7 @@ impl Tx<'_, '_> {
         let at = self.b.ins().iadd(h, l);
         // A strided load's interleave group reads from its lowest member's address, built
         // the same way for every member (so the members' loads are one).
-        let o = if log2s != ms.log2e {
-            self.interleave_offset(j)
-        } else {
-            0
-        };
+        let o = self.hoist_off[j];
         let host = if delta == o {
             at
         } else {
@@ -2806,7 +2803,7 @@ impl Tx<'_, '_> {
 
 /// The shuffle of two 16-byte vectors interleaving their low (`half` 0) or high (1) halves
 /// in `w`-byte units (`punpckl*` / `punpckh*`).
-fn unpack(w: usize, half: usize) -> [u8; 16] {
+pub(crate) fn unpack(w: usize, half: usize) -> [u8; 16] {
     let mut idx = [0u8; 16];
     for (i, x) in idx.iter_mut().enumerate() {
         let (unit, b) = (i / w, i % w);

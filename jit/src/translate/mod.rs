@@ -515,6 +515,9 @@ pub(crate) struct Tx<'a, 'f> {
     writes_trip: bool,
     /// Contiguous accesses whose per-group check is hoisted (see [`hoistable`]).
     pub(crate) hoist: Vec<analysis::Hoisted>,
+    /// Per hoisted access, its offset in its interleave group (`Tx::interleave_offset`,
+    /// computed once per region; 0 for all but strided loads).
+    pub(crate) hoist_off: Vec<i64>,
     /// The base-register distances the hoisted accesses take as constants
     /// (`analysis::speculate_bases`): `(a, b, d)`, `b - a == d` checked at loop entry.
     pub(crate) spec: Vec<(SReg, SReg, i64)>,
@@ -857,11 +860,10 @@ impl<'a, 'f> Tx<'a, 'f> {
         let mut sums = self.packed_vals(r, log2e);
         if log2e == 2 && self.acc_perm & (1 << r.0) != 0 {
             // Each pair of chunks holds even lanes, then odd ones (`Tx::even_odd`).
-            const LO: [u8; 16] = [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23];
-            const HI: [u8; 16] = [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31];
+            let (lo, hi) = (mem::unpack(4, 0), mem::unpack(4, 1));
             sums = sums
                 .chunks(2)
-                .flat_map(|p| [self.shuffle(p[0], p[1], LO), self.shuffle(p[0], p[1], HI)])
+                .flat_map(|p| [self.shuffle(p[0], p[1], lo), self.shuffle(p[0], p[1], hi)])
                 .collect();
         }
         let mut wide = Vec::with_capacity(self.nch);
@@ -1543,7 +1545,11 @@ pub(crate) fn translate(
         pc: r.start,
         nest: None,
         shuffle_imms: Vec::new(),
+        hoist_off: Vec::new(),
     };
+    tx.hoist_off = (0..tx.hoist.len())
+        .map(|j| tx.interleave_offset(j))
+        .collect();
     tx.count_entry();
     if r.outer.is_some() && tx.local_v != 0 && tx.vl >= 4 {
         tx.plocal_setup();
