@@ -3424,6 +3424,116 @@ fn nests_of_rows_of_any_length_keep_each_lane_of_their_iteration_local_registers
 }
 
 #[test]
+fn a_tail_certain_to_follow_the_last_streamed_iteration_takes_its_lanes_over() {
+    // A 5-point stencil nest whose rows (6, of 70 to 73 or 126 to 129 points) stream their
+    // full iterations; where the masked tail is certain to follow the last of them in line
+    // (its group of VL lanes proven with the row, the budget covering both), that iteration
+    // does not store the lanes of its iteration-local registers the tail overwrites
+    // (`Tx::tail_ahead`), and the tail's entry skips its checks. The registers are read at
+    // every exit: the end, each instruction limit, and (the long rows) the last row, whose
+    // tail's group of VL lanes reaches past the grid's mapping while its active lanes do not
+    // (so its tail is not certain and leaves for the straight form of the body), or whose
+    // tail's last active lane faults (one word further on; the trap is precise). Some rows
+    // have no tail at some VLs. v8 (integer) is iteration-local and never stored.
+    let grid = nest_grid(15);
+    for (base, start, fault) in [
+        (70, 0x10204, false),
+        (126, 0x10204, false),
+        (126, 0x10208, true),
+    ] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .mem 0x20000, 0x1000, rw
+            .data 0x10000
+            {grid}
+            .text
+            S.LI s1, {start}
+            S.LI s2, 0x20204
+            S.LI s4, 6
+            S.LI s10, 0x3f000000
+            S.LI s11, 0x3e000000
+        row:
+            S.AND s3, s4, 3
+            S.ADD s3, s3, {base}
+            LOOP s3
+            V.LW [s1, lc0<<2, 0], ->v1
+            V.LW [s1, lc0<<2, -4], ->v2
+            V.LW [s1, lc0<<2, 4], ->v3
+            V.LW [s1, lc0<<2, -0x200], ->v4
+            V.LW [s1, lc0<<2, 0x200], ->v5
+            V.FMUL.S v6, v1, s10
+            V.FMA.S v6, v2, s11
+            V.FMA.S v6, v3, s11
+            V.FMA.S v6, v4, s11
+            V.FMA.S v6, v5, s11
+            V.SUB v8, v2, v3
+            V.SW v6, [s2, lc0<<2, 0]
+            ENDLOOP
+            S.ADD s1, s1, 0x200
+            S.ADD s2, s2, 0x200
+            S.SUB s4, s4, 1
+            BNE s4, 0, row
+            HALT
+            "
+        );
+        let p = asm(&src);
+        for vl in VLS {
+            for strict in [false, true] {
+                let (r, st) = check(&p, vl, strict, None);
+                assert!(st.jit_retired > 0, "compiled code ran");
+                let trapped = trap_kind(&r.exit()).is_some();
+                assert_eq!(trapped, fault, "vl {vl}");
+            }
+        }
+        if base == 70 {
+            for vl in [8, 32] {
+                let total = check(&p, vl, false, None).0.result.instructions;
+                for max in (0..total + 2).step_by(5).chain([total - 1, total]) {
+                    check(&p, vl, false, Some(max));
+                }
+            }
+        }
+    }
+    // Bytes read (into a register the next iteration reads first), words written 256 bytes
+    // below them before the bytes are used: at VL 32 a row's two full iterations store below
+    // what they load, but its tail's (30 lanes) words reach the bytes its load read, so that
+    // load must not move past the store (the tail's entry test sends it to the straight
+    // form).
+    let bytes = f32_words(1024, 5);
+    let p = asm(&format!(
+        "
+        .mem 0x10000, 0x2000, rw
+        .data 0x10000
+        {bytes}
+        .text
+        S.LI s1, 0x10400
+        S.LI s4, 5
+        S.LI s6, 0x11800
+        V.LANEID v5
+        V.ADD v5, v5, 0x55
+    row:
+        S.SUB s2, s1, 256
+        S.LI s3, 94
+        LOOP s3
+        V.ADD v4, v1, v5
+        V.LB [s1, lc0, 0], ->v1
+        V.SW v5, [s2, lc0<<2, 0]
+        V.ADD v3, v1, v4
+        V.SW v3, [s6, lc0<<2, 0]
+        ENDLOOP
+        S.ADD s1, s1, 0x180
+        S.SUB s4, s4, 1
+        BNE s4, 0, row
+        HALT
+        "
+    ));
+    for vl in [8, 32] {
+        check(&p, vl, false, None);
+    }
+}
+
+#[test]
 fn a_masked_tail_loading_what_its_store_overwrites_keeps_the_old_bytes() {
     // The masked tail's loads may move to their first use when no store of the iteration
     // writes what they read. Here the register a load writes is carried (read by the next

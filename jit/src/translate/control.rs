@@ -430,7 +430,7 @@ impl Tx<'_, '_> {
             self.b.def_var(t, n);
             let off = self.packed_tail_off(r);
             self.pending_local
-                .push((vals.into_iter().map(Some).collect(), off));
+                .push((vals.into_iter().map(Some).collect(), off, log2e));
             return;
         }
         let all = self.iconst(self.vl as u64);
@@ -441,7 +441,7 @@ impl Tx<'_, '_> {
         if self.readonly {
             // The streaming copy's last iteration (pure loads, see `Tx::pending_local`).
             self.pending_local
-                .push((vals.into_iter().map(Some).collect(), off));
+                .push((vals.into_iter().map(Some).collect(), off, log2e));
             return;
         }
         let base = self.b.ins().stack_addr(I64, slot, 0);
@@ -451,22 +451,48 @@ impl Tx<'_, '_> {
     }
 
     /// Emit chunk `c` of every pending store to the packed slot (`Tx::pending_local`), or
-    /// with `None` all that are left.
+    /// with `None` all that are left. In the streaming copy's last iteration, a chunk whose
+    /// lanes are all below `Tx::skip_local` is stored only when no tail overwrites them
+    /// (one branch per chunk, shared by the registers of one lane width).
     pub(crate) fn flush_pending_local(&mut self, c: Option<usize>) {
         if self.pending_local.is_empty() {
             return;
         }
         let slot = self.plocal.expect("packed slot");
-        let base = self.b.ins().stack_addr(I64, slot, 0);
         let f = MemFlagsData::trusted();
         let mut pending = std::mem::take(&mut self.pending_local);
-        for (vals, off) in &mut pending {
+        // Per chunk, the lane count that overwrites it all, and its stores.
+        let mut out: std::collections::BTreeMap<u64, Vec<(Value, i32)>> = Default::default();
+        for (vals, off, log2e) in &mut pending {
             for (j, v) in vals.iter_mut().enumerate() {
                 if c.is_none_or(|c| c == j) {
                     if let Some(v) = v.take() {
-                        self.b.ins().store(f, v, base, *off + 16 * j as i32);
+                        let past = ((j as u64) + 1) << (4 - *log2e);
+                        out.entry(past).or_default().push((v, *off + 16 * j as i32));
                     }
                 }
+            }
+        }
+        for (past, stores) in out {
+            let skip = self.skip_local.map(|s| {
+                let (st, next) = (self.b.create_block(), self.b.create_block());
+                let low = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedLessThan, s, past as i64);
+                self.b.ins().brif(low, st, &[], next, &[]);
+                self.b.switch_to_block(st);
+                self.b.seal_block(st);
+                next
+            });
+            let base = self.b.ins().stack_addr(I64, slot, 0);
+            for (v, at) in stores {
+                self.b.ins().store(f, v, base, at);
+            }
+            if let Some(next) = skip {
+                self.b.ins().jump(next, &[]);
+                self.b.switch_to_block(next);
+                self.b.seal_block(next);
             }
         }
         if c.is_some() {
@@ -547,6 +573,10 @@ impl Tx<'_, '_> {
             4,
         ));
         self.plocal = Some(slot);
+        let none = self.iconst(u64::MAX);
+        let go = self.b.declare_var(I64);
+        self.b.def_var(go, none);
+        self.tail_go = Some(go);
         let zero = self.iconst(0);
         for n in 0..32 {
             if self.local_v & (1 << n) != 0 {

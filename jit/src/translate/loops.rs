@@ -44,6 +44,19 @@ impl Tx<'_, '_> {
         let one = self.iconst(1);
         let q_is0 = self.b.ins().icmp_imm_s(IntCC::Equal, q, 0);
         let mut k = self.b.ins().select(q_is0, one, q);
+        // In a nest with a masked tail after the streaming copy's last iteration
+        // (`Tx::tail_ahead`): the tail's group of VL lanes too, when it follows these
+        // iterations (a partial one left, no cap).
+        let q_full = k;
+        if self.tail_proven.is_some() {
+            let part = self.b.ins().band_imm_s(left, self.vl as i64 - 1);
+            let part = self.b.ins().icmp_imm_s(IntCC::NotEqual, part, 0);
+            let small = self.b.ins().bxor_imm_s(big, 1);
+            let t = self.b.ins().band(part, small);
+            let t = self.b.ins().band(t, more);
+            let t = self.b.ins().uextend(I64, t);
+            k = self.b.ins().iadd(k, t);
+        }
         // Per access: its loop-invariant host base (so the loop keeps one register per
         // access); then one span check per group of accesses at constant distances.
         let mut hosts = Vec::new();
@@ -68,6 +81,16 @@ impl Tx<'_, '_> {
             // A speculated base distance that does not hold: no proven iteration.
             let zero = self.iconst(0);
             k = self.b.ins().select(ok, k, zero);
+        }
+        if let Some(var) = self.tail_proven {
+            // The tail's LC0BASE when its group was proven too, else `u64::MAX`.
+            let tail = self.b.ins().icmp(IntCC::UnsignedGreaterThan, k, q_full);
+            let span = self.b.ins().ishl_imm_s(q_full, log2vl);
+            let at = self.b.ins().iadd(lc, span);
+            let none = self.iconst(u64::MAX);
+            let at = self.b.ins().select(tail, at, none);
+            self.b.def_var(var, at);
+            k = self.b.ins().umin(k, q_full);
         }
         let span = self.b.ins().ishl_imm_s(k, log2vl);
         let lim = self.b.ins().iadd(lc, span);
@@ -118,6 +141,25 @@ impl Tx<'_, '_> {
     /// does. All pass: `top`; else `fail` (the straight form then runs the iteration lane by
     /// lane).
     pub(super) fn masked_tail_entry(&mut self, top: Block, fail: Block) {
+        if let Some(go) = self.tail_go {
+            // Checked already by the streaming copy's last iteration (`Tx::tail_ahead`).
+            let (sure, check) = (self.b.create_block(), self.b.create_block());
+            let at = self.b.use_var(go);
+            let lc = self.b.use_var(self.lc0);
+            let hit = self.b.ins().icmp(IntCC::Equal, at, lc);
+            self.b.ins().brif(hit, sure, &[], check, &[]);
+            self.b.switch_to_block(sure);
+            self.b.seal_block(sure);
+            let none = self.iconst(u64::MAX);
+            self.b.def_var(go, none);
+            for (j, hz) in self.hoist.clone().into_iter().enumerate() {
+                let (h, _) = self.hoisted_at(&hz, lc);
+                self.b.def_var(self.hoist_host[j], h);
+            }
+            self.b.ins().jump(top, &[]);
+            self.b.switch_to_block(check);
+            self.b.seal_block(check);
+        }
         let m = self.b.use_var(self.mask);
         let plus = self.b.ins().iadd_imm_s(m, 1);
         let t = self.b.ins().band(m, plus);
@@ -161,6 +203,41 @@ impl Tx<'_, '_> {
         let lim = self.b.ins().iadd_imm_s(lc, self.vl as i64);
         let disjoint = self.stream_disjoint(lc, lim);
         self.b.ins().brif(disjoint, top, &[], fail, &[]);
+    }
+
+    /// At the top of the streaming copy's last iteration in a nest (`body_len` instructions;
+    /// LC0BASE `lc`): whether the masked tail is certain to follow in line, its entry's
+    /// checks passing, with nothing that could leave the function between (the budget
+    /// covers this iteration and the tail; the tail runs to its `ENDLOOP` without exits).
+    /// Then the lanes the tail overwrites need not be stored by this iteration. Records the
+    /// tail's LC0BASE in `Tx::tail_go` (its entry skips the checks made here) and returns
+    /// the tail's lane count, else 0 (and `u64::MAX` recorded).
+    pub(super) fn tail_ahead(&mut self, lc: Value, body_len: u64) -> Value {
+        let vl = self.vl as i64;
+        let trip = self.b.use_var(self.trip);
+        let next = self.b.ins().iadd_imm_s(lc, vl);
+        // The tail's lane count, when the next iteration is one (1 to VL - 1 lanes left).
+        let rem = self.b.ins().isub(trip, next);
+        let r1 = self.b.ins().iadd_imm_s(rem, -1);
+        let mut ok = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, r1, vl - 1);
+        let fits = self.budget_fits(0, 2 * body_len);
+        ok = self.b.ins().band(ok, fits);
+        // The tail's checks (`Tx::masked_tail_entry`: every group of VL lanes at its LC0BASE
+        // in its space with its permission and alignment, the speculated distances) made by
+        // the span check at loop entry (`Tx::precheck`, `Tx::tail_proven`).
+        let proven = self.b.use_var(self.tail_proven.expect("a proven tail"));
+        let at = self.b.ins().icmp(IntCC::Equal, proven, next);
+        ok = self.b.ins().band(ok, at);
+        if self.pure_tail() {
+            let end = self.b.ins().iadd_imm_s(next, vl);
+            let disjoint = self.stream_disjoint(next, end);
+            ok = self.b.ins().band(ok, disjoint);
+        }
+        let none = self.iconst(u64::MAX);
+        let at = self.b.ins().select(ok, next, none);
+        self.b.def_var(self.tail_go.expect("a nest's tail"), at);
+        let zero = self.iconst(0);
+        self.b.ins().select(ok, rem, zero)
     }
 
     /// Whether every speculated base distance (`Tx::spec`) holds now (an `i8`), or `None`

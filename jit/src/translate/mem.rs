@@ -999,13 +999,24 @@ impl Tx<'_, '_> {
     /// vectors, `VL * E >= 16`) at `host + i * E` (see [`Self::store_active_lanes`]).
     fn store_active_bytes(&mut self, host: Value, log2e: u8, bytes: &[Value]) {
         let mask = self.b.use_var(self.mask);
-        let pd = self.scratch_addr(1);
+        // The masked tail storing an iteration-local register it also stores to the packed
+        // slot (`Tx::pending_local`, the same chunks): the lanes are copied from there.
+        let shared = self.pending_local.iter().find_map(|(vals, off, _)| {
+            (vals.len() == bytes.len() && vals.iter().zip(bytes).all(|(v, b)| *v == Some(*b)))
+                .then_some(*off)
+        });
+        let pd = match (shared, self.plocal) {
+            (Some(off), Some(slot)) => self.b.ins().stack_addr(I64, slot, off),
+            _ => self.scratch_addr(1),
+        };
         for (c, &v) in bytes.iter().enumerate() {
             // With the pending slot stores of the same chunk (`Tx::pending_local`).
             self.flush_pending_local(Some(c));
-            self.b
-                .ins()
-                .store(MemFlagsData::trusted(), v, pd, 16 * c as i32);
+            if shared.is_none() {
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), v, pd, 16 * c as i32);
+            }
         }
         // Whole chunks of a prefix mask: `mask & (mask + 1) == 0` (the masked tail's entry
         // checked that already, `Tx::masked_tail_entry`).
@@ -2359,9 +2370,16 @@ impl Tx<'_, '_> {
         let params = self.b.block_params(join).to_vec();
         for (i, v) in params.into_iter().enumerate() {
             let c = first + i;
-            // With the pending slot stores of the same chunk (`Tx::pending_local`).
-            self.flush_pending_local(Some(c));
-            self.b.ins().store(f, v, host, (16 * c) as i32);
+            // With the pending slot stores of the same chunk (`Tx::pending_local`); after
+            // the guest store where they may be skipped (their branch would otherwise take
+            // the chunk's loads and arithmetic into the store's block and repeat them after).
+            if self.skip_local.is_some() {
+                self.b.ins().store(f, v, host, (16 * c) as i32);
+                self.flush_pending_local(Some(c));
+            } else {
+                self.flush_pending_local(Some(c));
+                self.b.ins().store(f, v, host, (16 * c) as i32);
+            }
         }
     }
 
@@ -2721,9 +2739,16 @@ impl Tx<'_, '_> {
                     return;
                 }
                 for (j, v) in vals.into_iter().enumerate() {
-                    // With the pending slot stores of the same chunk (`Tx::pending_local`).
-                    self.flush_pending_local(Some(j));
-                    self.chunk_store(f, v, host, j);
+                    // With the pending slot stores of the same chunk (`Tx::pending_local`),
+                    // after the guest store where they may be skipped (see
+                    // `Tx::store_canonical_group`).
+                    if self.skip_local.is_some() {
+                        self.chunk_store(f, v, host, j);
+                        self.flush_pending_local(Some(j));
+                    } else {
+                        self.flush_pending_local(Some(j));
+                        self.chunk_store(f, v, host, j);
+                    }
                 }
             }
             (Dir::Store, _) => {
