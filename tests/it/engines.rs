@@ -3534,6 +3534,63 @@ fn a_tail_certain_to_follow_the_last_streamed_iteration_takes_its_lanes_over() {
 }
 
 #[test]
+fn vector_addresses_of_a_nest_keep_every_lane_at_every_exit() {
+    // A nest whose rows (pseudo-random lengths, 1 to 64 points; tails after full iterations,
+    // tails alone, tails after tails) build a vector address in the body (`V.LC0; V.SHL;
+    // V.ADD`, iteration-local) and load through it: the nest records the address's lane 0
+    // and lane counts instead of storing its 64-bit lanes (`Tx::alocal`), and every exit
+    // (the end, each instruction limit) must show each lane as the last iteration that
+    // wrote it left it. v9 is an address with a negative stride, never used.
+    let x = f32_words(1200, 4);
+    let src = format!(
+        "
+        .mem 0x10000, 0x2000, rw
+        .mem 0x20000, 0x2000, rw
+        .data 0x10000
+        {x}
+        .text
+        S.LI s1, 0x10004
+        S.LI s2, 0x20000
+        S.LI s5, 3
+        S.LI s6, 14
+        S.LI s10, 0x3f000000
+row:    S.MUL s5, s5, 13
+        S.ADD s5, s5, 5
+        S.AND s5, s5, 63
+        S.ADD s3, s5, 1
+        LOOP s3
+        V.LC0 v7
+        V.SHL v7, v7, 2
+        V.ADD v7, v7, s1
+        V.LC0 v9
+        V.MUL v9, v9, -24
+        V.ADD v9, v9, s6
+        V.LWI.U [v7 - 4], ->v1
+        V.LWI.U [v7 + 4], ->v2
+        V.FMUL.S v3, v1, s10
+        V.FADD.S v4, v3, v2
+        V.SW v4, [s2, lc0<<2, 0]
+        ENDLOOP
+        S.ADD s1, s1, 260
+        S.ADD s2, s2, 260
+        S.SUB s6, s6, 1
+        BNE s6, 0, row
+        HALT
+        "
+    );
+    let p = asm(&src);
+    for vl in VLS {
+        check(&p, vl, false, None);
+    }
+    for vl in [4, 32] {
+        let total = check(&p, vl, false, None).0.result.instructions;
+        for max in (0..total + 2).step_by(5).chain([total - 1, total]) {
+            check(&p, vl, false, Some(max));
+        }
+    }
+}
+
+#[test]
 fn a_masked_tail_loading_what_its_store_overwrites_keeps_the_old_bytes() {
     // The masked tail's loads may move to their first use when no store of the iteration
     // writes what they read. Here the register a load writes is carried (read by the next

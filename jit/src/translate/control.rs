@@ -390,6 +390,22 @@ impl Tx<'_, '_> {
                 None => {}
             }
         }
+        if self.plocal.is_some() {
+            let aff = match (self.form[i], self.shape[i]) {
+                (Form::Wide, Some(a)) => Some(a),
+                _ => None,
+            };
+            // The first copy translated that stores `r` fixes its way for all of them.
+            match *self.alocal_form[i].get_or_insert(aff.map(|a| a.stride)) {
+                Some(st) if aff.is_some_and(|a| a.stride == st) => {
+                    self.store_local_affine(r, aff.expect("affine"));
+                    return;
+                }
+                // An affine record elsewhere: its lanes go to the register file first.
+                Some(_) => self.alocal_flush(r),
+                None => {}
+            }
+        }
         let vals = match (self.form[i], self.shape[i]) {
             (Form::Packed { .. }, _) => self.widen_packed(r),
             (Form::Acc { .. }, _) => self.acc_values(r),
@@ -448,6 +464,64 @@ impl Tx<'_, '_> {
         for (c, &v) in vals.iter().enumerate() {
             self.b.ins().store(f, v, base, off + 16 * c as i32);
         }
+    }
+
+    /// Record iteration-local vector address `r` (`Tx::alocal`): lane 0's value, all VL
+    /// lanes in a full copy; the tail's in the masked tail, whose active lanes (a prefix)
+    /// override the others (lanes of an earlier tail still recorded go to the register file
+    /// first, cold: two tails with no full iteration between).
+    fn store_local_affine(&mut self, r: VReg, a: super::shape::Affine) {
+        let [b, k, tb, t] = self.alocal[r.0 as usize].expect("affine record");
+        if self.masked_tail {
+            let old = self.b.use_var(t);
+            let (flush, go) = (self.b.create_block(), self.b.create_block());
+            self.b.set_cold_block(flush);
+            self.b.ins().brif(old, flush, &[], go, &[]);
+            self.b.switch_to_block(flush);
+            self.b.seal_block(flush);
+            self.alocal_flush(r);
+            self.b.ins().jump(go, &[]);
+            self.b.switch_to_block(go);
+            self.b.seal_block(go);
+            let n = self.tail_lanes();
+            self.b.def_var(t, n);
+            self.b.def_var(tb, a.base);
+            return;
+        }
+        let all = self.iconst(self.vl as u64);
+        let zero = self.iconst(0);
+        self.b.def_var(k, all);
+        self.b.def_var(b, a.base);
+        self.b.def_var(t, zero);
+    }
+
+    /// Write the lanes of iteration-local register `r` its affine record gives
+    /// (`Tx::alocal`) to the register file (a loop over them: lane `j` is the tail's value
+    /// plus `j` strides below the tail's count, else the main one's) and record that it gives
+    /// none. Every exit does this, and so does a copy about to store `r` otherwise.
+    pub(crate) fn alocal_flush(&mut self, r: VReg) {
+        let i = r.0 as usize;
+        let (Some(Some(stride)), Some([b, k, tb, t])) = (self.alocal_form[i], self.alocal[i])
+        else {
+            return;
+        };
+        let (kv, tv) = (self.b.use_var(k), self.b.use_var(t));
+        let n = self.b.ins().umax(kv, tv);
+        let (bv, tbv) = (self.b.use_var(b), self.b.use_var(tb));
+        let zero = self.iconst(0);
+        self.lane_loop(zero, n, |tx, j| {
+            let late = tx.b.ins().icmp(IntCC::UnsignedLessThan, j, tv);
+            let base = tx.b.ins().select(late, tbv, bv);
+            let step = tx.b.ins().imul_imm_s(j, stride);
+            let x = tx.b.ins().iadd(base, step);
+            let to = tx.b.ins().ishl_imm_s(j, 3);
+            let to = tx.b.ins().iadd(tx.regs, to);
+            tx.b.ins()
+                .store(MemFlagsData::trusted(), x, to, Self::voff(r, 0));
+        });
+        let zero = self.iconst(0);
+        self.b.def_var(k, zero);
+        self.b.def_var(t, zero);
     }
 
     /// Emit chunk `c` of every pending store to the packed slot (`Tx::pending_local`), or
@@ -580,6 +654,12 @@ impl Tx<'_, '_> {
         let zero = self.iconst(0);
         for n in 0..32 {
             if self.local_v & (1 << n) != 0 {
+                let rec = [(); 4].map(|_| {
+                    let v = self.b.declare_var(I64);
+                    self.b.def_var(v, zero);
+                    v
+                });
+                self.alocal[n] = Some(rec);
                 for at in [&mut self.plocal_k[n], &mut self.plocal_t[n]] {
                     let k = self.b.declare_var(I64);
                     self.b.def_var(k, zero);

@@ -45,6 +45,7 @@ impl Tx<'_, '_> {
         // Iteration-local registers whose lanes are in the packed slot (`Tx::plocal`).
         for n in 0..32u8 {
             self.plocal_flush(VReg(n));
+            self.alocal_flush(VReg(n));
         }
         self.writeback();
         let r = self.b.use_var(self.xret);
