@@ -3591,6 +3591,62 @@ row:    S.MUL s5, s5, 13
 }
 
 #[test]
+fn a_nest_reads_its_tails_loaded_lanes_back_only_from_bytes_nothing_wrote() {
+    // In a nest whose inner loop's tail is pure, a register whose last write is a movable
+    // contiguous load is not stored by the tail: its lanes are read back from the guest
+    // bytes at exits (`Tx::mref`). Rows of 70 points (a tail at every VL from 4 up), read at
+    // the end and at each instruction limit; then the same nest whose epilogue stores a
+    // word over bytes the row's tail loaded (its lane 1's), so its registers must come from
+    // the tail's own copy.
+    let grid = nest_grid(15);
+    let over = "S.LC0 s10
+            S.VL s11
+            S.SUB s10, s10, s11
+            S.SHL s10, s10, 2
+            S.ADD s10, s10, s1
+            V.SWI s9, [s10 + (1 << 2)]";
+    for epilogue in ["", over] {
+        let p = asm(&format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .mem 0x20000, 0x1000, rw
+            .data 0x10000
+            {grid}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, 0x20000
+            S.LI s4, 4
+            S.LI s9, 0x40400000
+        row:
+            S.LI s3, 70
+            LOOP s3
+            V.LW [s1, lc0<<2, 0], ->v1
+            V.LW [s1, lc0<<2, 4], ->v2
+            V.FADD.S v3, v1, v2
+            V.SW v3, [s2, lc0<<2, 0]
+            ENDLOOP
+            {epilogue}
+            S.ADD s1, s1, 0x200
+            S.ADD s2, s2, 0x200
+            S.SUB s4, s4, 1
+            BNE s4, 0, row
+            HALT
+            "
+        ));
+        for vl in VLS {
+            let (_, st) = check(&p, vl, false, None);
+            assert!(st.jit_retired > 0, "compiled code ran");
+        }
+        for vl in [8, 32] {
+            let total = check(&p, vl, false, None).0.result.instructions;
+            for max in (0..total + 2).step_by(3).chain([total - 1, total]) {
+                check(&p, vl, false, Some(max));
+            }
+        }
+    }
+}
+
+#[test]
 fn a_masked_tail_loading_what_its_store_overwrites_keeps_the_old_bytes() {
     // The masked tail's loads may move to their first use when no store of the iteration
     // writes what they read. Here the register a load writes is carried (read by the next

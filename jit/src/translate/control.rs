@@ -440,11 +440,19 @@ impl Tx<'_, '_> {
         let i = r.0 as usize;
         let (k, t) = (self.plocal_k[i], self.plocal_t[i]);
         let (k, t) = (k.expect("packed lane count"), t.expect("tail lane count"));
+        let ta = self.plocal_ta[i].expect("tail lanes' address");
         if self.masked_tail {
             // The tail's entry made room (`Tx::plocal_tail_room`).
             let n = self.tail_lanes();
             self.b.def_var(t, n);
+            if let Some(host) = self.mref[i] {
+                // Read from the guest bytes the tail loaded (`Tx::mref`).
+                self.b.def_var(ta, host);
+                return;
+            }
             let off = self.packed_tail_off(r);
+            let at = self.b.ins().stack_addr(I64, slot, off);
+            self.b.def_var(ta, at);
             self.pending_local
                 .push((vals.into_iter().map(Some).collect(), off, log2e));
             return;
@@ -598,10 +606,14 @@ impl Tx<'_, '_> {
                 .use_var(self.plocal_t[r.0 as usize].expect("tail lane count"));
             most = Some(most.map_or(t, |m| self.b.ins().umax(m, t)));
         }
-        let over = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThan, most.expect("a register"), n);
+        // With tail lanes read from guest bytes (`Tx::mref`), whenever an earlier tail's
+        // lanes remain: this tail's stores may write those bytes.
+        let most = most.expect("a register");
+        let over = if self.mref_nest {
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, most, 0)
+        } else {
+            self.b.ins().icmp(IntCC::UnsignedGreaterThan, most, n)
+        };
         let merge = self.b.create_block();
         let go = self.b.create_block();
         self.b.set_cold_block(merge);
@@ -660,6 +672,11 @@ impl Tx<'_, '_> {
                     v
                 });
                 self.alocal[n] = Some(rec);
+                let ta = self.b.declare_var(I64);
+                let off = self.packed_tail_off(VReg(n as u8));
+                let at = self.b.ins().stack_addr(I64, slot, off);
+                self.b.def_var(ta, at);
+                self.plocal_ta[n] = Some(ta);
                 for at in [&mut self.plocal_k[n], &mut self.plocal_t[n]] {
                     let k = self.b.declare_var(I64);
                     self.b.def_var(k, zero);
@@ -685,17 +702,22 @@ impl Tx<'_, '_> {
         ) else {
             return;
         };
-        // Lane `j` from the tail half below its count, else from the main half.
+        // Lane `j` from the tail's lanes below their count (the tail half, or the guest bytes
+        // the tail loaded, `Tx::plocal_ta`), else from the main half.
         let (k, t) = (self.b.use_var(kv), self.b.use_var(tv));
         let n = self.b.ins().umax(k, t);
         let base = self.b.ins().stack_addr(I64, slot, 0);
-        let (main, tail) = (self.packed_local_off(r), self.packed_tail_off(r));
+        let ta = self
+            .b
+            .use_var(self.plocal_ta[i].expect("tail lanes' address"));
+        let main = self.packed_local_off(r);
         let zero = self.iconst(0);
         self.lane_loop(zero, n, |tx, j| {
-            let at = tx.b.ins().ishl_imm_s(j, log2e as i64);
-            let at = tx.b.ins().iadd(base, at);
+            let o = tx.b.ins().ishl_imm_s(j, log2e as i64);
+            let at = tx.b.ins().iadd(base, o);
             let a = tx.load_lane(at, main, log2e, ext);
-            let b = tx.load_lane(at, tail, log2e, ext);
+            let tat = tx.b.ins().iadd(ta, o);
+            let b = tx.load_lane(tat, 0, log2e, ext);
             let late = tx.b.ins().icmp(IntCC::UnsignedLessThan, j, t);
             let x = tx.b.ins().select(late, b, a);
             let to = tx.b.ins().ishl_imm_s(j, 3);

@@ -2511,6 +2511,15 @@ impl Tx<'_, '_> {
             return;
         }
         self.contig_access(ms, data, host, f);
+        if let (Dir::Load, Reg::V(d), true, true) = (ms.dir, data, self.masked_tail, self.mref_nest)
+        {
+            // A pure tail's movable load: its bytes stay as they are (`Tx::mref`).
+            let packed = matches!(self.form[d as usize],
+                super::Form::Packed { log2e, .. } if log2e == ms.log2e);
+            if self.readonly && self.ordered & (1 << j) == 0 && packed {
+                self.mref[d as usize] = Some(host);
+            }
+        }
     }
 
     /// The `i64x2` chunks of VL lanes loaded one by one from `host + i * stride`, extended
