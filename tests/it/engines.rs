@@ -2506,6 +2506,17 @@ fn gathers_and_scatters_indexed_by_packed_words() {
     }
 }
 
+/// 96 words with high bits, negative values, large and small values by turns.
+fn mixed_words() -> String {
+    words(96, |i| match i % 5 {
+        0 => 0x8000_0000 | (i * 0x0101_0101),
+        1 => i * 0x0012_3457,
+        2 => 0xffff_ffff - i,
+        3 => 0x7fff_ffff - i * 3,
+        _ => i,
+    })
+}
+
 #[test]
 fn shifts_and_masks_of_packed_words_stay_exact() {
     // A shift right or AND by an immediate of a register loaded as 32-bit words stays in the
@@ -2515,13 +2526,7 @@ fn shifts_and_masks_of_packed_words_stay_exact() {
     // with positive, negative and wide immediates, the result, masked, indexes a gather (of
     // words, halfwords or bytes) and a scatter of the index (the packed-index path, the table
     // changing under it), and is then stored whole (V.SD) and compared.
-    let idx = words(96, |i| match i % 5 {
-        0 => 0x8000_0000 | (i * 0x0101_0101),
-        1 => i * 0x0012_3457,
-        2 => 0xffff_ffff - i,
-        3 => 0x7fff_ffff - i * 3,
-        _ => i,
-    });
+    let idx = mixed_words();
     for load in ["V.LW", "V.LWU"] {
         for (n, op) in [
             "V.SHR v5, v2, 0",
@@ -2579,6 +2584,73 @@ fn shifts_and_masks_of_packed_words_stay_exact() {
             check_all_vls(&src);
         }
     }
+}
+
+#[test]
+fn ands_of_packed_words_with_lane_masks_stay_exact() {
+    // An AND of a register loaded as 32-bit words with a register of lane masks (an
+    // arithmetic shift right by 63 under a full mask: every lane 0 or all ones) stays packed
+    // (`Tx::sign_masks`): with the masks in either operand, from a shift amount of 63 as an
+    // immediate, a register or 127; and an AND with what only looks like one (a shift by 62,
+    // a mask shifted right after it was made, or one made later in the body, so the first
+    // iteration ANDs with the value set before the loop) must take all 64 bits. The result
+    // and the masks are stored whole (V.SD) and summed.
+    let idx = mixed_words();
+    // 64-bit lanes (low word, high word): negative, positive, and zero by turns.
+    let sel = words(192, |i| match (i / 2 % 3, i % 2) {
+        (0, 0) => 0x1234_5678 ^ i,
+        (0, _) => 0x8000_0000 | i,
+        (1, 0) => 0xffff_ffff - i,
+        (1, _) => 0x7fff_0000 + i,
+        _ => 0,
+    });
+    let prog = |load: &str, ops: &str| {
+        format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .mem 0x20000, 0x1000, rw
+            .mem 0x30000, 0x2000, rw
+            .data 0x10000
+            {idx}
+            .data 0x20000
+            {sel}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, 0x20000
+            S.LI s4, 0x30000
+            S.LI s7, 63
+            S.LI s3, 90
+            S.LI s8, 0x7fff0000ffff
+            V.MOV v3, s8
+            LOOP s3
+            {load} [s1, lc0<<2, 0], ->v2
+            V.LD [s2, lc0<<3, 0], ->v1
+            {ops}
+            V.ADD v8, v8, v5
+            V.SD v5, [s4, lc0<<3, 0]
+            V.SD v3, [s4, lc0<<3, 0x800]
+            ENDLOOP
+            V.REDSUM s9, v8
+            HALT
+            "
+        )
+    };
+    let ops = [
+        "V.SRA v3, v1, 63\nV.AND v5, v2, v3",
+        "V.SRA v3, v1, 63\nV.AND v5, v3, v2",
+        "V.SRA v3, v1, s7\nV.AND v5, v2, v3",
+        "V.SRA v3, v1, 127\nV.AND v5, v3, v2",
+        "V.SRA v3, v1, 62\nV.AND v5, v2, v3",
+        "V.SRA v3, v1, 63\nV.SHR v3, v3, 8\nV.AND v5, v2, v3",
+        "V.AND v5, v2, v3\nV.SRA v3, v1, 63",
+        "V.SRA v3, v1, 63\nV.AND v2, v2, v3\nV.MOV v5, v2",
+    ];
+    for load in ["V.LW", "V.LWU"] {
+        for ops in ops {
+            check_all_vls(&prog(load, ops));
+        }
+    }
+    check_budgets(&asm(&prog("V.LW", ops[0])), 3);
 }
 
 #[test]

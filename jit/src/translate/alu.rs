@@ -16,7 +16,10 @@
 //! some operations keep a packed register packed (`Form::Packed`: lanes narrower than 64
 //! bits, four or more to a SIMD operation): f32 arithmetic, multiplies of bytes and
 //! halfwords (`Tx::narrow_mul`), and shifts right and ANDs by an immediate of 32-bit lanes
-//! whose result is again an extended word (`Tx::packed_int`).
+//! whose result is again an extended word (`Tx::packed_int`), and ANDs of such lanes with a
+//! register of lane masks made by `V.SRA 63` (`Tx::sign_masks`: SpMV's row-end select,
+//! `V.SUB; V.SRA 63; V.AND`, stays on packed values; its compiled-code instructions -4%,
+//! +2.7% elements/s).
 
 use super::{Form, Tx};
 use crate::observe::Fallback;
@@ -41,13 +44,17 @@ pub(crate) struct NarrowMul {
     pub(crate) keep: u32,
 }
 
-/// A `V.SHR`, `V.SRA` or `V.AND` by an immediate computed on 32-bit packed lanes (see
-/// `Tx::packed_int_operands`).
+/// A `V.SHR`, `V.SRA` or `V.AND` by an immediate, or a `V.AND` with a register of lane
+/// masks, computed on 32-bit packed lanes (see `Tx::packed_int_operands`).
 #[derive(Clone, Copy)]
 pub(crate) struct PackedInt {
     op: AluOp,
+    /// The packed operand.
+    src: VReg,
     /// The immediate (shift amounts already reduced mod 64, and below 32).
     k: u64,
+    /// Instead of the immediate, a register of lane masks (`Tx::sign_masks`).
+    mask: Option<VReg>,
     /// The result's extension to 64 bits.
     ext: Ext,
     /// The operand, kept packed.
@@ -63,16 +70,37 @@ impl Tx<'_, '_> {
     /// being non-negative), an arithmetic shift right by less than 32 of a sign-extended
     /// lane, and an AND of either with any immediate (a sign-extended lane AND a negative
     /// immediate stays sign-extended; everything else is zero-extended).
+    /// An AND of such a register with a register of lane masks (`Tx::sign_masks`: every
+    /// 64-bit lane 0 or all ones) is the packed lanes ANDed with the masks' low halves, as
+    /// extended as before.
     pub(crate) fn packed_int_operands(&self, inst: &Inst) -> Option<PackedInt> {
         let (Operands::VAlu(o), Sem::VAlu(op)) = (inst.operands(), inst.opcode().sem()) else {
-            return None;
-        };
-        let VSrc::Imm(imm) = o.vb else {
             return None;
         };
         if !self.full || self.vmem || !self.can_pack(o.vd, 2) {
             return None;
         }
+        if let (AluOp::And, VSrc::V(vb)) = (op, o.vb) {
+            let masks = |r: VReg| {
+                self.sign_masks & (1 << r.0) != 0 && self.form[r.0 as usize] == Form::Wide
+            };
+            let (src, mask) = match (self.form[o.va.0 as usize], self.form[vb.0 as usize]) {
+                (Form::Packed { log2e: 2, ext }, _) if masks(vb) => ((o.va, ext), vb),
+                (_, Form::Packed { log2e: 2, ext }) if masks(o.va) => ((vb, ext), o.va),
+                _ => return None,
+            };
+            return Some(PackedInt {
+                op,
+                src: src.0,
+                k: 0,
+                mask: Some(mask),
+                ext: src.1,
+                keep: 1 << src.0.0,
+            });
+        }
+        let VSrc::Imm(imm) = o.vb else {
+            return None;
+        };
         let Form::Packed { log2e: 2, ext } = self.form[o.va.0 as usize] else {
             return None;
         };
@@ -87,15 +115,34 @@ impl Tx<'_, '_> {
         let k = if op == AluOp::And { k } else { k & 63 };
         Some(PackedInt {
             op,
+            src: o.va,
             k,
+            mask: None,
             ext,
             keep: 1 << o.va.0,
         })
     }
 
-    /// `vd = va op k` on 32-bit packed lanes (see [`Self::packed_int_operands`]).
-    fn packed_int(&mut self, vd: VReg, va: VReg, p: PackedInt) {
-        let vals = self.packed_vals(va, 2);
+    /// `vd = src op k` (or `src & mask`) on 32-bit packed lanes (see
+    /// [`Self::packed_int_operands`]).
+    fn packed_int(&mut self, vd: VReg, p: PackedInt) {
+        let vals = self.packed_vals(p.src, 2);
+        if let Some(m) = p.mask {
+            // Four lanes' masks to a vector: the low halves of two chunks.
+            let ms = self.vget_all(m);
+            let out: Vec<Value> = vals
+                .iter()
+                .enumerate()
+                .map(|(j, &v)| {
+                    let (a, b) = (ms[2 * j], *ms.get(2 * j + 1).unwrap_or(&ms[2 * j]));
+                    let (a, b) = (self.bitcast(I8X16, a), self.bitcast(I8X16, b));
+                    let lo = self.shuffle(a, b, super::mem::pick_dwords(0));
+                    self.b.ins().band(v, lo)
+                })
+                .collect();
+            self.def_packed(vd, 2, p.ext, &out);
+            return;
+        }
         let kv = self.iconst(p.k);
         let k32 = self.b.ins().ireduce(I32, kv);
         let out: Vec<Value> = vals
@@ -880,7 +927,7 @@ impl Tx<'_, '_> {
                     return true;
                 }
                 if let Some(p) = self.packed_int_operands(inst) {
-                    self.packed_int(o.vd, o.va, p);
+                    self.packed_int(o.vd, p);
                     return true;
                 }
                 if op == AluOp::Add && self.acc_add(inst) {
@@ -895,6 +942,8 @@ impl Tx<'_, '_> {
                     VSrc::S(r) => Some(self.sget(r)),
                     VSrc::Imm(i) => Some(self.iconst(i as i64 as u64)),
                 };
+                let sign = op == AluOp::Sra
+                    && b_scalar.and_then(|s| self.const_of(s)).map(|k| k & 63) == Some(63);
                 let bs = self.vsrc_all(o.vb);
                 let mut out = Vec::with_capacity(self.nch);
                 for (c, &b) in bs.iter().enumerate() {
@@ -902,6 +951,10 @@ impl Tx<'_, '_> {
                     out.push(self.valu(op, a, b, b_scalar));
                 }
                 self.vset_masked(o.vd, &out);
+                if sign && self.full {
+                    // Every lane 0 or all ones (`Tx::sign_masks`).
+                    self.sign_masks |= 1 << o.vd.0;
+                }
             }
             (Operands::VMov(o), _) if self.helpers && self.vl > 2 => {
                 self.vop_call(inst.opcode() as u32, o.vd, o.vd, o.src);

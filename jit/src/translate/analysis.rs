@@ -204,12 +204,12 @@ pub(super) fn packable(r: &Region) -> u32 {
         if let (Operands::VAlu(o), Sem::VAlu(AluOp::Mul)) = (i.operands(), i.opcode().sem()) {
             set |= 1 << o.vd.0;
         }
-        // A shift right or AND by an immediate may keep 32-bit lanes packed
-        // (`Tx::packed_int_operands`).
-        if let (Operands::VAlu(o), Sem::VAlu(AluOp::Shr | AluOp::Sra | AluOp::And)) =
+        // A shift right or AND by an immediate, or an AND with a register of lane masks, may
+        // keep 32-bit lanes packed (`Tx::packed_int_operands`).
+        if let (Operands::VAlu(o), Sem::VAlu(op @ (AluOp::Shr | AluOp::Sra | AluOp::And))) =
             (i.operands(), i.opcode().sem())
         {
-            if matches!(o.vb, VSrc::Imm(_)) {
+            if matches!(o.vb, VSrc::Imm(_)) || (op == AluOp::And && matches!(o.vb, VSrc::V(_))) {
                 set |= 1 << o.vd.0;
             }
         }

@@ -2849,7 +2849,7 @@ pub(crate) fn unpack(w: usize, half: usize) -> [u8; 16] {
 
 /// The shuffle of two 16-byte vectors picking dwords `k` and `k + 2` of each (`shufps`):
 /// the 4-byte field at byte `4 k` of 8-byte records.
-fn pick_dwords(k: usize) -> [u8; 16] {
+pub(crate) fn pick_dwords(k: usize) -> [u8; 16] {
     let mut idx = [0u8; 16];
     for (i, x) in idx.iter_mut().enumerate() {
         let (unit, b) = (i / 4, i % 4);

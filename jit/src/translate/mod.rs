@@ -538,6 +538,11 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) mref: [Option<Value>; 32],
     /// Whether the nest's instructions outside its inner loop store nothing (`Tx::mref`).
     pub(crate) mref_nest: bool,
+    /// The vector registers whose every lane is 0 or all ones, written under a full mask in
+    /// this body copy by an arithmetic shift right by 63 (a lane's sign: `V.SUB; V.SRA 63`
+    /// is a compare): an AND of 32-bit packed lanes with one stays packed
+    /// (`Tx::packed_int_operands`).
+    pub(crate) sign_masks: u32,
     /// The masked tail's stores to the packed slot not emitted yet: per register, its
     /// chunks and their offset in the slot's tail half. Its loads are pure (`Tx::readonly`), placed by
     /// Cranelift at their first use; a slot store emitted where the register is final
@@ -1133,6 +1138,7 @@ impl<'a, 'f> Tx<'a, 'f> {
                 self.mref[n] = None;
             }
         }
+        self.sign_masks &= !w.v;
         if !self.full && !self.lmask_valid && self.blends(inst, w) {
             self.refresh_lane_masks();
         }
@@ -1209,6 +1215,7 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.lmask_valid = false;
         self.mem_src.clear();
         self.mref = [None; 32];
+        self.sign_masks = 0;
         self.forget_shapes();
         // Every edge into a body copy canonicalised what it carried.
         self.nan = [None; 32];
@@ -1277,6 +1284,7 @@ impl Tx<'_, '_> {
         self.fast = None;
         self.stream = None;
         self.lmask_valid = false;
+        self.sign_masks = 0;
         self.forget_shapes();
         self.off = 0;
         let head_pc = r.insts[r.loop_head.unwrap_or(0)].0;
@@ -1588,6 +1596,7 @@ pub(crate) fn translate(
         plocal_ta: [None; 32],
         mref: [None; 32],
         mref_nest: false,
+        sign_masks: 0,
         pending_local: Vec::new(),
         tail_go: None,
         tail_proven: None,
