@@ -6,7 +6,8 @@
 //! FADD/FMUL on NaN/inf/subnormal/-0 data loaded contiguously; integer streams (byte and
 //! halfword loads multiplied into an accumulator: the JIT's narrow multiplies); index streams
 //! (32-bit index words loaded, then gathers through them, half of them shifted right or
-//! masked by an immediate first: the packed-index gathers, with small and negative indices
+//! masked by an immediate first, or ANDed with a register of lane signs made by `V.SRA 63`:
+//! the packed-index gathers and the sign masks, with small and negative indices
 //! poked where the loads read); arrays of structs (two to four fields of 2- or 4-element
 //! records loaded through one vector address by field immediates, highest first at times and
 //! now and then one at a byte between, or each through a scalar register of its own set
@@ -1045,19 +1046,37 @@ impl Shapes {
             self.force = None;
             for vi in idx {
                 // Half the time the index is first shifted right or masked by an immediate
-                // (kept packed by the JIT where the result is again an extended word).
+                // (kept packed by the JIT where the result is again an extended word), or
+                // ANDed with a register of lane signs (`V.SRA 63` of a data register), or
+                // with what only looks like one (a shift by 62, lane signs shifted right
+                // after): the JIT's sign masks.
                 let vi = if u.ratio(1, 2)? {
                     let t = VReg(pick(u, &V_DATA)?);
-                    let (f, k): (fn(VAlu) -> Inst, i32) = match u.int_in_range(0..=2)? {
-                        0 => (Inst::VShr, pick(u, &[0, 1, 2, 5, 31, 32, 33, 63, -1])?),
-                        1 => (Inst::VSra, pick(u, &[0, 1, 3, 31, 32, 63, -2])?),
-                        _ => (
-                            Inst::VAnd,
-                            pick(u, &[0xff, 0x3f, -4, 0x7fff_ffff, i32::MIN, 1023])?,
-                        ),
-                    };
-                    body.push(valu(f, t, vi, VSrc::Imm(k)));
-                    t
+                    if u.ratio(1, 4)? {
+                        let m = VReg(pick(u, &V_DATA)?);
+                        let from = VReg(pick(u, &V_DATA)?);
+                        let k = pick(u, &[63, 127, -1, 62])?;
+                        body.push(valu(Inst::VSra, m, from, VSrc::Imm(k)));
+                        if u.ratio(1, 3)? {
+                            // No longer lane signs: the high half cleared or shortened.
+                            let k = pick(u, &[8, 31, 32])?;
+                            body.push(valu(Inst::VShr, m, m, VSrc::Imm(k)));
+                        }
+                        let (a, b) = if u.ratio(1, 2)? { (vi, m) } else { (m, vi) };
+                        body.push(valu(Inst::VAnd, t, a, VSrc::V(b)));
+                        t
+                    } else {
+                        let (f, k): (fn(VAlu) -> Inst, i32) = match u.int_in_range(0..=2)? {
+                            0 => (Inst::VShr, pick(u, &[0, 1, 2, 5, 31, 32, 33, 63, -1])?),
+                            1 => (Inst::VSra, pick(u, &[0, 1, 3, 31, 32, 63, -2])?),
+                            _ => (
+                                Inst::VAnd,
+                                pick(u, &[0xff, 0x3f, -4, 0x7fff_ffff, i32::MIN, 1023])?,
+                            ),
+                        };
+                        body.push(valu(f, t, vi, VSrc::Imm(k)));
+                        t
+                    }
                 } else {
                     vi
                 };
