@@ -1383,7 +1383,14 @@ inner:  V.FMUL.S v1, v1, s4
 /// `p` at VLs 4 and 16 under instruction limits from 0 past its end in steps of `step`, and
 /// one short of its end: every engine stops where the interpreter does.
 fn check_budgets(p: &Program, step: usize) {
-    for vl in [4, 16] {
+    check_budgets_at(p, &[4, 16], step);
+}
+
+/// Every engine agrees at these VLs under instruction limits every `step` instructions
+/// from 0 past the program's total (and at the total and one below), each run retiring
+/// exactly its limit or the total.
+fn check_budgets_at(p: &Program, vls: &[u32], step: usize) {
+    for &vl in vls {
         let total = check(p, vl, false, None).0.result.instructions;
         for max in (0..total + 2).step_by(step).chain([total - 1, total]) {
             let (r, _) = check(p, vl, false, Some(max));
@@ -1566,13 +1573,7 @@ fn iteration_local_registers_keep_every_lane_across_loop_runs() {
                 r.exit()
             );
         }
-        for vl in [4, 32] {
-            let total = check(&p, vl, false, None).0.result.instructions;
-            for max in (0..total + 2).step_by(7).chain([total - 1, total]) {
-                let (r, _) = check(&p, vl, false, Some(max));
-                assert_eq!(r.result.instructions, max.min(total), "vl {vl} max {max}");
-            }
-        }
+        check_budgets_at(&p, &[4, 32], 7);
     }
 }
 
@@ -3486,12 +3487,7 @@ fn nests_of_rows_of_any_length_keep_each_lane_of_their_iteration_local_registers
         for vl in VLS {
             check(&p, vl, false, None);
         }
-        for vl in [4, 32] {
-            let total = check(&p, vl, false, None).0.result.instructions;
-            for max in (0..total + 2).step_by(5).chain([total - 1, total]) {
-                check(&p, vl, false, Some(max));
-            }
-        }
+        check_budgets_at(&p, &[4, 32], 5);
     }
 }
 
@@ -3559,12 +3555,7 @@ fn a_tail_certain_to_follow_the_last_streamed_iteration_takes_its_lanes_over() {
             }
         }
         if base == 70 {
-            for vl in [8, 32] {
-                let total = check(&p, vl, false, None).0.result.instructions;
-                for max in (0..total + 2).step_by(5).chain([total - 1, total]) {
-                    check(&p, vl, false, Some(max));
-                }
-            }
+            check_budgets_at(&p, &[8, 32], 5);
         }
     }
     // Bytes read (into a register the next iteration reads first), words written 256 bytes
@@ -3654,12 +3645,7 @@ row:    S.MUL s5, s5, 13
     for vl in VLS {
         check(&p, vl, false, None);
     }
-    for vl in [4, 32] {
-        let total = check(&p, vl, false, None).0.result.instructions;
-        for max in (0..total + 2).step_by(5).chain([total - 1, total]) {
-            check(&p, vl, false, Some(max));
-        }
-    }
+    check_budgets_at(&p, &[4, 32], 5);
 }
 
 #[test]
@@ -3709,12 +3695,7 @@ fn a_nest_reads_its_tails_loaded_lanes_back_only_from_bytes_nothing_wrote() {
             let (_, st) = check(&p, vl, false, None);
             assert!(st.jit_retired > 0, "compiled code ran");
         }
-        for vl in [8, 32] {
-            let total = check(&p, vl, false, None).0.result.instructions;
-            for max in (0..total + 2).step_by(3).chain([total - 1, total]) {
-                check(&p, vl, false, Some(max));
-            }
-        }
+        check_budgets_at(&p, &[8, 32], 3);
     }
 }
 

@@ -513,23 +513,12 @@ impl Tx<'_, '_> {
         else {
             return;
         };
-        let (kv, tv) = (self.b.use_var(k), self.b.use_var(t));
-        let n = self.b.ins().umax(kv, tv);
         let (bv, tbv) = (self.b.use_var(b), self.b.use_var(tb));
-        let zero = self.iconst(0);
-        self.lane_loop(zero, n, |tx, j| {
-            let late = tx.b.ins().icmp(IntCC::UnsignedLessThan, j, tv);
+        self.write_local_lanes(r, (k, t), |tx, j, late| {
             let base = tx.b.ins().select(late, tbv, bv);
             let step = tx.b.ins().imul_imm_s(j, stride);
-            let x = tx.b.ins().iadd(base, step);
-            let to = tx.b.ins().ishl_imm_s(j, 3);
-            let to = tx.b.ins().iadd(tx.regs, to);
-            tx.b.ins()
-                .store(MemFlagsData::trusted(), x, to, Self::voff(r, 0));
+            tx.b.ins().iadd(base, step)
         });
-        let zero = self.iconst(0);
-        self.b.def_var(k, zero);
-        self.b.def_var(t, zero);
     }
 
     /// Emit chunk `c` of every pending store to the packed slot (`Tx::pending_local`), or
@@ -704,22 +693,37 @@ impl Tx<'_, '_> {
         };
         // Lane `j` from the tail's lanes below their count (the tail half, or the guest bytes
         // the tail loaded, `Tx::plocal_ta`), else from the main half.
-        let (k, t) = (self.b.use_var(kv), self.b.use_var(tv));
-        let n = self.b.ins().umax(k, t);
         let base = self.b.ins().stack_addr(I64, slot, 0);
         let ta = self
             .b
             .use_var(self.plocal_ta[i].expect("tail lanes' address"));
         let main = self.packed_local_off(r);
-        let zero = self.iconst(0);
-        self.lane_loop(zero, n, |tx, j| {
+        self.write_local_lanes(r, (kv, tv), |tx, j, late| {
             let o = tx.b.ins().ishl_imm_s(j, log2e as i64);
             let at = tx.b.ins().iadd(base, o);
             let a = tx.load_lane(at, main, log2e, ext);
             let tat = tx.b.ins().iadd(ta, o);
             let b = tx.load_lane(tat, 0, log2e, ext);
+            tx.b.ins().select(late, b, a)
+        });
+    }
+
+    /// Write lanes `0..max(k, t)` of iteration-local register `r` (`k` and `t` the lane
+    /// counts its record gives for a full copy and for a masked tail) to the register file,
+    /// lane `j` being `lane(j, late)`, `late` whether `j` is below `t` (the tail's lanes
+    /// override the others); then record that it gives none (`k` and `t` zero).
+    fn write_local_lanes(
+        &mut self,
+        r: VReg,
+        (kv, tv): (cranelift_frontend::Variable, cranelift_frontend::Variable),
+        mut lane: impl FnMut(&mut Self, Value, Value) -> Value,
+    ) {
+        let (k, t) = (self.b.use_var(kv), self.b.use_var(tv));
+        let n = self.b.ins().umax(k, t);
+        let zero = self.iconst(0);
+        self.lane_loop(zero, n, |tx, j| {
             let late = tx.b.ins().icmp(IntCC::UnsignedLessThan, j, t);
-            let x = tx.b.ins().select(late, b, a);
+            let x = lane(tx, j, late);
             let to = tx.b.ins().ishl_imm_s(j, 3);
             let to = tx.b.ins().iadd(tx.regs, to);
             tx.b.ins()
