@@ -227,15 +227,17 @@ pub(crate) fn sink_loads(func: &mut Function) {
             };
             if user {
                 let u = before;
+                // Sorted: a branch's arguments may be hundreds of values.
                 uargs.clear();
                 uargs.extend(func.dfg.inst_values(u));
+                uargs.sort_unstable();
                 // Stay before the other operands the user reads just before it: the one
                 // next to it may be a load the lowering merges into it as a memory operand
                 // (an unpack of two loads: `vpunpckldq x, x, [mem]`).
                 while let Some(p) = func.layout.prev_inst(before) {
                     if p == inst
                         || mover(func, p).is_none()
-                        || !func.dfg.inst_results(p).iter().any(|v| uargs.contains(v))
+                        || !func.dfg.inst_results(p).iter().any(|v| uargs.binary_search(v).is_ok())
                     {
                         break;
                     }
