@@ -237,7 +237,11 @@ pub(crate) fn sink_loads(func: &mut Function) {
                 while let Some(p) = func.layout.prev_inst(before) {
                     if p == inst
                         || mover(func, p).is_none()
-                        || !func.dfg.inst_results(p).iter().any(|v| uargs.binary_search(v).is_ok())
+                        || !func
+                            .dfg
+                            .inst_results(p)
+                            .iter()
+                            .any(|v| uargs.binary_search(v).is_ok())
                     {
                         break;
                     }
