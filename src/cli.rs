@@ -213,7 +213,8 @@ struct RunArgs {
     #[arg(long)]
     check_races: bool,
     /// Write a Chrome trace (JSON, for Perfetto or chrome://tracing) of the chunks of groups
-    /// each thread ran.
+    /// each thread ran, and of every region compiled, on the track of the thread that compiled
+    /// it (its first code, a loop's baseline and optimised code, or a code-cache read).
     #[arg(long, value_name = "FILE")]
     timeline: Option<PathBuf>,
     /// Trace from the Nth retired instruction on (1-based); implies --trace.
@@ -811,7 +812,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         ));
     }
     let start = std::time::Instant::now();
-    let (mut result, stats, timeline, m) = if tracing {
+    let (mut result, stats, (timeline, t0), m) = if tracing {
         let mut seq = m.retired;
         let exit = interp::run_traced(&mut m, &decoded, &mut |ev| {
             seq += 1;
@@ -830,7 +831,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
         (
             RunResult::capture(&m, exit, &run_dumps),
             stats,
-            Vec::new(),
+            (Vec::new(), start),
             m,
         )
     } else {
@@ -852,7 +853,7 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
             // result is complete already; without a cache they are simply dropped at exit).
             vm::wait_for_compilers();
         }
-        (l.result, l.stats, l.timeline, m)
+        (l.result, l.stats, (l.timeline, l.t0), m)
     };
     let secs = start.elapsed().as_secs_f64();
     let check_dumps = result.dumps.split_off(setup.dumps.len());
@@ -913,7 +914,8 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     // The result is out; a save that fails now is reported with its own exit status.
     let mut status = result.status.exit_code();
     if let Some((path, mut f)) = timeline_file {
-        let json = lanejit::timeline::chrome_trace(&timeline);
+        let compiles = observer.as_ref().map(|o| o.compiles()).unwrap_or_default();
+        let json = lanejit::timeline::chrome_trace(&timeline, &compiles, t0);
         if let Err(e) = writeln!(f, "{json}").and_then(|()| f.flush()) {
             let _ = writeln!(
                 std::io::stderr(),
@@ -958,7 +960,8 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     Ok(status)
 }
 
-/// The observer of `run --profile`, `--regions` and `--dump-jit` (`None` without them), its
+/// The observer of `run --profile`, `--regions`, `--dump-jit` and `--timeline` (`None`
+/// without them), its
 /// files created now so that an unwritable path fails before the run.
 fn observer(
     args: &RunArgs,
@@ -969,6 +972,7 @@ fn observer(
         jitdump: args.profile.contains(&ProfileKind::Jitdump),
         perf_map: args.profile.contains(&ProfileKind::Perfmap),
         dump_dir: args.dump_jit.clone(),
+        timeline: args.timeline.is_some(),
     };
     if opts == ObserveOptions::default() {
         return Ok(None);

@@ -84,6 +84,8 @@ pub struct Launched {
     pub stats: EngineStats,
     /// Chunks, when a timeline was requested (by worker, then time).
     pub timeline: Vec<Span>,
+    /// When the launch began (the time origin of `timeline`).
+    pub t0: Instant,
     /// Worker threads that ran.
     pub threads: usize,
 }
@@ -153,11 +155,25 @@ pub fn launch_reusing(
     let g = opts.groups.max(1);
     if g == 1 {
         // The single-group run, exactly as before launches existed.
+        let t0 = Instant::now();
         let (exit, stats) = vm::run(opts.engine, &mut m, d, &opts.vm);
+        let timeline = if opts.timeline {
+            vec![Span {
+                thread: 0,
+                first: 0,
+                end: 1,
+                start_us: 0.0,
+                dur_us: t0.elapsed().as_secs_f64() * 1e6,
+                compiled: stats.compiled_regions,
+            }]
+        } else {
+            Vec::new()
+        };
         let launched = Launched {
             result: RunResult::capture(&m, exit, dumps),
             stats,
-            timeline: Vec::new(),
+            timeline,
+            t0,
             threads: 1,
         };
         return (launched, m);
@@ -185,6 +201,7 @@ pub fn launch_reusing(
             result,
             stats,
             timeline,
+            t0,
             threads: 1,
         };
         return (launched, m);
@@ -258,6 +275,7 @@ pub fn launch_reusing(
         result,
         stats,
         timeline,
+        t0,
         threads,
     };
     (launched, m)

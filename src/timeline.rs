@@ -1,15 +1,26 @@
-//! `--timeline FILE`: a launch's chunks as a Chrome trace (the JSON "trace event" format that
-//! Perfetto and `chrome://tracing` read). Each chunk a worker ran is one complete (`"X"`)
+//! `--timeline FILE`: a run as a Chrome trace (the JSON "trace event" format that Perfetto
+//! and `chrome://tracing` read). Each chunk of groups a worker ran is one complete (`"X"`)
 //! event on that worker's track, named by its groups, with the first and last group and the
-//! regions the worker's engine had compiled by its end in `args`: load balance shows as the
-//! tracks' lengths, tier-up as the growth of `compiled`.
+//! regions the worker's engine had compiled by its end in `args` (a single-group run is one
+//! chunk): load balance shows as the tracks' lengths. Each region compiled is one complete
+//! event on the track of the thread that compiled it (a tiered run's compiler thread, or a
+//! worker), named by its symbol (`lj:loop@0x68 <row+0x8>`), with its tier (`first`,
+//! `baseline`, `optimized`, `cached`) and code bytes in `args`: tier-up shows as the
+//! compiles against the run's own span (when each region's code arrived, and what the run did
+//! meanwhile).
 
 use crate::launch::Span;
+use lanejit_jit::observe::CompileSpan;
 use serde_json::{Value, json};
+use std::time::Instant;
 
-/// The trace of `spans` as one JSON object.
-pub fn chrome_trace(spans: &[Span]) -> Value {
-    let mut events: Vec<Value> = Vec::with_capacity(spans.len() + 1);
+/// Track ids of compiling threads that are not workers: after any worker's.
+const COMPILER_TRACKS: usize = 1000;
+
+/// The trace of `spans` and `compiles` as one JSON object; times from `t0` (the launch's
+/// start: a compile that began before it starts at 0).
+pub fn chrome_trace(spans: &[Span], compiles: &[CompileSpan], t0: Instant) -> Value {
+    let mut events: Vec<Value> = Vec::with_capacity(spans.len() + compiles.len() + 2);
     events.push(json!({
         "name": "process_name", "ph": "M", "pid": 1,
         "args": {"name": "lanejit launch"}
@@ -31,6 +42,42 @@ pub fn chrome_trace(spans: &[Span]) -> Value {
             "dur": s.dur_us,
             "args": {"first_group": s.first, "last_group": last, "groups": s.end - s.first,
                      "compiled_regions": s.compiled},
+        }));
+    }
+    // A worker compiles on its own track (`lanejit-group-worker-N`, or `main` for worker 0);
+    // any other thread gets a track of its own, named.
+    let mut others: Vec<&str> = Vec::new();
+    for c in compiles {
+        let tid = match c.thread.strip_prefix("lanejit-group-worker-") {
+            Some(n) => n.parse::<usize>().unwrap_or(0),
+            None if c.thread == "main" => 0,
+            None => {
+                let i = match others.iter().position(|t| *t == c.thread) {
+                    Some(i) => i,
+                    None => {
+                        others.push(&c.thread);
+                        events.push(json!({
+                            "name": "thread_name", "ph": "M", "pid": 1,
+                            "tid": COMPILER_TRACKS + others.len() - 1,
+                            "args": {"name": c.thread},
+                        }));
+                        others.len() - 1
+                    }
+                };
+                COMPILER_TRACKS + i
+            }
+        };
+        let start = c.start.saturating_duration_since(t0).as_secs_f64() * 1e6;
+        let dur = c.end.saturating_duration_since(c.start).as_secs_f64() * 1e6;
+        events.push(json!({
+            "name": c.name,
+            "cat": "compile",
+            "ph": "X",
+            "pid": 1,
+            "tid": tid,
+            "ts": start,
+            "dur": dur,
+            "args": {"tier": c.tier, "code_bytes": c.code_bytes},
         }));
     }
     json!({"traceEvents": events, "displayTimeUnit": "ms"})
@@ -60,7 +107,7 @@ mod tests {
                 compiled: 2,
             },
         ];
-        let t = chrome_trace(&spans);
+        let t = chrome_trace(&spans, &[], Instant::now());
         let ev = t["traceEvents"].as_array().expect("events");
         assert_eq!(ev.len(), 3);
         assert_eq!(ev[1]["name"], "group 0");

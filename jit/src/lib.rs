@@ -1216,6 +1216,16 @@ impl Jit {
                     _ => None,
                 },
                 us,
+                t0,
+                tier: if stat.cached {
+                    "cached"
+                } else if stat.optimized {
+                    "optimized"
+                } else if stat.baseline {
+                    "baseline"
+                } else {
+                    "first"
+                },
                 code,
                 ir,
             };

@@ -43,6 +43,8 @@ pub struct ObserveOptions {
     pub perf_map: bool,
     /// Write the guest instructions, IR and host code of every region into this directory.
     pub dump_dir: Option<PathBuf>,
+    /// Keep every compile's span ([`Observer::compiles`]: `--timeline`).
+    pub timeline: bool,
 }
 
 /// Why an instruction of a compiled region went to a helper or back to the interpreter
@@ -193,10 +195,32 @@ pub(crate) struct Compiled<'a> {
     /// The declined instruction after a region whose run ends before one (at `end_pc`).
     pub(crate) declined: Option<Inst>,
     pub(crate) us: u64,
+    /// When its compile (or its read from the disk cache) began.
+    pub(crate) t0: std::time::Instant,
+    /// Which code it is: `first`, `baseline`, `optimized` or `cached`.
+    pub(crate) tier: &'static str,
     /// Its machine code where it runs.
     pub(crate) code: &'a [u8],
     /// The Cranelift IR (when dumping).
     pub(crate) ir: Option<String>,
+}
+
+/// One compile, for `--timeline` ([`Observer::compiles`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompileSpan {
+    /// The region's symbol ([`region_name`]).
+    pub name: String,
+    /// Which code: `first` (a first compile), `baseline` (a loop's quick code, replaced
+    /// later), `optimized` (that replacement) or `cached` (read from the disk cache).
+    pub tier: &'static str,
+    /// The thread that compiled it (its name, or `main`).
+    pub thread: String,
+    /// When the compile began.
+    pub start: std::time::Instant,
+    /// When its code was placed.
+    pub end: std::time::Instant,
+    /// Machine-code bytes.
+    pub code_bytes: usize,
 }
 
 /// What the report keeps of a compiled region.
@@ -273,6 +297,8 @@ pub struct Observer {
     labels: Vec<(u64, String)>,
     counters: Counters,
     records: Mutex<Vec<Record>>,
+    /// Every compile, with `opts.timeline`.
+    spans: Mutex<Vec<CompileSpan>>,
     profile: Mutex<Profile>,
     /// Regions dumped so far (file name prefix).
     dumped: AtomicU64,
@@ -374,6 +400,7 @@ impl Observer {
             labels,
             counters: Counters::default(),
             records: Mutex::new(Vec::new()),
+            spans: Mutex::new(Vec::new()),
             profile: Mutex::new(Profile {
                 #[cfg(target_os = "linux")]
                 jitdump,
@@ -382,6 +409,11 @@ impl Observer {
             dumped: AtomicU64::new(0),
             error: Mutex::new(None),
         })
+    }
+
+    /// Every compile so far, in the order they ended (with [`ObserveOptions::timeline`]).
+    pub fn compiles(&self) -> Vec<CompileSpan> {
+        self.spans.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// What it records.
@@ -422,6 +454,21 @@ impl Observer {
     /// record with the counters of `probes`.
     pub(crate) fn compiled(&self, c: Compiled<'_>, probes: Option<Probes>) {
         let name = region_name(c.kind, c.hot, c.pc, self.label(c.pc).as_deref());
+        if self.opts.timeline {
+            let thread = std::thread::current();
+            let span = CompileSpan {
+                name: name.clone(),
+                tier: c.tier,
+                thread: thread.name().unwrap_or("main").to_string(),
+                start: c.t0,
+                end: std::time::Instant::now(),
+                code_bytes: c.code.len(),
+            };
+            self.spans
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(span);
+        }
         {
             let mut p = self.profile.lock().unwrap_or_else(|e| e.into_inner());
             #[cfg(target_os = "linux")]

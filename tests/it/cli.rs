@@ -1230,6 +1230,53 @@ fn bad_launch_flags_are_bad_input() {
     }
 }
 
+/// A single-group run's timeline: the run as one chunk, and every region the JIT compiled as
+/// a compile event on the thread that compiled it (`--engine jit`: the run's own, inside its
+/// span), one per compiled region of the result's engine statistics.
+#[test]
+fn timeline_shows_every_compile_against_the_run() {
+    let trace = tmp("timeline-compiles.json");
+    // No code cache: every region is compiled here.
+    let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args(["run", &kernel("stencil.s"), "--engine", "jit", "--json"])
+        .arg("--timeline")
+        .arg(&trace)
+        .env_remove("LANEJIT_CODE_CACHE")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("result");
+    let compiled = result["engine_stats"]["compiled_regions"].as_u64().unwrap();
+    assert!(compiled > 1, "the kernel's regions compile");
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).unwrap()).expect("trace is JSON");
+    let events = t["traceEvents"].as_array().unwrap();
+    let runs: Vec<&serde_json::Value> = events.iter().filter(|e| e["cat"] == "groups").collect();
+    assert_eq!(runs.len(), 1, "one chunk: the run");
+    assert_eq!(runs[0]["name"], "group 0");
+    let end = runs[0]["dur"].as_f64().unwrap();
+    let compiles: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["cat"] == "compile").collect();
+    assert_eq!(compiles.len() as u64, compiled, "{compiles:?}");
+    for c in &compiles {
+        assert_eq!(c["ph"], "X");
+        assert_eq!(c["tid"], 0, "compiled on the run's thread");
+        assert!(c["name"].as_str().unwrap().starts_with("lj:"));
+        assert_eq!(c["args"]["tier"], "first");
+        assert!(c["args"]["code_bytes"].as_u64().unwrap() > 0);
+        let (ts, dur) = (c["ts"].as_f64().unwrap(), c["dur"].as_f64().unwrap());
+        assert!(
+            ts >= 0.0 && dur >= 0.0 && ts + dur <= end,
+            "{c} within the run"
+        );
+    }
+    let loops = compiles
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("lj:loop@"))
+        .count();
+    assert!(loops >= 1, "the stencil's loop");
+}
+
 #[test]
 fn timeline_is_a_chrome_trace_of_group_chunks() {
     let src = write("groups-tl.s", GROUPS);
@@ -1252,7 +1299,7 @@ fn timeline_is_a_chrome_trace_of_group_chunks() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["ph"] == "X")
+        .filter(|e| e["ph"] == "X" && e["cat"] == "groups")
         .collect();
     assert!(!chunks.is_empty());
     let mut covered: Vec<u64> = chunks
