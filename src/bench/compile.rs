@@ -25,6 +25,10 @@ pub struct ProgramLatency {
     pub vl: u32,
     /// Its regions in compile order, each with its fastest compile time.
     pub regions: Vec<RegionStat>,
+    /// Per region (same order): for a loop the optimising settings compile, the fastest
+    /// compile with the baseline settings, the code a tiered run gets first
+    /// (`Jit::set_baseline`); `None` for the others.
+    pub baseline_us: Vec<Option<u64>>,
 }
 
 /// The assembly files named by `paths` (a directory stands for its `*.s` files, sorted).
@@ -53,7 +57,8 @@ fn io(p: &Path, e: std::io::Error) -> BenchError {
     }
 }
 
-/// Measure one program: `rounds` cold JIT runs, the fastest compile of each region.
+/// Measure one program: `rounds` cold JIT runs, the fastest compile of each region; then
+/// as many with the baseline tier on, the fastest baseline compile of each loop.
 pub fn measure(file: &Path, vl: Option<u32>, rounds: usize) -> Result<ProgramLatency, BenchError> {
     let src = std::fs::read_to_string(file).map_err(|e| io(file, e))?;
     let name = file.display().to_string();
@@ -63,27 +68,45 @@ pub fn measure(file: &Path, vl: Option<u32>, rounds: usize) -> Result<ProgramLat
     })?;
     let config = Config::for_program(&program, vl);
     let d = Decoded::new(&program.code);
-    let mut best: Vec<RegionStat> = Vec::new();
-    for _ in 0..rounds.max(1) {
-        let mut m = Machine::new(&program, config).map_err(|e| BenchError::Program {
-            file: name.clone(),
-            msg: e.to_string(),
-        })?;
-        let mut disp = Dispatcher::new(&d, &m, 0).map_err(|e| BenchError::Jit(e.to_string()))?;
-        disp.run(&mut m, &d);
-        let regions = disp.jit_stats().regions;
-        if best.is_empty() {
-            best = regions;
-        } else {
-            for (b, r) in best.iter_mut().zip(&regions) {
-                b.us = b.us.min(r.us);
+    let fastest = |baseline: bool| -> Result<Vec<RegionStat>, BenchError> {
+        let mut best: Vec<RegionStat> = Vec::new();
+        for _ in 0..rounds.max(1) {
+            let mut m = Machine::new(&program, config).map_err(|e| BenchError::Program {
+                file: name.clone(),
+                msg: e.to_string(),
+            })?;
+            let mut disp =
+                Dispatcher::new(&d, &m, 0).map_err(|e| BenchError::Jit(e.to_string()))?;
+            disp.jit_mut().set_baseline(baseline);
+            disp.run(&mut m, &d);
+            let regions = disp.jit_stats().regions;
+            if best.is_empty() {
+                best = regions;
+            } else {
+                for (b, r) in best.iter_mut().zip(&regions) {
+                    b.us = b.us.min(r.us);
+                }
             }
         }
-    }
+        Ok(best)
+    };
+    let regions = fastest(false)?;
+    let base = fastest(true)?;
+    // Both runs compile the same regions in the same order; only loops differ in settings.
+    let baseline_us = regions
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            base.get(i)
+                .filter(|b| b.baseline && b.pc == r.pc && b.kind == r.kind)
+                .map(|b| b.us)
+        })
+        .collect();
     Ok(ProgramLatency {
         file: file.to_path_buf(),
         vl: config.vl,
-        regions: best,
+        regions,
+        baseline_us,
     })
 }
 
@@ -114,20 +137,25 @@ pub fn text(progs: &[ProgramLatency], rounds: usize) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "Region compile latency, us (fastest of {rounds} cold runs on the jit engine):"
+        "Region compile latency, us (fastest of {rounds} cold runs on the jit engine; a loop's \
+         baseline compile, the code a tiered run gets first, in parentheses):"
     );
     for p in progs {
         let _ = write!(s, "{} (VL {}):", p.file.display(), p.vl);
-        for r in &p.regions {
+        for (i, r) in p.regions.iter().enumerate() {
             let _ = write!(
                 s,
-                " {:#x} {} {}i {}B {};",
+                " {:#x} {} {}i {}B {}",
                 r.pc,
                 kind_name(r.kind),
                 r.insts,
                 r.code_bytes,
                 r.us
             );
+            if let Some(Some(b)) = p.baseline_us.get(i) {
+                let _ = write!(s, " ({b})");
+            }
+            s.push(';');
         }
         s.push('\n');
     }
@@ -147,6 +175,19 @@ pub fn text(progs: &[ProgramLatency], rounds: usize) -> String {
         if let Some(m) = median_us(&mut v) {
             let _ = writeln!(s, "median {label}: {m} us over {n}");
         }
+    }
+    let mut v: Vec<u64> = progs
+        .iter()
+        .flat_map(|p| p.baseline_us.iter().flatten().copied())
+        .collect();
+    let n = v.len();
+    let max = v.iter().copied().max().unwrap_or(0);
+    if let Some(m) = median_us(&mut v) {
+        let _ = writeln!(
+            s,
+            "median loops, baseline settings (a tiered run's first code): {m} us over {n}, \
+             longest {max} us"
+        );
     }
     let mut v: Vec<u64> = progs.iter().flat_map(region_times).collect();
     let n = v.len();
@@ -217,13 +258,24 @@ mod tests {
             [RegionKind::Straight, RegionKind::Loop, RegionKind::Straight]
         );
         assert!(p.regions.iter().all(|r| r.code_bytes > 0 && r.insts > 0));
+        // The loop has a baseline compile of its own, the straight-line code none.
+        assert_eq!(p.baseline_us.len(), 3);
+        assert!(
+            p.baseline_us[1].is_some_and(|b| b > 0),
+            "{:?}",
+            p.baseline_us
+        );
+        assert!(p.baseline_us[0].is_none() && p.baseline_us[2].is_none());
         let rt = region_times(&p);
         assert_eq!(rt.len(), 3, "{rt:?}");
         assert_eq!(rt[1], p.regions[1].us);
-        let t = text(&[p], 1);
+        let b = p.baseline_us[1].unwrap();
+        let t = text(std::slice::from_ref(&p), 1);
         assert!(t.contains("median all regions:"), "{t}");
         assert!(t.contains("median per region"), "{t}");
         assert!(t.contains("0x38 loop"), "{t}");
+        assert!(t.contains(&format!(" ({b});")), "{t}");
+        assert!(t.contains("median loops, baseline settings"), "{t}");
         assert!(measure(Path::new("/nonexistent.s"), None, 1).is_err());
     }
 
@@ -256,6 +308,7 @@ mod tests {
                 r(0x60, RegionKind::Straight, 4, 7, true),
                 r(0x48, RegionKind::Tail, 3, 9, true),
             ],
+            baseline_us: vec![None; 7],
         };
         assert_eq!(region_times(&p), [10, 120, 30, 200]);
     }
