@@ -31,7 +31,8 @@
 //! bitcast first, then the load to just before it.
 //!
 //! Each block is one pass (see [`sink_loads`]): linear in the function's size (a load
-//! checks at most [`MAX_STORES`] stores). Measured (callgrind, compiled-code instructions, `--vl 32`): see `cache::compile`.
+//! checks at most [`MAX_STORES`] stores). Measured (callgrind, compiled-code instructions,
+//! `--vl 32`): see `cache::compile`.
 
 use cranelift_codegen::ir::{Function, Inst, InstructionData, Opcode, Value, ValueDef};
 
@@ -195,8 +196,10 @@ pub(crate) fn sink_loads(func: &mut Function) {
             let Some(m) = mover(func, inst) else {
                 continue;
             };
-            // A block ends in its terminator, which is a barrier to every mover.
-            let mut barrier = insts[wall[k].min(n - 1)];
+            // The first barrier after it: a universal one (a block ends in its terminator,
+            // so there is one), or for a load that may not pass every store, the first
+            // store it may not pass, or the one past the most it checks.
+            let mut barrier = wall[k].min(n - 1);
             if let Mover::Load {
                 can_move: false, ..
             } = m
@@ -207,11 +210,11 @@ pub(crate) fn sink_loads(func: &mut Function) {
                     .take(MAX_STORES)
                     .take_while(|&&s| s < wall[k] && may_pass(func, &m, insts[s]))
                     .count();
-                barrier = match stores.get(from + passed) {
-                    Some(&s) if s < wall[k] => insts[s],
-                    _ => insts[wall[k].min(n - 1)],
-                };
+                if let Some(&s) = stores.get(from + passed).filter(|&&s| s < wall[k]) {
+                    barrier = s;
+                }
             }
+            let barrier = insts[barrier];
             let r = func.dfg.first_result(inst);
             let lo = uses.partition_point(|&(v, _)| v < r);
             let first_user = uses[lo..]
