@@ -214,7 +214,8 @@ struct RunArgs {
     check_races: bool,
     /// Write a Chrome trace (JSON, for Perfetto or chrome://tracing) of the chunks of groups
     /// each thread ran, and of every region compiled, on the track of the thread that compiled
-    /// it (its first code, a loop's baseline and optimised code, or a code-cache read).
+    /// it (its first code, a loop's baseline and optimised code, or a code-cache read), with
+    /// the moments a tiered run asked for them.
     #[arg(long, value_name = "FILE")]
     timeline: Option<PathBuf>,
     /// Trace from the Nth retired instruction on (1-based); implies --trace.
@@ -922,7 +923,8 @@ fn cmd_run(args: RunArgs, order: &[(Space, usize)], engine_given: bool) -> Resul
     let mut status = result.status.exit_code();
     if let Some((path, mut f)) = timeline_file {
         let compiles = observer.as_ref().map(|o| o.compiles()).unwrap_or_default();
-        let json = lanejit::timeline::chrome_trace(&timeline, &compiles, t0);
+        let requests = observer.as_ref().map(|o| o.requests()).unwrap_or_default();
+        let json = lanejit::timeline::chrome_trace(&timeline, &compiles, &requests, t0);
         if let Err(e) = writeln!(f, "{json}").and_then(|()| f.flush()) {
             let _ = writeln!(
                 std::io::stderr(),

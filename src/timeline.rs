@@ -7,10 +7,12 @@
 //! worker), named by its symbol (`lj:loop@0x68 <row+0x8>`), with its tier (`first`,
 //! `baseline`, `optimized`, `cached`) and code bytes in `args`: tier-up shows as the
 //! compiles against the run's own span (when each region's code arrived, and what the run did
-//! meanwhile).
+//! meanwhile). A tiered run's requests are instant events on the run's track (`hot 0x68
+//! <row+0x8>`): from one to the start of its compile, the region waited for the compiler
+//! thread.
 
 use crate::launch::Span;
-use lanejit_jit::observe::CompileSpan;
+use lanejit_jit::observe::{CompileSpan, Request};
 use serde_json::{Value, json};
 use std::time::Instant;
 
@@ -19,7 +21,12 @@ const COMPILER_TRACKS: usize = 1000;
 
 /// The trace of `spans` and `compiles` as one JSON object; times from `t0` (the launch's
 /// start: a compile that began before it starts at 0).
-pub fn chrome_trace(spans: &[Span], compiles: &[CompileSpan], t0: Instant) -> Value {
+pub fn chrome_trace(
+    spans: &[Span],
+    compiles: &[CompileSpan],
+    requests: &[Request],
+    t0: Instant,
+) -> Value {
     let mut events: Vec<Value> = Vec::with_capacity(spans.len() + compiles.len() + 2);
     events.push(json!({
         "name": "process_name", "ph": "M", "pid": 1,
@@ -80,6 +87,18 @@ pub fn chrome_trace(spans: &[Span], compiles: &[CompileSpan], t0: Instant) -> Va
             "args": {"tier": c.tier, "code_bytes": c.code_bytes},
         }));
     }
+    // A tiered run's requests: instants on the run's track (worker 0).
+    for r in requests {
+        events.push(json!({
+            "name": format!("hot {}", r.name),
+            "cat": "request",
+            "ph": "i",
+            "s": "t",
+            "pid": 1,
+            "tid": 0,
+            "ts": r.at.saturating_duration_since(t0).as_secs_f64() * 1e6,
+        }));
+    }
     json!({"traceEvents": events, "displayTimeUnit": "ms"})
 }
 
@@ -107,7 +126,7 @@ mod tests {
                 compiled: 2,
             },
         ];
-        let t = chrome_trace(&spans, &[], Instant::now());
+        let t = chrome_trace(&spans, &[], &[], Instant::now());
         let ev = t["traceEvents"].as_array().expect("events");
         assert_eq!(ev.len(), 3);
         assert_eq!(ev[1]["name"], "group 0");

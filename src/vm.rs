@@ -566,6 +566,9 @@ impl Tier for BackgroundTier<'_> {
             return false;
         }
         *n = REQUESTED;
+        if let Some(o) = &self.opts.observer {
+            o.requested(pc);
+        }
         if self.tx.is_none() && !self.failed {
             self.start(m);
         }

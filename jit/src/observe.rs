@@ -223,6 +223,16 @@ pub struct CompileSpan {
     pub code_bytes: usize,
 }
 
+/// A region a tiered run handed to its compiler thread, for `--timeline`
+/// ([`Observer::requests`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// Its start: pc and code label (`0x68 <row+0x8>`).
+    pub name: String,
+    /// When the run found it hot and asked for its code.
+    pub at: std::time::Instant,
+}
+
 /// What the report keeps of a compiled region.
 struct Record {
     pc: u64,
@@ -299,6 +309,8 @@ pub struct Observer {
     records: Mutex<Vec<Record>>,
     /// Every compile, with `opts.timeline`.
     spans: Mutex<Vec<CompileSpan>>,
+    /// Every region handed to a compiler thread, with `opts.timeline`.
+    requests: Mutex<Vec<Request>>,
     profile: Mutex<Profile>,
     /// Regions dumped so far (file name prefix).
     dumped: AtomicU64,
@@ -401,6 +413,7 @@ impl Observer {
             counters: Counters::default(),
             records: Mutex::new(Vec::new()),
             spans: Mutex::new(Vec::new()),
+            requests: Mutex::new(Vec::new()),
             profile: Mutex::new(Profile {
                 #[cfg(target_os = "linux")]
                 jitdump,
@@ -414,6 +427,34 @@ impl Observer {
     /// Every compile so far, in the order they ended (with [`ObserveOptions::timeline`]).
     pub fn compiles(&self) -> Vec<CompileSpan> {
         self.spans.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Note that a tiered run handed the region at `pc` to its compiler thread now (kept
+    /// with [`ObserveOptions::timeline`]: the wait until its compile begins shows).
+    pub fn requested(&self, pc: u64) {
+        if !self.opts.timeline {
+            return;
+        }
+        let name = match self.label(pc) {
+            Some(l) => format!("{pc:#x} <{l}>"),
+            None => format!("{pc:#x}"),
+        };
+        let r = Request {
+            name,
+            at: std::time::Instant::now(),
+        };
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(r);
+    }
+
+    /// Every region handed to a compiler thread so far, in order ([`Observer::requested`]).
+    pub fn requests(&self) -> Vec<Request> {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// What it records.

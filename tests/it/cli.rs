@@ -1277,6 +1277,51 @@ fn timeline_shows_every_compile_against_the_run() {
     assert!(loops >= 1, "the stencil's loop");
 }
 
+/// A tiered run's timeline marks each region it found hot and handed to its compiler thread
+/// (an instant on the run's track), before any compile on the compiler thread's track.
+#[test]
+fn timeline_marks_the_regions_a_tiered_run_asks_for() {
+    let trace = tmp("timeline-requests.json");
+    // About 9 ms interpreted: past the interpreted start (1 ms) the loop gets hot.
+    let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args(["run", &kernel("bench/saxpy32.s"), "--set", "N=4000000"])
+        .args(["--engine", "tiered", "--json", "--timeline"])
+        .arg(&trace)
+        .env_remove("LANEJIT_CODE_CACHE")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).unwrap()).expect("trace is JSON");
+    let events = t["traceEvents"].as_array().unwrap();
+    let end = events
+        .iter()
+        .find(|e| e["cat"] == "groups")
+        .expect("the run")["dur"]
+        .as_f64()
+        .unwrap();
+    let requests: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["cat"] == "request").collect();
+    assert!(!requests.is_empty(), "the loop gets hot");
+    for r in &requests {
+        assert_eq!(r["ph"], "i");
+        assert_eq!(r["tid"], 0, "on the run's track");
+        assert!(r["name"].as_str().unwrap().starts_with("hot 0x"), "{r}");
+        let ts = r["ts"].as_f64().unwrap();
+        assert!((0.0..=end).contains(&ts), "{r} within the run");
+    }
+    let first_request = requests
+        .iter()
+        .map(|r| r["ts"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    for c in events.iter().filter(|e| e["cat"] == "compile") {
+        assert!(
+            c["ts"].as_f64().unwrap() >= first_request,
+            "{c} after a request"
+        );
+    }
+}
+
 #[test]
 fn timeline_is_a_chrome_trace_of_group_chunks() {
     let src = write("groups-tl.s", GROUPS);
