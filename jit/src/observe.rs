@@ -72,6 +72,9 @@ pub enum Fallback {
     /// The next instruction is one the JIT declines (`HALT`, an undecodable word, the end of
     /// the code).
     Declined,
+    /// An add to 32-bit lanes kept packed (a loaded index stepping on) would carry out of 32
+    /// bits in some lane: the interpreter executes it.
+    Carry,
     /// A loop iteration with a partial mask (its tail, an iteration whose span check found a
     /// fault ahead, or any partial-mask iteration of a loop compiled without them: see
     /// `translate::TxConfig::tail`) left for the straight-line form of the body.
@@ -86,9 +89,11 @@ impl Fallback {
             | Fallback::SoftFma
             | Fallback::FailedCheck
             | Fallback::PartialMask => "helper",
-            Fallback::Fault | Fallback::RangeFault | Fallback::Budget | Fallback::Declined => {
-                "interp"
-            }
+            Fallback::Fault
+            | Fallback::RangeFault
+            | Fallback::Budget
+            | Fallback::Declined
+            | Fallback::Carry => "interp",
             Fallback::Tail => "tail",
         }
     }
@@ -104,6 +109,7 @@ impl Fallback {
             Fallback::RangeFault => "range_fault",
             Fallback::Budget => "budget",
             Fallback::Declined => "declined",
+            Fallback::Carry => "carry",
             Fallback::Tail => "tail",
         }
     }

@@ -3451,6 +3451,67 @@ fn loop_nests_around_branch_loops_agree() {
 }
 
 #[test]
+fn row_indices_stepped_in_a_branch_loop_stay_exact_past_32_bits() {
+    // SpMV's row walk without the gathers: row start `j` and end loaded as words (zero- or
+    // sign-extended), then a branch loop that compares them into lane signs (`V.SUB; V.SRA
+    // 63`), keeps a value where `j` is below the end (`V.AND`), and steps `j` by an
+    // immediate. The JIT packs `j` again on the way into the loop's second copy, steps it as
+    // 32-bit words and compares packed words; words near 2^32 (and, loaded signed, near
+    // 2^31) carry out of 32 bits in some rows, where the step leaves for the interpreter.
+    // Each row's `j`, mask and kept value are stored, so every lane's value is compared.
+    let rows = 45u32;
+    let start = |r: u32| match r % 9 {
+        0 => 0xffff_fffd,
+        1 => 0x7fff_fffe,
+        2 => 0xffff_ffff,
+        _ => r * 3,
+    };
+    for (op, step) in [
+        ("V.LWU", "V.ADD v1, v1, 1"),
+        ("V.LW", "V.ADD v1, v1, 2"),
+        ("V.LWU", "V.SUB v1, v1, -3"),
+        ("V.LWU", "V.SUB v1, v1, 1"),
+    ] {
+        let ptr = words(rows + 1, |r| if r == rows { 9 } else { start(r) });
+        let src = format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .mem 0x14000, 0x4000, rw
+            .data 0x10000
+            {ptr}
+            .text
+            S.LI s1, 0x10000
+            S.LI s6, 0x14000
+            S.LI s3, {rows}
+            LOOP s3
+            {op} [s1, lc0<<2, 0], ->v1
+            {op} [s1, lc0<<2, 4], ->v2
+            V.LANEID v4
+            S.MOV s7, s0
+        nz:
+            V.SUB v3, v1, v2
+            V.SRA v3, v3, 63
+            V.AND v5, v4, v3
+            {step}
+            S.ADD s7, s7, 1
+            BLT s7, 6, nz
+            V.SD v1, [s6, lc0<<3, 0]
+            V.SD v3, [s6, lc0<<3, 0x400]
+            V.SD v5, [s6, lc0<<3, 0x800]
+            ENDLOOP
+            HALT
+            "
+        );
+        let p = asm(&src);
+        for vl in VLS {
+            let (_, st) = check(&p, vl, false, None);
+            assert!(st.jit_retired > 0, "compiled code ran");
+        }
+        check_budgets(&p, 13);
+    }
+}
+
+#[test]
 fn nests_of_rows_of_any_length_keep_each_lane_of_their_iteration_local_registers() {
     // A loop nest whose rows have pseudo-random lengths (1 to 64 points): with VL 32 some
     // rows end in a masked tail after full iterations, others are only a tail, so tails

@@ -19,7 +19,14 @@
 //! whose result is again an extended word (`Tx::packed_int`), and ANDs of such lanes with a
 //! register of lane masks made by `V.SRA 63` (`Tx::sign_masks`: SpMV's row-end select,
 //! `V.SUB; V.SRA 63; V.AND`, stays on packed values; its compiled-code instructions -4%,
-//! +2.7% elements/s).
+//! +2.7% elements/s). The compare itself stays packed too: `V.SUB d, a, b; V.SRA d, d, 63`
+//! of two registers packed as words extended alike is one 32-bit compare per four lanes
+//! (`Tx::packed_sign_mask`, the pair translated as one), and an add or subtract of an
+//! immediate to zero-extended words stays packed when the lanes' bounds (shared with the
+//! gathers through the register) show no lane leaves `0..2^32`, else the interpreter
+//! executes it (`Tx::packed_add`, fallback `carry`). With the loop's second copy packing
+//! such an index again when it arrives wide (`Tx::repack`), SpMV's row index `j` is
+//! stepped, compared and gathered through as 32-bit words: 8 chunks at VL 32 instead of 16.
 
 use super::{Form, Tx};
 use crate::observe::Fallback;
@@ -81,21 +88,31 @@ impl Tx<'_, '_> {
             return None;
         }
         if let (AluOp::And, VSrc::V(vb)) = (op, o.vb) {
+            // Lane masks wide, or packed as sign-extended words (`Tx::packed_sign_mask`).
             let masks = |r: VReg| {
-                self.sign_masks & (1 << r.0) != 0 && self.form[r.0 as usize] == Form::Wide
+                self.sign_masks & (1 << r.0) != 0
+                    && matches!(
+                        self.form[r.0 as usize],
+                        Form::Wide
+                            | Form::Packed {
+                                log2e: 2,
+                                ext: Ext::Sign
+                            }
+                    )
             };
             let (src, mask) = match (self.form[o.va.0 as usize], self.form[vb.0 as usize]) {
                 (Form::Packed { log2e: 2, ext }, _) if masks(vb) => ((o.va, ext), vb),
                 (_, Form::Packed { log2e: 2, ext }) if masks(o.va) => ((vb, ext), o.va),
                 _ => return None,
             };
+            let packed_mask = self.form[mask.0 as usize] != Form::Wide;
             return Some(PackedInt {
                 op,
                 src: src.0,
                 k: 0,
                 mask: Some(mask),
                 ext: src.1,
-                keep: 1 << src.0.0,
+                keep: (1 << src.0.0) | if packed_mask { 1 << mask.0 } else { 0 },
             });
         }
         let VSrc::Imm(imm) = o.vb else {
@@ -128,6 +145,17 @@ impl Tx<'_, '_> {
     fn packed_int(&mut self, vd: VReg, p: PackedInt) {
         let vals = self.packed_vals(p.src, 2);
         if let Some(m) = p.mask {
+            if self.form[m.0 as usize] != Form::Wide {
+                // Packed masks: four lanes' to a vector already.
+                let ms = self.packed_vals(m, 2);
+                let out: Vec<Value> = vals
+                    .iter()
+                    .zip(ms)
+                    .map(|(&v, m)| self.b.ins().band(v, m))
+                    .collect();
+                self.def_packed(vd, 2, p.ext, &out);
+                return;
+            }
             // Four lanes' masks to a vector: the low halves of two chunks.
             let ms = self.vget_all(m);
             let out: Vec<Value> = vals
@@ -163,6 +191,135 @@ impl Tx<'_, '_> {
             })
             .collect();
         self.def_packed(vd, 2, p.ext, &out);
+    }
+
+    /// A `V.ADD` or `V.SUB` of an immediate to a register packed as zero-extended 32-bit
+    /// lanes (loaded indices stepping through their rows, SpMV's `j + 1`) under a full mask:
+    /// the register and the amount added. Its result stays packed when no lane carries out
+    /// of 32 bits (or borrows below 0), which [`Self::packed_add`] tests at run time.
+    pub(crate) fn packed_add_operands(&self, inst: &Inst) -> Option<(VReg, i64)> {
+        let (Operands::VAlu(o), Sem::VAlu(op @ (AluOp::Add | AluOp::Sub))) =
+            (inst.operands(), inst.opcode().sem())
+        else {
+            return None;
+        };
+        let VSrc::Imm(imm) = o.vb else {
+            return None;
+        };
+        if !self.full || self.vmem || !self.can_pack(o.vd, 2) {
+            return None;
+        }
+        let Form::Packed {
+            log2e: 2,
+            ext: Ext::Zero,
+        } = self.form[o.va.0 as usize]
+        else {
+            return None;
+        };
+        let k = if op == AluOp::Add {
+            imm as i64
+        } else {
+            -(imm as i64)
+        };
+        Some((o.va, k))
+    }
+
+    /// `vd = src + k` on zero-extended 32-bit packed lanes (see
+    /// [`Self::packed_add_operands`]): when the lanes' bounds (shared with the gathers
+    /// through `src`, `Tx::packed_bounds`) show that some lane would leave `0..2^32`, the
+    /// interpreter executes the instruction (an exit with the state before it, cold);
+    /// otherwise a 32-bit add per four lanes gives the 64-bit sums, still zero-extended
+    /// words. A loop carries such an index packed around its back edge.
+    fn packed_add(&mut self, vd: VReg, src: VReg, k: i64) {
+        if k != 0 {
+            let (mn, mx) = self.packed_bounds(src, false);
+            let (mn, mx) = (self.b.ins().uextend(I64, mn), self.b.ins().uextend(I64, mx));
+            let ok = if k > 0 {
+                // max + k <= 2^32 - 1, as unsigned 32-bit values.
+                self.b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, mx, 0xffff_ffff - k)
+            } else {
+                // min >= -k.
+                self.b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, mn, -k)
+            };
+            self.guard(ok, self.pc, Fallback::Carry);
+        }
+        let vals = self.packed_vals(src, 2);
+        let kv = self.iconst(k as u64);
+        let k32 = self.b.ins().ireduce(I32, kv);
+        let ks = self.b.ins().splat(I32X4, k32);
+        let out: Vec<Value> = vals
+            .into_iter()
+            .map(|v| {
+                let x = self.bitcast(I32X4, v);
+                let r = self.b.ins().iadd(x, ks);
+                self.bitcast(I8X16, r)
+            })
+            .collect();
+        self.def_packed(vd, 2, Ext::Zero, &out);
+    }
+
+    /// Whether `inst` (at the current pc) and the instruction after it are `V.SUB vd, va,
+    /// vb; V.SRA vd, vd, 63` with `va` and `vb` packed as 32-bit words extended alike, under
+    /// a full mask: the pair leaves every lane of `vd` all ones where `va < vb` (unsigned for
+    /// zero-extended words, signed for sign-extended ones: the 64-bit difference of two such
+    /// words never wraps) and 0 elsewhere, which [`Self::packed_sign_mask`] computes on the
+    /// packed words, a compare per four lanes, instead of widening both, subtracting and
+    /// shifting. Nothing can leave between the two (neither accesses memory, and budget
+    /// checks cover whole runs), so the state between them is never seen.
+    pub(crate) fn packed_sign_mask_operands(&self, inst: &Inst) -> Option<(VReg, VReg, Ext)> {
+        let (Operands::VAlu(o), Sem::VAlu(AluOp::Sub)) = (inst.operands(), inst.opcode().sem())
+        else {
+            return None;
+        };
+        let VSrc::V(vb) = o.vb else {
+            return None;
+        };
+        let Some(Inst::VSra(n)) = self.next else {
+            return None;
+        };
+        if n.vd != o.vd || n.va != o.vd || !matches!(n.vb, VSrc::Imm(k) if k & 63 == 63) {
+            return None;
+        }
+        if !self.full || self.vmem || !self.can_pack(o.vd, 2) {
+            return None;
+        }
+        match (self.form[o.va.0 as usize], self.form[vb.0 as usize]) {
+            (Form::Packed { log2e: 2, ext: a }, Form::Packed { log2e: 2, ext: b })
+                if a == b && a != Ext::None =>
+            {
+                Some((o.va, vb, a))
+            }
+            _ => None,
+        }
+    }
+
+    /// `vd` = all ones in the lanes where `va < vb`, else 0, as sign-extended packed words
+    /// (see [`Self::packed_sign_mask_operands`]); the next instruction (the `V.SRA`) is
+    /// translated with it (`Tx::fused`).
+    fn packed_sign_mask(&mut self, vd: VReg, va: VReg, vb: VReg, ext: Ext) {
+        let a = self.packed_vals(va, 2);
+        let b = self.packed_vals(vb, 2);
+        let out: Vec<Value> = a
+            .into_iter()
+            .zip(b)
+            .map(|(a, b)| {
+                let (a, b) = (self.bitcast(I32X4, a), self.bitcast(I32X4, b));
+                let cc = if ext == Ext::Sign {
+                    IntCC::SignedLessThan
+                } else {
+                    IntCC::UnsignedLessThan
+                };
+                let m = self.b.ins().icmp(cc, a, b);
+                self.bitcast(I8X16, m)
+            })
+            .collect();
+        self.def_packed(vd, 2, Ext::Sign, &out);
+        self.sign_masks |= 1 << vd.0;
+        self.fused = true;
     }
 
     /// Scalar `a op b`.
@@ -928,6 +1085,14 @@ impl Tx<'_, '_> {
                 }
                 if let Some(p) = self.packed_int_operands(inst) {
                     self.packed_int(o.vd, p);
+                    return true;
+                }
+                if let Some((src, k)) = self.packed_add_operands(inst) {
+                    self.packed_add(o.vd, src, k);
+                    return true;
+                }
+                if let Some((a, b, ext)) = self.packed_sign_mask_operands(inst) {
+                    self.packed_sign_mask(o.vd, a, b, ext);
                     return true;
                 }
                 if op == AluOp::Add && self.acc_add(inst) {

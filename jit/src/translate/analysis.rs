@@ -213,11 +213,46 @@ pub(super) fn packable(r: &Region) -> u32 {
                 set |= 1 << o.vd.0;
             }
         }
+        // An add or subtract of an immediate may keep zero-extended 32-bit lanes packed
+        // (`Tx::packed_add`).
+        if let (Operands::VAlu(o), Sem::VAlu(AluOp::Add | AluOp::Sub)) =
+            (i.operands(), i.opcode().sem())
+        {
+            if matches!(o.vb, VSrc::Imm(_)) {
+                set |= 1 << o.vd.0;
+            }
+        }
         if let Some(ms) = i.opcode().mem() {
             if ms.dir == lanejit_interp::isa::Dir::Load {
                 let (_, w) = reg_effects(i);
                 set |= w.v;
             }
+        }
+    }
+    set
+}
+
+/// The vector registers of a loop body that its packed-word lowerings want packed when they
+/// arrive wide at its second full copy (`Tx::repack`): an index stepped by an immediate
+/// (`V.ADD r, r, k`: `Tx::packed_add`) and both operands of a compare (`V.SUB d, a, b;
+/// V.SRA d, d, 63`: `Tx::packed_sign_mask`).
+pub(super) fn repackable(r: &Region) -> u32 {
+    let mut set = 0;
+    let body = r.body();
+    for (k, (_, i)) in body.iter().enumerate() {
+        let (Operands::VAlu(o), Sem::VAlu(op)) = (i.operands(), i.opcode().sem()) else {
+            continue;
+        };
+        match (op, o.vb) {
+            (AluOp::Add | AluOp::Sub, VSrc::Imm(_)) if o.vd == o.va => set |= 1 << o.vd.0,
+            (AluOp::Sub, VSrc::V(b)) => {
+                if let Some((_, Inst::VSra(n))) = body.get(k + 1) {
+                    if n.vd == o.vd && n.va == o.vd {
+                        set |= (1 << o.va.0) | (1 << b.0);
+                    }
+                }
+            }
+            _ => {}
         }
     }
     set
@@ -403,6 +438,24 @@ pub(super) fn written_first(r: &Region) -> u32 {
         seen |= u.s | w.s;
     }
     fresh & !1
+}
+
+/// Vector registers a loop body overwrites whole before it reads them and before its first
+/// instruction that can exit (a memory access or a control instruction): their values at the
+/// body's start are never observed, so the form they arrive in at the second full copy does
+/// not matter (`Tx::second_copy_forms`).
+pub(super) fn body_fresh(r: &Region) -> u32 {
+    let mut seen = 0u32;
+    let mut fresh = 0u32;
+    for (_, i) in r.body() {
+        if i.opcode().mem().is_some() || crate::region::is_control(i) {
+            break;
+        }
+        let e = i.effects();
+        fresh |= e.writes_v & !e.reads_v & !seen;
+        seen |= e.reads_v | e.writes_v;
+    }
+    fresh
 }
 
 /// Whether a region needs the full/general body split (it has vector work).

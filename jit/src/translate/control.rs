@@ -9,12 +9,12 @@
 use super::{Form, Tx};
 use crate::abi::Status;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::types::{I8X16, I64};
 use cranelift_codegen::ir::{
     Block, BlockArg, BlockCall, InstBuilder, JumpTableData, MemFlagsData, StackSlotData,
     StackSlotKind, Value,
 };
-use lanejit_interp::isa::{Cond, Inst, SOrImm, Sem, VReg};
+use lanejit_interp::isa::{Cond, Ext, Inst, SOrImm, Sem, VReg};
 
 impl Tx<'_, '_> {
     /// The mask with lanes `0..n` set (all lanes when `n >= VL`).
@@ -133,24 +133,103 @@ impl Tx<'_, '_> {
         // With every register wide the second copy would be the first one entered past the
         // header, whose checks (budget, full mask) cost what this edge's would: no gain, and
         // a second set of edges for the allocator (tile_stage's column loop: +2% Ir).
-        if self.form == [Form::Wide; 32] || !self.second_copy_forms() {
+        if self.form == [Form::Wide; 32] && !self.repacks() {
             return;
         }
+        let Some((packs, wide)) = self.second_copy_forms() else {
+            return;
+        };
         let fits = self
             .budgeted
             .then(|| self.budget_fits(self.off + 1, fl.body_len));
-        self.enter_second_copy(fits, fl.top);
+        let go = match (fits, packs) {
+            (Some(a), Some(b)) => Some(self.b.ins().band(a, b)),
+            (a, b) => a.or(b),
+        };
+        self.enter_second_copy(go, fl.top);
+        // Staying: registers packed for the copy are still in their wide variables.
+        self.form = wide;
     }
 
     /// At an edge into the second full copy: canonicalise every register (the copy starts
-    /// with canonical registers: forms are carried, raw NaNs are not), and whether the forms
-    /// here are the ones the copy is translated with (the first such edge records them).
-    fn second_copy_forms(&mut self) -> bool {
+    /// with canonical registers: forms are carried, raw NaNs are not), pack the registers
+    /// the copy wants packed that are wide here ([`Self::repack`]), and whether the forms
+    /// here are the ones the copy is translated with (the first such edge records them):
+    /// `None` if not, else the run-time condition the packing needs (if any) and the forms
+    /// before it, for the path that does not enter the copy.
+    fn second_copy_forms(&mut self) -> Option<(Option<Value>, [Form; 32])> {
         for n in 0..32u8 {
             self.canonicalize(VReg(n));
         }
+        let before = self.form;
+        let packs = self.repack();
+        if let Some(f) = self.fast_forms {
+            // What the body overwrites before reading it or exiting may arrive in any form
+            // (its variables are never read before it is written).
+            for (n, (form, recorded)) in self.form.iter_mut().zip(f).enumerate() {
+                if self.fresh_v & (1 << n) != 0 {
+                    *form = recorded;
+                }
+            }
+        }
         let forms = *self.fast_forms.get_or_insert(self.form);
-        forms == self.form
+        if forms == self.form {
+            Some((packs, before))
+        } else {
+            self.form = before;
+            None
+        }
+    }
+
+    /// Pack the registers of `Tx::repack` that are wide here as zero-extended 32-bit words
+    /// (their wide variables keep their values), and the condition that every lane of them
+    /// is below 2^32, so that the packing is exact (`None` when nothing is packed). A loop
+    /// header takes every register wide, so an index loaded before a loop (SpMV's `j`)
+    /// enters its first iteration wide; here, on the way into the second copy, it is packed
+    /// again, and the copy's packed increments (`Tx::packed_add`), compares
+    /// (`Tx::packed_sign_mask`) and gathers keep it packed from then on.
+    fn repack(&mut self) -> Option<Value> {
+        let mut fits: Option<Value> = None;
+        for n in 0..32u8 {
+            if !self.repacks_reg(n) {
+                continue;
+            }
+            let ch = self.vget_all(VReg(n));
+            let mut or = ch[0];
+            for &c in &ch[1..] {
+                or = self.b.ins().bor(or, c);
+            }
+            let high = self.b.ins().ushr_imm_s(or, 32);
+            let any = self.b.ins().vany_true(high);
+            let fit = self.b.ins().icmp_imm_s(IntCC::Equal, any, 0);
+            fits = Some(match fits {
+                Some(f) => self.b.ins().band(f, fit),
+                None => fit,
+            });
+            let packed: Vec<Value> = ch
+                .chunks(2)
+                .map(|p| {
+                    let (a, b) = (self.bitcast(I8X16, p[0]), self.bitcast(I8X16, p[1]));
+                    self.shuffle(a, b, super::mem::pick_dwords(0))
+                })
+                .collect();
+            self.def_packed(VReg(n), 2, Ext::Zero, &packed);
+        }
+        fits
+    }
+
+    /// Whether [`Self::repack`] packs register `n` here: one of `Tx::repack`, wide, with
+    /// variables (read-only registers have none, `Tx::ro_v`) and room for packed words.
+    fn repacks_reg(&self, n: u8) -> bool {
+        self.repack & (1 << n) != 0
+            && self.form[n as usize] == Form::Wide
+            && self.v[n as usize].is_some()
+            && self.can_pack(VReg(n), 2)
+    }
+
+    /// Whether [`Self::repack`] packs any register here.
+    fn repacks(&self) -> bool {
+        (0..32u8).any(|n| self.repacks_reg(n))
     }
 
     /// Go on in the second full copy at `top` when `cond` holds (always without one), this
@@ -180,9 +259,9 @@ impl Tx<'_, '_> {
     /// the budget covers it, continue in the second full copy (mask stays all ones, packed
     /// registers stay packed); otherwise fall through to the ordinary `ENDLOOP` logic.
     fn fast_edge(&mut self, fl: super::FastLoop, lc: Value, trip: Value) {
-        if !self.second_copy_forms() {
+        let Some((packs, wide)) = self.second_copy_forms() else {
             return;
-        }
+        };
         let mut c = match (self.lim, self.prechecked) {
             (Some(lim), true) => {
                 // Only the iterations the loop-entry span check proved: LC0BASE steps by VL
@@ -209,7 +288,12 @@ impl Tx<'_, '_> {
             let fits = self.budget_fits(self.off + 1, fl.body_len);
             c = self.b.ins().band(c, fits);
         }
+        if let Some(p) = packs {
+            c = self.b.ins().band(c, p);
+        }
         self.enter_second_copy(Some(c), fl.top);
+        // Staying: registers packed for the copy are still in their wide variables.
+        self.form = wide;
     }
 
     /// Whether the `ahead` iterations from LC0BASE `lc` are proven (below `Tx::lim`) and

@@ -136,8 +136,9 @@ mod probes;
 mod shape;
 
 use analysis::{
-    RegSet, accumulators, branch_fast_ok, copy_loop, fast_loop_ok, has_vector_work, hoistable,
-    in_place, iteration_local, masked_tail_ok, packable, reg_effects, stream_ok, written_first,
+    RegSet, accumulators, body_fresh, branch_fast_ok, copy_loop, fast_loop_ok, has_vector_work,
+    hoistable, in_place, iteration_local, masked_tail_ok, packable, reg_effects, repackable,
+    stream_ok, written_first,
 };
 
 use crate::abi::{self, Status};
@@ -367,7 +368,7 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) tile: Option<TileVals>,
     pub(crate) budget: Value,
     s: [Option<Variable>; 32],
-    v: Vec<Option<Vec<Variable>>>,
+    pub(crate) v: Vec<Option<Vec<Variable>>>,
     /// Whether vector registers live in the register file instead of variables: every read
     /// loads its chunks, every write stores them as soon as the instruction's checks have
     /// passed (so exits need not write vectors back). Used for straight-line regions, which
@@ -543,6 +544,19 @@ pub(crate) struct Tx<'a, 'f> {
     /// is a compare): an AND of 32-bit packed lanes with one stays packed
     /// (`Tx::packed_int_operands`).
     pub(crate) sign_masks: u32,
+    /// The instruction after the one being translated, in the same run of a body copy
+    /// (`None` elsewhere): what a pair's lowering looks at (`Tx::packed_sign_mask`).
+    pub(crate) next: Option<Inst>,
+    /// The vector registers a loop's second full copy wants packed as zero-extended words
+    /// (`analysis::repackable`), packed on the way into it when they arrive wide
+    /// (`Tx::repack`).
+    pub(crate) repack: u32,
+    /// The vector registers a loop body overwrites before it reads them or can exit
+    /// (`analysis::body_fresh`).
+    pub(crate) fresh_v: u32,
+    /// Set by a lowering that translated the next instruction with the current one
+    /// (`Tx::packed_sign_mask`): the caller skips it.
+    pub(crate) fused: bool,
     /// The masked tail's stores to the packed slot not emitted yet: per register, its
     /// chunks and their offset in the slot's tail half. Its loads are pure (`Tx::readonly`), placed by
     /// Cranelift at their first use; a slot store emitted where the register is final
@@ -820,7 +834,13 @@ impl<'a, 'f> Tx<'a, 'f> {
         match self.form[r.0 as usize] {
             // Not normally reached (instructions materialise their packed operands first);
             // widening locally is correct wherever it happens.
-            Form::Packed { .. } => return self.widen_packed(r)[c],
+            Form::Packed { log2e, ext } => {
+                // Only this chunk's widening: a reader of every chunk (an index's lane EAs)
+                // would otherwise emit the whole register's for each one.
+                let per = 8usize >> log2e;
+                let p = self.packed_vals(r, log2e)[c / per];
+                return self.widen_one(p, log2e, ext == lanejit_interp::isa::Ext::Sign, c % per);
+            }
             Form::Acc { .. } => return self.acc_values(r)[c],
             Form::Wide => {}
         }
@@ -890,6 +910,28 @@ impl<'a, 'f> Tx<'a, 'f> {
                 .collect();
         }
         level
+    }
+
+    /// The `k`th `i64x2` chunk of [`Self::widen_to_64`]`(p, log2e, sign)`, widening only
+    /// the halves that lead to it.
+    fn widen_one(&mut self, p: Value, log2e: u8, sign: bool, k: usize) -> Value {
+        let mut v = match log2e {
+            3 => return self.bitcast(I64X2, p),
+            2 => self.bitcast(I32X4, p),
+            1 => self.bitcast(I16X8, p),
+            _ => p,
+        };
+        let levels = 3 - log2e as usize;
+        for i in 0..levels {
+            let high = (k >> (levels - 1 - i)) & 1 == 1;
+            v = match (sign, high) {
+                (true, false) => self.b.ins().swiden_low(v),
+                (true, true) => self.b.ins().swiden_high(v),
+                (false, false) => self.b.ins().uwiden_low(v),
+                (false, true) => self.b.ins().uwiden_high(v),
+            };
+        }
+        v
     }
 
     /// Turn a packed register wide in the current block.
@@ -1146,6 +1188,10 @@ impl<'a, 'f> Tx<'a, 'f> {
             | self.packed_f32_operands(inst)
             | self.narrow_mul_operands(inst).map_or(0, |n| n.keep)
             | self.packed_int_operands(inst).map_or(0, |p| p.keep)
+            | self.packed_add_operands(inst).map_or(0, |(r, _)| 1 << r.0)
+            | self
+                .packed_sign_mask_operands(inst)
+                .map_or(0, |(a, b, _)| (1 << a.0) | (1 << b.0))
             | self.packed_index_operand(inst)
             | self.acc_operands(inst);
         // Overwritten whole under a full mask: its old value is seen only if the instruction
@@ -1185,7 +1231,9 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
         for n in 0..32 {
             if w.v & (1 << n) != 0 {
-                self.shape[n] = shape;
+                // A pair translated as one (`Tx::fused`) leaves lane masks, not the shape
+                // of the first instruction's result.
+                self.shape[n] = if self.fused { None } else { shape };
             }
         }
         self.off += 1;
@@ -1234,6 +1282,7 @@ impl<'a, 'f> Tx<'a, 'f> {
             let reads = if self.readonly { 0 } else { e.reads_v };
             after[i] = after[i + 1] | reads | e.writes_v;
         }
+        let mut skip = false;
         for (i, (pc, inst)) in r.insts.iter().enumerate().skip(from) {
             if i == 0 && matches!(inst, Inst::Loop(_)) {
                 self.loop_prologue(*pc, inst);
@@ -1244,7 +1293,16 @@ impl<'a, 'f> Tx<'a, 'f> {
                 self.control(*pc, inst, header, head_pc);
                 return;
             }
-            self.inst(*pc, inst);
+            if skip {
+                // Translated with the instruction before it (`Tx::fused`): retired here.
+                skip = false;
+                self.off += 1;
+            } else {
+                self.next = r.insts.get(i + 1).map(|&(_, n)| n);
+                self.inst(*pc, inst);
+                self.next = None;
+                skip = std::mem::take(&mut self.fused);
+            }
             if leaves_local {
                 // Touched here and by nothing after: its value in this copy is final.
                 let last = self.local_v & (after[i] & !after[i + 1]);
@@ -1472,7 +1530,7 @@ pub(crate) fn translate(
     let pack = if vmem {
         0
     } else {
-        packable(r) | accumulators(r)
+        packable(r) | accumulators(r) | repackable(r)
     };
     let mut pv = vec![None; 32];
     for (n, slot) in pv.iter_mut().enumerate() {
@@ -1597,6 +1655,14 @@ pub(crate) fn translate(
         mref: [None; 32],
         mref_nest: false,
         sign_masks: 0,
+        next: None,
+        fused: false,
+        repack: pack & repackable(r),
+        fresh_v: if r.loop_head.is_some() {
+            body_fresh(r)
+        } else {
+            0
+        },
         pending_local: Vec::new(),
         tail_go: None,
         tail_proven: None,
