@@ -8,7 +8,9 @@
 //! (32-bit index words loaded, then gathers through them, half of them shifted right or
 //! masked by an immediate first, or ANDed with a register of lane signs made by `V.SRA 63`:
 //! the packed-index gathers and the sign masks, with small and negative indices
-//! poked where the loads read); arrays of structs (two to four fields of 2- or 4-element
+//! poked where the loads read; at times also an index loaded before the loop that steps
+//! by an immediate in it, gathered through and compared with `V.SUB; V.SRA 63`, SpMV's row
+//! index); arrays of structs (two to four fields of 2- or 4-element
 //! records loaded through one vector address by field immediates, highest first at times and
 //! now and then one at a byte between, or each through a scalar register of its own set
 //! before the loop, which moves between rounds half the time; then contiguous stores to one
@@ -1025,6 +1027,8 @@ impl Shapes {
         let stream = u.int_in_range(0..=6)?;
         // Accesses (by position in `accs`) whose loads read index words.
         let mut index_loads = 0..0;
+        // Whether an index loaded before the loop walks in it (`Shapes::index_walk`).
+        let mut walk = false;
         if stream == 6 && !local {
             // An index stream: 32-bit index words loaded (packed by the JIT when contiguous),
             // then gathers through them from the second base: lane EAs straight from the
@@ -1044,6 +1048,9 @@ impl Shapes {
             )?);
             index_loads = first..accs.len();
             self.force = None;
+            if u.ratio(1, 2)? {
+                walk = self.index_walk(u, &idx, &mut pre, &mut body, &mut loads)?;
+            }
             for vi in idx {
                 // Half the time the index is first shifted right or masked by an immediate
                 // (kept packed by the JIT where the result is again an extended word), or
@@ -1223,6 +1230,16 @@ impl Shapes {
         if region == Region::Table {
             self.table_perms(u, &accs, &lanes, &mut base_val)?;
         }
+        if walk {
+            // The walking index's words (`Shapes::index_walk`): small indices, some
+            // negative (-1 loaded zero-extended carries out of 32 bits when stepped).
+            let mut bytes = Vec::with_capacity(4 * vl as usize);
+            for _ in 0..vl {
+                let i: i32 = u.int_in_range(-3..=47)?;
+                bytes.extend_from_slice(&i.to_le_bytes());
+            }
+            self.pokes.push((base_val[0], bytes));
+        }
         // Floating-point data where the loads read (at most 1 KiB from each load's lowest
         // EA): special values, or values near 1 (where a fused multiply-add rounds
         // differently from a multiply and an add), or both.
@@ -1342,6 +1359,70 @@ impl Shapes {
         }
         self.hoist_index = false;
         Ok(())
+    }
+
+    /// An index loaded before the loop and stepped in it, as SpMV's row index `j` is (the
+    /// JIT packs such a register again on the way into its loop's second copy, `Tx::repack`,
+    /// and steps it packed, `Tx::packed_add`): `VL` words at `S_BASE` loaded through the
+    /// lane ids (zero-extended mostly), then in the body a gather through it from
+    /// `S_BASE2`, half the time ANDed with lane signs of its compare with a loaded index
+    /// (`V.SUB m, w, x; V.SRA m, m, 63`: `Tx::packed_sign_mask`), and an add or subtract
+    /// of a small immediate. The caller pokes the words (small, some negative).
+    fn index_walk(
+        &mut self,
+        u: &mut Unstructured,
+        idx: &[VReg],
+        pre: &mut Vec<Item>,
+        body: &mut Vec<Item>,
+        loads: &mut Vec<VReg>,
+    ) -> Result<bool> {
+        let w = VReg(pick(u, &V_DATA)?);
+        pre.push(Item::Inst(Inst::VLaneid(VUnary { vd: V_TMP })));
+        let op = if u.ratio(3, 4)? {
+            Opcode::VLwu
+        } else {
+            Opcode::VLw
+        };
+        let at = MemAddr::RegOff {
+            base: Reg::S(S_BASE.0),
+            off: Reg::V(V_TMP.0),
+            shamt: 2,
+        };
+        let Some(ld) = super::generate::mem_form(op, Reg::V(w.0), at, false) else {
+            return Ok(false);
+        };
+        pre.push(Item::Inst(ld));
+        let d = VReg(pick(u, &V_DATA)?);
+        let from = MemAddr::RegOff {
+            base: Reg::S(S_BASE2.0),
+            off: Reg::V(w.0),
+            shamt: u.int_in_range(0..=3)?,
+        };
+        let gop = pick(u, &[Opcode::VLw, Opcode::VLwu])?;
+        if let Some(g) = super::generate::mem_form(gop, Reg::V(d.0), from, false) {
+            body.push(Item::Inst(g));
+            loads.push(d);
+        }
+        if u.ratio(1, 2)? {
+            let m = VReg(pick(u, &V_DATA)?);
+            let x = if idx.is_empty() || u.ratio(1, 4)? {
+                w
+            } else {
+                pick(u, idx)?
+            };
+            let (a, b) = if u.ratio(3, 4)? { (w, x) } else { (x, w) };
+            body.push(valu(Inst::VSub, m, a, VSrc::V(b)));
+            let k = pick(u, &[63, 63, 127, -1, 62])?;
+            body.push(valu(Inst::VSra, m, m, VSrc::Imm(k)));
+            body.push(valu(Inst::VAnd, d, d, VSrc::V(m)));
+        }
+        let (f, k): (fn(VAlu) -> Inst, i32) = match u.int_in_range(0..=5)? {
+            0..=2 => (Inst::VAdd, 1),
+            3 => (Inst::VAdd, pick(u, &[2, 3, 16, -1])?),
+            _ => (Inst::VSub, pick(u, &[1, 2, -1])?),
+        };
+        body.push(valu(f, w, w, VSrc::Imm(k)));
+        Ok(true)
     }
 
     /// On the table: holes and read-only pages inside the accesses' span where no lane
