@@ -234,28 +234,53 @@ pub(super) fn packable(r: &Region) -> u32 {
 
 /// The vector registers of a loop body that its packed-word lowerings want packed when they
 /// arrive wide at its second full copy (`Tx::repack`): an index stepped by an immediate
-/// (`V.ADD r, r, k`: `Tx::packed_add`) and both operands of a compare (`V.SUB d, a, b;
-/// V.SRA d, d, 63`: `Tx::packed_sign_mask`).
+/// (`V.ADD r, r, k`: `Tx::packed_add`) or compared (`V.SUB d, a, b; V.SRA d, d, 63`:
+/// `Tx::packed_sign_mask`), that the body reads in no other way than these and as the
+/// vector offset of guest-memory accesses through a scalar base (packed-index gathers and
+/// scatters). A register the body also reads otherwise (a lane counter fed to a multiply)
+/// would be widened again at every such read: it stays wide.
 pub(super) fn repackable(r: &Region) -> u32 {
-    let mut set = 0;
+    use lanejit_interp::isa::{MemAddr, Reg};
     let body = r.body();
+    let (mut want, mut other) = (0u32, 0u32);
     for (k, (_, i)) in body.iter().enumerate() {
-        let (Operands::VAlu(o), Sem::VAlu(op)) = (i.operands(), i.opcode().sem()) else {
-            continue;
-        };
-        match (op, o.vb) {
-            (AluOp::Add | AluOp::Sub, VSrc::Imm(_)) if o.vd == o.va => set |= 1 << o.vd.0,
-            (AluOp::Sub, VSrc::V(b)) => {
-                if let Some((_, Inst::VSra(n))) = body.get(k + 1) {
-                    if n.vd == o.vd && n.va == o.vd {
-                        set |= (1 << o.va.0) | (1 << b.0);
+        let mut ok = 0u32;
+        match (i.operands(), i.opcode().sem()) {
+            (Operands::VAlu(o), Sem::VAlu(AluOp::Add | AluOp::Sub))
+                if o.vd == o.va && matches!(o.vb, VSrc::Imm(_)) =>
+            {
+                ok |= 1 << o.va.0;
+                want |= 1 << o.va.0;
+            }
+            (Operands::VAlu(o), Sem::VAlu(AluOp::Sub)) => {
+                if let (VSrc::V(b), Some((_, Inst::VSra(n)))) = (o.vb, body.get(k + 1)) {
+                    let sign = matches!(n.vb, VSrc::Imm(x) if x & 63 == 63);
+                    if n.vd == o.vd && n.va == o.vd && sign {
+                        ok |= (1 << o.va.0) | (1 << b.0);
+                        want |= (1 << o.va.0) | (1 << b.0);
                     }
                 }
             }
             _ => {}
         }
+        if let Some(m) = i.mem_operands() {
+            if let (
+                MemAddr::RegOff {
+                    base: Reg::S(_),
+                    off: Reg::V(n),
+                    ..
+                },
+                false,
+            ) = (m.addr, m.local)
+            {
+                if m.data != Reg::V(n) {
+                    ok |= 1 << n;
+                }
+            }
+        }
+        other |= i.effects().reads_v & !ok;
     }
-    set
+    want & !other
 }
 
 /// A guest-memory access of an `ENDLOOP` loop body whose lane `i` at LC0BASE `x` accesses

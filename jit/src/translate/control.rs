@@ -4,7 +4,10 @@
 //! directly when the chaining table has it (`Tx::chain`), else returns to the dispatcher.
 //! Control on values the translator knows (`S.LI`, folded scalar ALU, see `Tx::const_of`) is
 //! decided at translation time: a constant LOOP trip needs no zero test, a branch on two
-//! constants takes one edge.
+//! constants takes one edge. A full iteration's back edge goes on to the loop's second full
+//! copy, translated with the forms the first back edge carried (packed registers stay
+//! packed); on the way in, registers its packed-word lowerings want packed and that arrive
+//! wide are packed again behind a test that every lane fits (`Tx::repack`).
 
 use super::{Form, Tx};
 use crate::abi::Status;
