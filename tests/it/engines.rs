@@ -3451,6 +3451,70 @@ fn loop_nests_around_branch_loops_agree() {
 }
 
 #[test]
+fn raw_fp_results_carried_around_loops_are_canonical_where_integers_read_them() {
+    // Loops whose f32 (packed) or f64 (wide) sum goes around the back edge raw (a quiet NaN
+    // with a payload, a negative one, a signalling one and infinities in the data), read at
+    // the top of the next iteration by an integer XOR, or only by the next add: in a branch
+    // loop, whose second copy takes the sum as it is when the first back edge had it raw
+    // too, and in a hardware loop, whose copies start canonical; the state after the loop
+    // and every instruction limit compared on every engine.
+    let data = "0x7fc00123, 0xffc00000, 0x7f800001, 0x3f800000, 0x7f800000, 0xff800000, \
+                0x7ff8000000000123, 0x3ff0000000000000, 0xfff0000000000000, 0x7ff0000000000001";
+    for (load, add, xor) in [
+        ("V.LW", "V.FADD.S", true),
+        ("V.LW", "V.FADD.S", false),
+        ("V.LD", "V.FADD.D", true),
+        ("V.LD", "V.FADD.D", false),
+    ] {
+        let x = if xor {
+            "V.XOR v13, v13, v11"
+        } else {
+            "V.ADD v13, v13, 1"
+        };
+        let w = if load == "V.LW" { 2 } else { 3 };
+        let body = format!("{x}\n {load} [s1, lc0<<{w}, 0], ->v3\n {add} v11, v11, v3");
+        let branch = format!(
+            "
+            .mem 0x10000, 0x2000, rw
+            .data 0x10000
+            .dword {data}
+            .text
+            S.LI s1, 0x10000
+            S.LI s8, 7
+        top:
+            {body}
+            S.ADD s1, s1, 8
+            S.SUB s8, s8, 1
+            BNE s8, 0, top
+            HALT
+            "
+        );
+        let hw = format!(
+            "
+            .mem 0x10000, 0x4000, rw
+            .data 0x10000
+            .dword {data}
+            .text
+            S.LI s1, 0x10000
+            S.LI s3, 150
+            LOOP s3
+            {body}
+            ENDLOOP
+            HALT
+            "
+        );
+        for src in [branch, hw] {
+            let p = asm(&src);
+            for vl in VLS {
+                let (_, st) = check(&p, vl, false, None);
+                assert!(st.jit_retired > 0, "compiled code ran");
+            }
+            check_budgets(&p, 5);
+        }
+    }
+}
+
+#[test]
 fn row_indices_stepped_in_a_branch_loop_stay_exact_past_32_bits() {
     // SpMV's row walk without the gathers: row start `j` and end loaded as words (zero- or
     // sign-extended), then a branch loop that compares them into lane signs (`V.SUB; V.SRA

@@ -161,9 +161,6 @@ impl Tx<'_, '_> {
     /// `None` if not, else the run-time condition the packing needs (if any) and the forms
     /// before it, for the path that does not enter the copy.
     fn second_copy_forms(&mut self) -> Option<(Option<Value>, [Form; 32])> {
-        for n in 0..32u8 {
-            self.canonicalize(VReg(n));
-        }
         let before = self.form;
         let packs = self.repack();
         if let Some(f) = self.fast_forms {
@@ -176,7 +173,29 @@ impl Tx<'_, '_> {
             }
         }
         let forms = *self.fast_forms.get_or_insert(self.form);
-        if forms == self.form {
+        // Raw FP results go in as they are when the first edge carried them raw too (and
+        // the copy is translated: with every register wide the first full copy serves as
+        // the second, and it starts canonical); everything else is canonicalised.
+        let raw = *self.fast_nan.get_or_insert(if forms == [Form::Wide; 32] {
+            [None; 32]
+        } else {
+            self.nan
+        });
+        let mut same = forms == self.form;
+        for n in 0..32u8 {
+            let i = n as usize;
+            if raw[i] == self.nan[i] {
+                continue;
+            }
+            if self.fresh_v & (1 << n) != 0 {
+                // Overwritten before anything reads it or the copy can exit: its state here
+                // is never seen there.
+                continue;
+            }
+            self.canonicalize(VReg(n));
+            same &= raw[i].is_none();
+        }
+        if same {
             Some((packs, before))
         } else {
             self.form = before;
@@ -226,6 +245,7 @@ impl Tx<'_, '_> {
     fn repacks_reg(&self, n: u8) -> bool {
         self.repack & (1 << n) != 0
             && self.form[n as usize] == Form::Wide
+            && self.nan[n as usize].is_none()
             && self.v[n as usize].is_some()
             && self.can_pack(VReg(n), 2)
     }

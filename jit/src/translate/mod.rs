@@ -439,6 +439,14 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) fast: Option<FastLoop>,
     /// Forms carried into the second full copy (set when the first copy ends).
     pub(crate) fast_forms: Option<[Form; 32]>,
+    /// The raw FP results (`Tx::nan`) carried into the second full copy, recorded with
+    /// `fast_forms`: an accumulator of multiply-adds goes around the copy's back edge as it
+    /// is, canonicalised where something else reads it or an exit writes it back, instead of
+    /// at every back edge.
+    pub(crate) fast_nan: Option<[Option<FpWidth>; 32]>,
+    /// What [`Self::nan`] starts as in the body copy being translated: all `None`, but
+    /// `fast_nan` for the second full copy.
+    pub(crate) entry_nan: [Option<FpWidth>; 32],
     /// While translating the *streaming* copy of an `ENDLOOP` loop body ([`stream_ok`]): a
     /// full copy entered (from the loop-entry span check, or from itself) only when the
     /// iteration after it is proven too and no hoisted load reads a byte any store of the
@@ -1265,8 +1273,9 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.mref = [None; 32];
         self.sign_masks = 0;
         self.forget_shapes();
-        // Every edge into a body copy canonicalised what it carried.
-        self.nan = [None; 32];
+        // Every edge into a body copy canonicalised what it carried, but the raw f32 and f64
+        // results the edges into a loop's second copy carry (`Tx::entry_nan`).
+        self.nan = self.entry_nan;
         let head_pc = r.insts[r.loop_head.unwrap_or(0)].0;
         // The copies that leave iteration-local registers in the register file (the first
         // full copy and the masked tail) store each one right after the body's last
@@ -1623,6 +1632,8 @@ pub(crate) fn translate(
         pv,
         fast: None,
         fast_forms: None,
+        fast_nan: None,
+        entry_nan: [None; 32],
         ro_v,
         ro_f32: vec![None; 32],
         ro_bounds: Vec::new(),
@@ -1910,7 +1921,9 @@ pub(crate) fn translate(
                 tx.prechecked = !tx.hoist.is_empty();
                 tx.fast = Some(FastLoop { top, body_len });
                 tx.off = 0;
+                tx.entry_nan = tx.fast_nan.unwrap_or([None; 32]);
                 tx.run(r, h, back);
+                tx.entry_nan = [None; 32];
             }
         }
         if let (Some(mut st), false) = (stream, tx.hoist.is_empty()) {
