@@ -1399,10 +1399,30 @@ fn check_budgets_at(p: &Program, vls: &[u32], step: usize) {
 /// [`check`] `p` at every VL of [`VLS`], and at those of `budget_vls` also the limit sweep of
 /// [`check_budgets_at`] (from the run already made: each VL runs once without a limit).
 fn check_every_vl_with_budgets_at(p: &Program, budget_vls: &[u32], step: usize) {
+    every_vl_with_budgets(p, budget_vls, step, |_, _| {});
+}
+
+/// [`check_every_vl_with_budgets_at`] at VLs 4 and 16 (as [`check_budgets`]), also asserting
+/// that compiled code ran at every VL.
+fn check_compiled_every_vl_with_budgets(p: &Program, step: usize) {
+    every_vl_with_budgets(p, &[4, 16], step, |vl, st| {
+        assert!(st.jit_retired > 0, "compiled code ran (vl {vl})");
+    });
+}
+
+/// [`check`] `p` at every VL, `each` given the jit engine's statistics, then the limit sweep
+/// at the VLs of `budget_vls`.
+fn every_vl_with_budgets(
+    p: &Program,
+    budget_vls: &[u32],
+    step: usize,
+    mut each: impl FnMut(u32, &EngineStats),
+) {
     for vl in VLS {
-        let total = check(p, vl, false, None).0.result.instructions;
+        let (r, st) = check(p, vl, false, None);
+        each(vl, &st);
         if budget_vls.contains(&vl) {
-            budget_sweep(p, vl, total, step);
+            budget_sweep(p, vl, r.result.instructions, step);
         }
     }
 }
@@ -3504,12 +3524,7 @@ fn raw_fp_results_carried_around_loops_are_canonical_where_integers_read_them() 
             "
         );
         for src in [branch, hw] {
-            let p = asm(&src);
-            for vl in VLS {
-                let (_, st) = check(&p, vl, false, None);
-                assert!(st.jit_retired > 0, "compiled code ran");
-            }
-            check_budgets(&p, 5);
+            check_compiled_every_vl_with_budgets(&asm(&src), 5);
         }
     }
 }
@@ -3566,12 +3581,7 @@ fn row_indices_stepped_in_a_branch_loop_stay_exact_past_32_bits() {
             HALT
             "
         );
-        let p = asm(&src);
-        for vl in VLS {
-            let (_, st) = check(&p, vl, false, None);
-            assert!(st.jit_retired > 0, "compiled code ran");
-        }
-        check_budgets(&p, 13);
+        check_compiled_every_vl_with_budgets(&asm(&src), 13);
     }
 }
 
