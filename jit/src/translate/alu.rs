@@ -24,7 +24,7 @@
 //! (`Tx::packed_sign_mask`, the pair translated as one), and an add or subtract of an
 //! immediate to zero-extended words stays packed when the lanes' bounds (shared with the
 //! gathers through the register) show no lane leaves `0..2^32`, else the interpreter
-//! executes it (`Tx::packed_add`, fallback `carry`). With the loop's second copy packing
+//! executes it (`Tx::packed_int`, fallback `carry`). With the loop's second copy packing
 //! such an index again when it arrives wide (`Tx::repack`), SpMV's row index `j` is
 //! stepped, compared and gathered through as 32-bit words: 8 chunks at VL 32 instead of 16.
 
@@ -51,14 +51,15 @@ pub(crate) struct NarrowMul {
     pub(crate) keep: u32,
 }
 
-/// A `V.SHR`, `V.SRA` or `V.AND` by an immediate, or a `V.AND` with a register of lane
-/// masks, computed on 32-bit packed lanes (see `Tx::packed_int_operands`).
+/// A `V.SHR`, `V.SRA`, `V.AND`, `V.ADD` or `V.SUB` by an immediate, or a `V.AND` with a
+/// register of lane masks, computed on 32-bit packed lanes (see `Tx::packed_int_operands`).
 #[derive(Clone, Copy)]
 pub(crate) struct PackedInt {
     op: AluOp,
     /// The packed operand.
     src: VReg,
-    /// The immediate (shift amounts already reduced mod 64, and below 32).
+    /// The immediate (shift amounts already reduced mod 64, and below 32; for an add, the
+    /// amount added, a subtract's negated, as an `i64`).
     k: u64,
     /// Instead of the immediate, a register of lane masks (`Tx::sign_masks`).
     mask: Option<VReg>,
@@ -79,7 +80,10 @@ impl Tx<'_, '_> {
     /// immediate stays sign-extended; everything else is zero-extended).
     /// An AND of such a register with a register of lane masks (`Tx::sign_masks`: every
     /// 64-bit lane 0 or all ones) is the packed lanes ANDed with the masks' low halves, as
-    /// extended as before.
+    /// extended as before. An add or subtract of an immediate to zero-extended words (loaded
+    /// indices stepping through their rows, SpMV's `j + 1`) stays zero-extended when no lane
+    /// carries out of 32 bits (or borrows below 0), which [`Self::packed_int`] tests at run
+    /// time.
     pub(crate) fn packed_int_operands(&self, inst: &Inst) -> Option<PackedInt> {
         let (Operands::VAlu(o), Sem::VAlu(op)) = (inst.operands(), inst.opcode().sem()) else {
             return None;
@@ -127,9 +131,15 @@ impl Tx<'_, '_> {
             (AluOp::Sra, Ext::Sign) if k & 63 < 32 => Ext::Sign,
             (AluOp::And, Ext::Sign) if (k as i64) < 0 => Ext::Sign,
             (AluOp::And, Ext::Zero | Ext::Sign) => Ext::Zero,
+            (AluOp::Add | AluOp::Sub, Ext::Zero) => Ext::Zero,
             _ => return None,
         };
-        let k = if op == AluOp::And { k } else { k & 63 };
+        let (op, k) = match op {
+            AluOp::And => (op, k),
+            AluOp::Add => (op, k),
+            AluOp::Sub => (AluOp::Add, (imm as i64).wrapping_neg() as u64),
+            _ => (op, k & 63),
+        };
         Some(PackedInt {
             op,
             src: o.va,
@@ -171,6 +181,24 @@ impl Tx<'_, '_> {
             self.def_packed(vd, 2, p.ext, &out);
             return;
         }
+        let k = p.k as i64;
+        if p.op == AluOp::Add && k != 0 {
+            // Every lane stays in 0..2^32 (bounds shared with the gathers through `src`,
+            // `Tx::packed_bounds`), else the interpreter executes the instruction (an exit
+            // with the state before it, cold).
+            let (mn, mx) = self.packed_bounds(p.src, false);
+            let (mn, mx) = (self.b.ins().uextend(I64, mn), self.b.ins().uextend(I64, mx));
+            let ok = if k > 0 {
+                self.b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, mx, 0xffff_ffff - k)
+            } else {
+                self.b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, mn, -k)
+            };
+            self.guard(ok, self.pc, Fallback::Carry);
+        }
         let kv = self.iconst(p.k);
         let k32 = self.b.ins().ireduce(I32, kv);
         let out: Vec<Value> = vals
@@ -182,6 +210,10 @@ impl Tx<'_, '_> {
                     AluOp::Sra if p.ext == Ext::Sign => self.b.ins().sshr(x, k32),
                     // A zero-extended lane is non-negative: its arithmetic shift is logical.
                     AluOp::Sra => self.b.ins().ushr(x, k32),
+                    AluOp::Add => {
+                        let m = self.b.ins().splat(I32X4, k32);
+                        self.b.ins().iadd(x, m)
+                    }
                     _ => {
                         let m = self.b.ins().splat(I32X4, k32);
                         self.b.ins().band(x, m)
@@ -191,75 +223,6 @@ impl Tx<'_, '_> {
             })
             .collect();
         self.def_packed(vd, 2, p.ext, &out);
-    }
-
-    /// A `V.ADD` or `V.SUB` of an immediate to a register packed as zero-extended 32-bit
-    /// lanes (loaded indices stepping through their rows, SpMV's `j + 1`) under a full mask:
-    /// the register and the amount added. Its result stays packed when no lane carries out
-    /// of 32 bits (or borrows below 0), which [`Self::packed_add`] tests at run time.
-    pub(crate) fn packed_add_operands(&self, inst: &Inst) -> Option<(VReg, i64)> {
-        let (Operands::VAlu(o), Sem::VAlu(op @ (AluOp::Add | AluOp::Sub))) =
-            (inst.operands(), inst.opcode().sem())
-        else {
-            return None;
-        };
-        let VSrc::Imm(imm) = o.vb else {
-            return None;
-        };
-        if !self.full || self.vmem || !self.can_pack(o.vd, 2) {
-            return None;
-        }
-        let Form::Packed {
-            log2e: 2,
-            ext: Ext::Zero,
-        } = self.form[o.va.0 as usize]
-        else {
-            return None;
-        };
-        let k = if op == AluOp::Add {
-            imm as i64
-        } else {
-            -(imm as i64)
-        };
-        Some((o.va, k))
-    }
-
-    /// `vd = src + k` on zero-extended 32-bit packed lanes (see
-    /// [`Self::packed_add_operands`]): when the lanes' bounds (shared with the gathers
-    /// through `src`, `Tx::packed_bounds`) show that some lane would leave `0..2^32`, the
-    /// interpreter executes the instruction (an exit with the state before it, cold);
-    /// otherwise a 32-bit add per four lanes gives the 64-bit sums, still zero-extended
-    /// words. A loop carries such an index packed around its back edge.
-    fn packed_add(&mut self, vd: VReg, src: VReg, k: i64) {
-        if k != 0 {
-            let (mn, mx) = self.packed_bounds(src, false);
-            let (mn, mx) = (self.b.ins().uextend(I64, mn), self.b.ins().uextend(I64, mx));
-            let ok = if k > 0 {
-                // max + k <= 2^32 - 1, as unsigned 32-bit values.
-                self.b
-                    .ins()
-                    .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, mx, 0xffff_ffff - k)
-            } else {
-                // min >= -k.
-                self.b
-                    .ins()
-                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, mn, -k)
-            };
-            self.guard(ok, self.pc, Fallback::Carry);
-        }
-        let vals = self.packed_vals(src, 2);
-        let kv = self.iconst(k as u64);
-        let k32 = self.b.ins().ireduce(I32, kv);
-        let ks = self.b.ins().splat(I32X4, k32);
-        let out: Vec<Value> = vals
-            .into_iter()
-            .map(|v| {
-                let x = self.bitcast(I32X4, v);
-                let r = self.b.ins().iadd(x, ks);
-                self.bitcast(I8X16, r)
-            })
-            .collect();
-        self.def_packed(vd, 2, Ext::Zero, &out);
     }
 
     /// Whether `inst` (at the current pc) and the instruction after it are `V.SUB vd, va,
@@ -1085,10 +1048,6 @@ impl Tx<'_, '_> {
                 }
                 if let Some(p) = self.packed_int_operands(inst) {
                     self.packed_int(o.vd, p);
-                    return true;
-                }
-                if let Some((src, k)) = self.packed_add_operands(inst) {
-                    self.packed_add(o.vd, src, k);
                     return true;
                 }
                 if let Some((a, b, ext)) = self.packed_sign_mask_operands(inst) {

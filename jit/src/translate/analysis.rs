@@ -204,21 +204,14 @@ pub(super) fn packable(r: &Region) -> u32 {
         if let (Operands::VAlu(o), Sem::VAlu(AluOp::Mul)) = (i.operands(), i.opcode().sem()) {
             set |= 1 << o.vd.0;
         }
-        // A shift right or AND by an immediate, or an AND with a register of lane masks, may
-        // keep 32-bit lanes packed (`Tx::packed_int_operands`).
-        if let (Operands::VAlu(o), Sem::VAlu(op @ (AluOp::Shr | AluOp::Sra | AluOp::And))) =
-            (i.operands(), i.opcode().sem())
+        // A shift right, AND, add or subtract by an immediate, or an AND with a register of
+        // lane masks, may keep 32-bit lanes packed (`Tx::packed_int_operands`).
+        if let (
+            Operands::VAlu(o),
+            Sem::VAlu(op @ (AluOp::Shr | AluOp::Sra | AluOp::And | AluOp::Add | AluOp::Sub)),
+        ) = (i.operands(), i.opcode().sem())
         {
             if matches!(o.vb, VSrc::Imm(_)) || (op == AluOp::And && matches!(o.vb, VSrc::V(_))) {
-                set |= 1 << o.vd.0;
-            }
-        }
-        // An add or subtract of an immediate may keep zero-extended 32-bit lanes packed
-        // (`Tx::packed_add`).
-        if let (Operands::VAlu(o), Sem::VAlu(AluOp::Add | AluOp::Sub)) =
-            (i.operands(), i.opcode().sem())
-        {
-            if matches!(o.vb, VSrc::Imm(_)) {
                 set |= 1 << o.vd.0;
             }
         }
@@ -234,7 +227,7 @@ pub(super) fn packable(r: &Region) -> u32 {
 
 /// The vector registers of a loop body that its packed-word lowerings want packed when they
 /// arrive wide at its second full copy (`Tx::repack`): an index stepped by an immediate
-/// (`V.ADD r, r, k`: `Tx::packed_add`) or compared (`V.SUB d, a, b; V.SRA d, d, 63`:
+/// (`V.ADD r, r, k`: `Tx::packed_int`) or compared (`V.SUB d, a, b; V.SRA d, d, 63`:
 /// `Tx::packed_sign_mask`), that the body reads in no other way than these and as the
 /// vector offset of guest-memory accesses through a scalar base (packed-index gathers and
 /// scatters). A register the body also reads otherwise (a lane counter fed to a multiply)

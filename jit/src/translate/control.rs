@@ -208,7 +208,7 @@ impl Tx<'_, '_> {
     /// is below 2^32, so that the packing is exact (`None` when nothing is packed). A loop
     /// header takes every register wide, so an index loaded before a loop (SpMV's `j`)
     /// enters its first iteration wide; here, on the way into the second copy, it is packed
-    /// again, and the copy's packed increments (`Tx::packed_add`), compares
+    /// again, and the copy's packed increments (`Tx::packed_int`), compares
     /// (`Tx::packed_sign_mask`) and gathers keep it packed from then on.
     fn repack(&mut self) -> Option<Value> {
         let mut fits: Option<Value> = None;

@@ -561,7 +561,7 @@ impl Tx<'_, '_> {
     /// The bounds `(min, max)` of packed register `n`'s 32-bit lanes as `i32` values,
     /// unsigned or signed (`sign`): the chunks folded pairwise with SSE4.1 minima and
     /// maxima, then the four lanes of the last (`Tx::fold_lanes`). Shared by every gather
-    /// or scatter indexed by the same value and by an add to it (`Tx::packed_add`).
+    /// or scatter indexed by the same value and by an add to it (`Tx::packed_int`).
     pub(crate) fn packed_bounds(&mut self, n: VReg, sign: bool) -> (Value, Value) {
         let raw = self.packed_vals(n, 2);
         let dfg = &self.b.func.dfg;

@@ -1196,7 +1196,6 @@ impl<'a, 'f> Tx<'a, 'f> {
             | self.packed_f32_operands(inst)
             | self.narrow_mul_operands(inst).map_or(0, |n| n.keep)
             | self.packed_int_operands(inst).map_or(0, |p| p.keep)
-            | self.packed_add_operands(inst).map_or(0, |(r, _)| 1 << r.0)
             | self
                 .packed_sign_mask_operands(inst)
                 .map_or(0, |(a, b, _)| (1 << a.0) | (1 << b.0))
