@@ -1027,15 +1027,17 @@ fn cmd_bench(args: &lanejit::bench::cli::BenchArgs) -> Result<i32, CliError> {
         .iter()
         .map(|s| parse_set(s).map_err(|e| CliError::BadFlag(format!("--set {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    use crate::userbench::BenchEngine;
     let engines = if args.engines.is_empty() {
-        vec![Engine::Interp, Engine::Jit, Engine::Tiered]
+        BenchEngine::ALL.to_vec()
     } else {
         args.engines
             .iter()
             .map(|e| {
-                <Engine as clap::ValueEnum>::from_str(e.trim(), true).map_err(|_| {
+                BenchEngine::parse(e).ok_or_else(|| {
                     CliError::BadFlag(format!(
-                        "--engine {e}: user kernels run on interp, jit and tiered"
+                        "--engine {e}: user kernels run on interp, jit, jit-warm, tiered and \
+                         tiered+cache"
                     ))
                 })
             })

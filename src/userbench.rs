@@ -1,19 +1,25 @@
 //! `lanejit bench FILE...`: time the user's own kernels on every engine. Each repetition is a
-//! whole run from the reset state (machine set-up excluded, JIT compilation included, as a
-//! user's run pays it), after one warm-up run. The report gives min, median and max, a 95%
-//! confidence interval of the median (percentile bootstrap, as criterion computes its
-//! intervals, with a fixed seed), and elements per second when the kernel's element count is
-//! known (`--elements N`, or a `; bench: elements=VALUE` line whose VALUE is a number or an
-//! `.equ` name, so `--set` changes it). Progress goes to stderr: a bar on a terminal, a line
-//! per measurement otherwise. `--save-baseline NAME` stores the medians, `--baseline NAME`
-//! compares with stored ones as a change in percent; baselines are JSON files in
-//! `.lanejit-baselines/` under the current directory. `--json` prints the measurements in the
-//! baseline's (serde-derived) form instead of the table.
+//! whole run from the reset state (machine set-up excluded), after one warm-up run, on one of
+//! the engines of [`BenchEngine`]: `interp`; `jit` and `tiered` cold, as one `lanejit run` pays
+//! them (a fresh JIT per run, its compiles included); `jit-warm`, the JIT in steady state (one
+//! JIT kept across the runs, every region compiled in the warm-up run, as the suite's jit
+//! column); `tiered+cache`, tiered with a code cache the warm-up run filled (what a second
+//! `lanejit run --code-cache DIR` costs, in a warm process). The report gives min, median and
+//! max, a 95% confidence interval of the median (percentile bootstrap, as criterion computes
+//! its intervals, with a fixed seed), instructions and elements per second when the kernel's
+//! element count is known (`--elements N`, or a `; bench: elements=VALUE` line whose VALUE is a
+//! number or an `.equ` name, so `--set` changes it), and the median compile time inside a run.
+//! Progress goes to stderr: a bar on a terminal, a line per measurement otherwise.
+//! `--save-baseline NAME` stores the medians, `--baseline NAME` compares with stored ones as a
+//! change in percent; baselines are JSON files in `.lanejit-baselines/` under the current
+//! directory. `--json` prints the measurements in the baseline's (serde-derived) form instead
+//! of the table.
 
 use crate::cli::{CliError, ProgramArgs, Setup};
-use lanejit::bench::median;
+use lanejit::bench::{JitRunner, TempCodeCache, median};
 use lanejit::vm::{self, Engine, VmOptions};
 use lanejit_interp::interp::Decoded;
+use lanejit_interp::machine::Machine;
 use rand::{Rng as _, SeedableRng as _};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -21,6 +27,84 @@ use std::path::{Path, PathBuf};
 
 /// The directory baselines live in (under the current directory).
 pub const BASELINE_DIR: &str = ".lanejit-baselines";
+
+/// What a user kernel is timed on (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchEngine {
+    /// `vm::run` on the engine, cold: a fresh JIT per run, compiles included.
+    Cold(Engine),
+    /// The JIT in steady state: one JIT kept across the runs (compiles in the warm-up run).
+    JitWarm,
+    /// Tiered with a code cache of its own, filled by the warm-up run.
+    TieredCache,
+}
+
+impl BenchEngine {
+    /// Every engine, in report order (the default).
+    pub const ALL: [BenchEngine; 5] = [
+        BenchEngine::Cold(Engine::Interp),
+        BenchEngine::Cold(Engine::Jit),
+        BenchEngine::JitWarm,
+        BenchEngine::Cold(Engine::Tiered),
+        BenchEngine::TieredCache,
+    ];
+
+    /// The name on the command line and in reports and baselines.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BenchEngine::Cold(e) => e.name(),
+            BenchEngine::JitWarm => "jit-warm",
+            BenchEngine::TieredCache => "tiered+cache",
+        }
+    }
+
+    /// The engine named `s` (case-insensitive).
+    pub fn parse(s: &str) -> Option<BenchEngine> {
+        Self::ALL
+            .into_iter()
+            .find(|e| e.name().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
+/// One engine's state across the runs of one kernel.
+enum Runner {
+    Cold(Engine),
+    /// `None` without a code generator for this host (the interpreter runs instead, as
+    /// `vm::run` does).
+    Warm(Option<Box<JitRunner>>),
+    Cached(TempCodeCache),
+}
+
+impl Runner {
+    fn new(e: BenchEngine, m: &Machine, d: &Decoded) -> Result<Runner, CliError> {
+        Ok(match e {
+            BenchEngine::Cold(engine) => Runner::Cold(engine),
+            BenchEngine::JitWarm => Runner::Warm(JitRunner::new(d, m, 0).ok().map(Box::new)),
+            BenchEngine::TieredCache => {
+                Runner::Cached(TempCodeCache::new().map_err(|e| CliError::BadFlag(e.to_string()))?)
+            }
+        })
+    }
+
+    /// Run `m` to its end: the compile time inside the run, seconds (`None` on the
+    /// interpreter).
+    fn run(&mut self, m: &mut Machine, d: &Decoded, opts: &VmOptions) -> Option<f64> {
+        let us = match self {
+            Runner::Cold(Engine::Interp) | Runner::Warm(None) => {
+                let _ = vm::run(Engine::Interp, m, d, opts);
+                return None;
+            }
+            Runner::Cold(engine) => vm::run(*engine, m, d, opts).1.compile_us,
+            Runner::Warm(Some(jit)) => {
+                let before = jit.stats().compile_us;
+                let _ = jit.run(m, d);
+                jit.stats().compile_us - before
+            }
+            Runner::Cached(c) => vm::run(Engine::Tiered, m, d, c.opts()).1.compile_us,
+        };
+        Some(us as f64 * 1e-6)
+    }
+}
 
 /// What `bench FILE...` measures.
 #[derive(Clone, Debug)]
@@ -32,7 +116,7 @@ pub struct UserBench {
     /// Element count for every kernel (else each file's `; bench:` line).
     pub elements: Option<u64>,
     /// Engines.
-    pub engines: Vec<Engine>,
+    pub engines: Vec<BenchEngine>,
     /// Repetitions per engine.
     pub reps: usize,
     /// VL (else each program's own).
@@ -66,6 +150,10 @@ pub struct Measurement {
     pub instructions: u64,
     /// Elements per run, when known.
     pub elements: Option<u64>,
+    /// Median compile time inside a run, seconds (`None` on the interpreter and in baselines
+    /// saved before it was measured).
+    #[serde(default)]
+    pub compile: Option<f64>,
 }
 
 /// A saved baseline: the measurements of one `bench FILE...` run.
@@ -190,19 +278,25 @@ pub fn run(b: &UserBench) -> Result<i32, CliError> {
             bar.set_message(format!("{file} on {}", engine.name()));
             let mut instructions = 0;
             let mut samples = Vec::with_capacity(b.reps);
+            let mut compiles = Vec::with_capacity(b.reps);
+            let mut runner = Runner::new(engine, &setup.machine()?, &decoded)?;
             for rep in 0..=b.reps {
                 let mut m = setup.machine()?;
                 let start = std::time::Instant::now();
-                let _ = vm::run(engine, &mut m, &decoded, &opts);
+                let compile = runner.run(&mut m, &decoded, &opts);
                 let secs = start.elapsed().as_secs_f64();
-                // A tiered run's compile left in hand finishes untimed before the next run.
+                // A tiered run's compile left in hand finishes untimed before the next run
+                // (with a code cache, it goes to the cache).
                 vm::wait_for_compilers();
                 instructions = m.retired;
-                // Repetition 0 warms up (page faults, caches).
+                // Repetition 0 warms up (page faults, caches; jit-warm's compiles, the code
+                // cache's entries).
                 if rep > 0 {
                     samples.push(secs);
+                    compiles.extend(compile);
                 }
             }
+            drop(runner);
             bar.inc(1);
             let sorted = {
                 let mut s = samples.clone();
@@ -219,6 +313,7 @@ pub fn run(b: &UserBench) -> Result<i32, CliError> {
                 samples,
                 instructions,
                 elements: *elements,
+                compile: (!compiles.is_empty()).then(|| median(&compiles)),
             };
             if plain {
                 eprintln!(
@@ -273,8 +368,16 @@ pub fn report(results: &[Measurement], base: Option<&Baseline>) -> String {
         .max(6);
     let _ = write!(
         s,
-        "{:<kw$} {:<7} {:>10} {:>10} {:>10} {:>23} {:>12} {:>11}",
-        "kernel", "engine", "min", "median", "max", "95% CI of median", "instr/s", "elements/s"
+        "{:<kw$} {:<12} {:>10} {:>10} {:>10} {:>23} {:>12} {:>11} {:>10}",
+        "kernel",
+        "engine",
+        "min",
+        "median",
+        "max",
+        "95% CI of median",
+        "instr/s",
+        "elements/s",
+        "compile"
     );
     if base.is_some() {
         s.push_str("  vs baseline");
@@ -285,7 +388,7 @@ pub fn report(results: &[Measurement], base: Option<&Baseline>) -> String {
         let ci = format!("{} .. {}", duration(m.ci.0), duration(m.ci.1));
         let _ = write!(
             s,
-            "{:<kw$} {:<7} {:>10} {:>10} {:>10} {:>23} {:>12} {:>11}",
+            "{:<kw$} {:<12} {:>10} {:>10} {:>10} {:>23} {:>12} {:>11} {:>10}",
             m.file,
             m.engine,
             duration(m.min),
@@ -293,7 +396,8 @@ pub fn report(results: &[Measurement], base: Option<&Baseline>) -> String {
             duration(m.max),
             ci,
             per(m.instructions),
-            m.elements.map_or("-".to_string(), per)
+            m.elements.map_or("-".to_string(), per),
+            m.compile.map_or("-".to_string(), duration)
         );
         if let Some(b) = base {
             let old = b

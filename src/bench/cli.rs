@@ -61,7 +61,7 @@ pub struct BenchArgs {
     pub readme: Option<PathBuf>,
     /// Measure only these engines (interp, jit, tiered, native, tiered+cache; comma-separated), e.g. to
     /// profile one under callgrind. Every engine is still verified once. With FILEs: interp,
-    /// jit, tiered.
+    /// jit and tiered cold (compiles included), jit-warm (steady state), tiered+cache.
     #[arg(long = "engine", value_name = "E", value_delimiter = ',')]
     pub engines: Vec<String>,
     /// Fixed runs per repetition instead of calibrating to a duration (for instruction

@@ -440,6 +440,46 @@ pub fn permutation(n: u64) -> Vec<u32> {
         .collect()
 }
 
+/// A code cache in a temporary directory of its own, removed when dropped: the warm cache of
+/// the `tiered+cache` measurements (the suite's and `bench FILE...`'s).
+pub struct TempCodeCache {
+    opts: VmOptions,
+}
+
+impl TempCodeCache {
+    /// An empty cache in a new directory under the system's temporary directory.
+    pub fn new() -> Result<TempCodeCache, BenchError> {
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "lanejit-bench-cache-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = lanejit_jit::diskcache::DiskCache::open(&dir)
+            .map_err(|e| BenchError::Jit(format!("code cache {}: {e}", dir.display())))?;
+        Ok(TempCodeCache {
+            opts: VmOptions {
+                code_cache: Some(std::sync::Arc::new(cache)),
+                ..VmOptions::default()
+            },
+        })
+    }
+
+    /// The default VM options with this cache.
+    pub fn opts(&self) -> &VmOptions {
+        &self.opts
+    }
+}
+
+impl Drop for TempCodeCache {
+    fn drop(&mut self) {
+        if let Some(c) = &self.opts.code_cache {
+            let _ = std::fs::remove_dir_all(c.dir());
+        }
+    }
+}
+
 /// The JIT kept across runs: `vm::run`'s own dispatch loop ([`vm::Dispatcher`]) over one
 /// long-lived [`Jit`], so repeated runs find every region compiled.
 pub struct JitRunner(vm::Dispatcher);
@@ -494,17 +534,8 @@ pub struct Workload {
     pub code_bytes: usize,
     /// Tiered: compile time (us) and regions of its last run.
     pub tiered_compile: (u64, u64),
-    /// [`Which::Cached`]'s options: the default ones with a code cache in a directory of its
-    /// own (removed with the workload).
-    cached_opts: VmOptions,
-}
-
-impl Drop for Workload {
-    fn drop(&mut self) {
-        if let Some(c) = &self.cached_opts.code_cache {
-            let _ = std::fs::remove_dir_all(c.dir());
-        }
-    }
+    /// [`Which::Cached`]'s code cache (removed with the workload).
+    cached: TempCodeCache,
 }
 
 impl Workload {
@@ -529,20 +560,8 @@ impl Workload {
         native.fill_guest(&mut machine);
         let decoded = Decoded::new(&program.code);
         let jit = JitRunner::new(&decoded, &machine, 0)?;
-        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "lanejit-bench-cache-{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        let cache = lanejit_jit::diskcache::DiskCache::open(&dir)
-            .map_err(|e| BenchError::Jit(format!("code cache {}: {e}", dir.display())))?;
         Ok(Workload {
-            cached_opts: VmOptions {
-                code_cache: Some(std::sync::Arc::new(cache)),
-                ..VmOptions::default()
-            },
+            cached: TempCodeCache::new()?,
             kernel,
             size,
             n,
@@ -619,7 +638,7 @@ impl Workload {
             }
             Which::Cached => {
                 self.quick_reset();
-                let opts = &self.cached_opts;
+                let opts = self.cached.opts();
                 vm::run(Engine::Tiered, &mut self.machine, &self.decoded, opts).0
             }
         };

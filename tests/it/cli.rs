@@ -1017,31 +1017,66 @@ fn bench_times_user_kernels_with_spread_and_baselines() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines.len(), 6, "{text}");
     assert!(
-        lines[0].contains("median") && lines[0].contains("95% CI of median"),
+        lines[0].contains("median")
+            && lines[0].contains("95% CI of median")
+            && lines[0].trim_end().ends_with("compile"),
         "{text}"
     );
-    for (line, engine) in lines[1..].iter().zip(["interp", "jit", "tiered"]) {
+    let engines = ["interp", "jit", "jit-warm", "tiered", "tiered+cache"];
+    for (line, engine) in lines[1..].iter().zip(engines) {
         let cols: Vec<&str> = line.split_whitespace().collect();
         assert_eq!((cols[0], cols[1]), (f, engine), "{line}");
         assert!(line.contains(" .. "), "{line}");
     }
+    // The compile column: none on the interpreter; a cold JIT run compiles its regions, the
+    // warm one compiled them all in its warm-up run.
+    let compile = |row: usize| {
+        lines[row]
+            .split_whitespace()
+            .rev()
+            .take(2)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(compile(1)[0], "-", "{text}");
+    assert_ne!(compile(2), ["us", "0.0"], "{text}");
+    assert_eq!(compile(3), ["us", "0.0"], "{text}");
     // Progress went to stderr, one line per measurement (stderr is not a terminal here).
     assert_eq!(
         stderr(&out).matches("bench: ").count(),
-        4,
+        6,
         "{}",
         stderr(&out)
     );
     let saved = std::fs::read_to_string(dir.join(".lanejit-baselines/first.json")).unwrap();
     let j: serde_json::Value = serde_json::from_str(&saved).unwrap();
-    assert_eq!(j["measurements"].as_array().unwrap().len(), 3);
-    assert_eq!(
-        j["measurements"][0]["elements"], 8,
-        "the .equ as --set made it"
+    let ms = j["measurements"].as_array().unwrap();
+    assert_eq!(ms.len(), 5);
+    assert_eq!(ms[0]["elements"], 8, "the .equ as --set made it");
+    assert_eq!(ms[0]["samples"].as_array().unwrap().len(), 3);
+    assert!(ms[0]["compile"].is_null(), "{saved}");
+    assert!(ms[1]["compile"].as_f64().unwrap() > 0.0, "{saved}");
+    assert_eq!(ms[2]["compile"].as_f64(), Some(0.0), "{saved}");
+    // Every engine ran the program to its end.
+    assert!(
+        ms.iter()
+            .all(|m| m["instructions"] == ms[0]["instructions"]),
+        "{saved}"
     );
-    assert_eq!(j["measurements"][0]["samples"].as_array().unwrap().len(), 3);
+    // A baseline saved before the compile column still reads.
+    let mut old = j.clone();
+    for m in old["measurements"].as_array_mut().unwrap() {
+        m.as_object_mut().unwrap().remove("compile");
+    }
+    std::fs::write(
+        dir.join(".lanejit-baselines/old.json"),
+        serde_json::to_string(&old).unwrap(),
+    )
+    .unwrap();
+    let out = bench(&[f, "--quick", "--engine", "jit-warm", "--baseline", "old"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).lines().nth(1).unwrap().ends_with('%'));
     let out = bench(&[f, "--quick", "--engine", "jit", "--json", "--reps", "2"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let j = json(&out);
