@@ -64,6 +64,8 @@ const S_TAPS: [u8; 4] = [26, 27, 28, 29];
 const V_ADDR: [u8; 3] = [17, 18, 19];
 /// A uniform or temporary vector of the snippets.
 const V_TMP: VReg = VReg(20);
+/// Lane offsets made before a loop that the loop adds a scalar to (`Shapes::affine`).
+const V_ROOT: [u8; 4] = [21, 22, 23, 24];
 /// Data vectors: the generator's work vectors, so random code uses the results.
 const V_DATA: [u8; 6] = [7, 8, 9, 10, 11, 12];
 
@@ -219,6 +221,8 @@ pub struct Shapes {
     pokes: Vec<(u64, Vec<u8>)>,
     /// Next of [`S_PRE`] to use.
     pre: usize,
+    /// Next of [`V_ROOT`] to use.
+    root: usize,
     /// While set, [`Shapes::accesses`] makes accesses of width `1 << .0` with stride E, all
     /// loads (`.1` false) or all stores of what is in `loads` (`.1` true).
     force: Option<(u8, bool)>,
@@ -289,6 +293,7 @@ impl Shapes {
             table,
             pokes: Vec::new(),
             pre: 0,
+            root: 0,
             force: None,
             aos: false,
             aos_regs: Vec::new(),
@@ -324,6 +329,13 @@ impl Shapes {
         }
     }
 
+    /// A vector register for lane offsets made before a loop that only reads it.
+    fn root_reg(&mut self) -> VReg {
+        let r = VReg(V_ROOT[self.root % V_ROOT.len()]);
+        self.root += 1;
+        r
+    }
+
     /// A scalar for a constant set before a loop.
     fn pre_reg(&mut self) -> SReg {
         let r = SReg(S_PRE[self.pre % S_PRE.len()]);
@@ -348,12 +360,65 @@ impl Shapes {
         body: &mut Vec<Item>,
     ) -> Result<bool> {
         if self.hoist_index {
-            // Before the loop: the loop only reads `vd`.
+            // Before the loop: the loop only reads `vd`; or, a third of the time, the loop
+            // makes `vd` from such a register by adding the rest of `c` (by a scalar set
+            // before the loop or in it, or an immediate; after a `V.MOV` or not): lane
+            // offsets a compiler built before a loop plus the loop's own offset (the JIT's
+            // `Tx::ro_plus`).
+            let split = u.ratio(1, 3)?;
+            let (to, part) = if split {
+                let part = match u.int_in_range(0..=3)? {
+                    0 => 0,
+                    1 => pick(u, &[4u64, 8, 16, 0x100, 0x1000])?,
+                    2 => pick(u, &[4u64, 8, 16, 0x1000])?.wrapping_neg(),
+                    _ => c,
+                };
+                (self.root_reg(), part)
+            } else {
+                (vd, 0)
+            };
             let mut before = Vec::new();
             self.hoist_index = false;
-            let exact = self.affine(u, vd, src, mul, c, breakers, pre, &mut before);
+            let exact = self.affine(
+                u,
+                to,
+                src,
+                mul,
+                c.wrapping_sub(part),
+                breakers,
+                pre,
+                &mut before,
+            );
             self.hoist_index = true;
             pre.extend(before);
+            if split {
+                match u.int_in_range(0..=3)? {
+                    0 => {
+                        let r = self.pre_reg();
+                        pre.push(li(r, part));
+                        body.push(valu(Inst::VAdd, vd, to, VSrc::S(r)));
+                    }
+                    1 if imm32(part).is_some() => {
+                        body.push(valu(
+                            Inst::VAdd,
+                            vd,
+                            to,
+                            VSrc::Imm(imm32(part).unwrap_or(0)),
+                        ));
+                    }
+                    2 if imm32(part.wrapping_neg()).is_some() => {
+                        let k = imm32(part.wrapping_neg()).unwrap_or(0);
+                        body.push(valu(Inst::VSub, vd, to, VSrc::Imm(k)));
+                    }
+                    _ => {
+                        body.push(Item::Inst(Inst::VMov(VMov {
+                            vd,
+                            src: VSrc::V(to),
+                        })));
+                        self.add_const(u, vd, part, body)?;
+                    }
+                }
+            }
             return exact;
         }
         let mut exact = true;
@@ -1010,7 +1075,8 @@ impl Shapes {
         };
         // A fifth of the loops index by lane id with index vectors computed before the loop
         // (gathers and scatters through registers the loop never writes).
-        self.hoist_index = !straight && u.ratio(1, 5)?;
+        // (In a branch loop too, which reads them in every round.)
+        self.hoist_index = (!straight || branch) && u.ratio(1, 5)?;
         self.aos_regs.clear();
         let src = if straight || self.hoist_index {
             Src::Id

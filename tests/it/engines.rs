@@ -3987,3 +3987,94 @@ fn paired_streaming_rounds_flush_narrow_sums_in_time() {
         }
     }
 }
+
+#[test]
+fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
+    // What a compiler emits for `for (i = 0; i < n; i += VL) y[i..] = a * x[i..] + y[i..]`
+    // as a branch loop: lane offsets built once before the loop (`V.LANEID; V.SHL`), and in
+    // the loop an index vector that adds the scalar offset of the iteration to them (`V.ADD
+    // v1, v0, s8`), used by register-offset and vector-base accesses. The JIT tests at loop
+    // entry whether the offsets step by one element and then makes each such access one
+    // contiguous access; offsets that do not (neighbouring lanes swapped) are gathered. x
+    // ends at a mapped page's end and y's second page is read-only, so the longer runs trap
+    // in the middle of the loop (at the larger VLs), in a load or in the store.
+    let x = f32_words(2048, 11);
+    for (prep, body, iters) in [
+        // f64 through `s + v1`, `v1 = v0 + s8`.
+        (
+            "V.SHL v0, v0, 3",
+            "V.ADD v1, v0, s8
+             V.LD [s1 + v1], ->v2
+             V.LD [s2 + v1], ->v3
+             V.FMA.D v3, v2, s3
+             V.SD.U v3, [s2 + v1]",
+            6,
+        ),
+        // The same with neighbouring lanes swapped: not contiguous, gathered.
+        (
+            "V.XOR v0, v0, 1
+             V.SHL v0, v0, 3",
+            "V.ADD v1, v0, s8
+             V.LD [s1 + v1], ->v2
+             V.LD [s2 + v1], ->v3
+             V.FMA.D v3, v2, s3
+             V.SD.U v3, [s2 + v1]",
+            6,
+        ),
+        // Words through `s + (v2 << 2)`, `v2 = (v0 + s9) - 3` by a move, an add and a
+        // subtract; past the mapped x at VL 64.
+        (
+            "",
+            "V.MOV v1, v0
+             V.ADD v1, v1, s9
+             V.SUB v2, v1, 3
+             V.LW [s1 + (v2 << 2)], ->v4
+             V.ADD v4, v4, v2
+             V.SW v4, [s2 + (v2 << 2)]",
+            40,
+        ),
+        // f64 through a vector base with an immediate, `v1 = v0 + s10` (an address); the
+        // store reaches y's read-only page at VL 16 and above.
+        (
+            "V.SHL v0, v0, 3",
+            "V.ADD v1, v0, s10
+             V.LDI.U [v1 + 8], ->v2
+             V.FADD.D v2, v2, s3
+             S.SUB s11, s2, s1
+             V.ADD v5, v1, s11
+             V.SDI.U v2, [v5 + 0]",
+            40,
+        ),
+    ] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x2000, rw
+            .mem 0x20000, 0x1000, rw
+            .mem 0x21000, 0x1000, r
+            .data 0x10000
+            {x}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, 0x20000
+            S.LI s3, f64(1.25)
+            S.VL s5
+            S.SHL s6, s5, 3
+            S.LI s9, 3
+            S.LI s10, 0x10000
+            V.LANEID v0
+            {prep}
+            S.MOV s7, s0
+            S.MOV s8, s0
+        top:
+            {body}
+            S.ADD s8, s8, s6
+            S.ADD s9, s9, s5
+            S.ADD s10, s10, s6
+            S.ADD s7, s7, 1
+            BLT s7, {iters}, top
+            HALT
+            "
+        );
+        check_compiled_every_vl_with_budgets(&asm(&src), 7);
+    }
+}

@@ -67,7 +67,9 @@
 //!   or a read-only page between the lanes) is checked lane by lane against the permission
 //!   table in a small loop (`Tx::lanes_permitted`); only a lane that faults takes the helper.
 //!   In a loop, when the lane EAs are a scalar plus a register the region never writes
-//!   (lane offsets a compiler computed before the loop), the range comes from that
+//!   (lane offsets a compiler computed before the loop), or plus one the body made from such
+//!   a register by adding scalars (`Tx::ro_plus`: a branch loop's `V.ADD v1, v0, s8; V.LD
+//!   [s1 + v1]`, whose sum goes to the scalar part), the range comes from that
 //!   register's unsigned minimum and maximum, computed once at loop entry ([`RoBounds`]):
 //!   `[s + min, s + max + E)` when `s + max` does not wrap (else the per-lane check), and the
 //!   lane EAs are extracted only after the check, so they are not live across it
@@ -76,12 +78,14 @@
 //!   first access through it (a lane index hoisted out of the loop); when they do, that
 //!   gather or scatter is one contiguous access with its own range check (`Tx::ro_contig`),
 //!   the run-time test for consecutive addresses SwiftShader's `SIMD::Load` makes
-//!   (tile_stage's column loop: 0.83M -> 0.57M instructions). When the lane offsets are a
-//!   register packed as 32-bit words (loaded contiguously, or shifted or masked by an
-//!   immediate since, see `Tx::packed_int`), the range comes from SIMD minima and maxima of
-//!   the packed words (`Tx::packed_bounds`: like a wide index's, computed once per value and
-//!   shared with the next access through it and with an add to it), and each lane's host
-//!   address is one add of its scaled word to the
+//!   (tile_stage's column loop: 0.83M -> 0.57M instructions; a branch-loop daxpy in f64
+//!   through `v0 + s8`, 1M elements at VL 32: 420 -> 970 Melem/s, `lanejit bench FILE
+//!   --engine jit-warm`; a load of 64-bit lanes goes in wide, the form its gather leaves).
+//!   When the lane offsets are a register packed as 32-bit words (loaded contiguously, or
+//!   shifted or masked by an immediate since, see `Tx::packed_int`), the range comes from
+//!   SIMD minima and maxima of the packed words (`Tx::packed_bounds`: like a wide index's,
+//!   computed once per value and shared with the next access through it and with an add to
+//!   it), and each lane's host address is one add of its scaled word to the
 //!   space's base plus the scalar base, made once (`Tx::packed_lane_hosts`), which the
 //!   host's addressing folds into the access (gather32 -11%, scatter32 -9% instructions in
 //!   compiled code, callgrind). When the lane offsets are a wide register the region writes
@@ -374,9 +378,16 @@ pub(super) fn need(ms: MemSem) -> u8 {
 impl Tx<'_, '_> {
     /// The read-only vector register of `addr` and its shift, when the lane EAs are a scalar
     /// part plus that register's lanes shifted left (`RegOff` with one vector operand, or a
-    /// vector base with an immediate), and the scalar part.
-    fn ro_split(&self, addr: Addr) -> Option<(u8, u32, RoScalar)> {
-        vec_split(addr).filter(|&(n, _, _)| self.ro_v & (1 << n) != 0)
+    /// vector base with an immediate), and the scalar part: the address's own, and what the
+    /// vector operand adds to the read-only register's lanes when it holds them plus a
+    /// scalar (`Tx::ro_plus`).
+    fn ro_split(&self, addr: Addr) -> Option<(u8, u32, RoScalar, Option<Value>)> {
+        let (n, shift, scalar) = vec_split(addr)?;
+        if self.ro_v & (1 << n) != 0 {
+            return Some((n, shift, scalar, None));
+        }
+        let p = self.ro_plus[n as usize]?;
+        Some((p.reg, shift, scalar, Some(p.k)))
     }
 
     /// At loop entry: [`RoBounds`] of every read-only register a gather or scatter of `r`
@@ -384,13 +395,13 @@ impl Tx<'_, '_> {
     pub(crate) fn ro_offsets(&mut self, r: &crate::region::Region) {
         // Contiguous forms have no vector operand; a read-only register is never in a
         // packed form, so no packed-index gather uses one.
-        let uses: Vec<(MemSem, u8, u32)> = r
-            .insts
-            .iter()
-            .filter_map(|(_, inst)| {
+        let uses: Vec<(MemSem, u8, u32)> = super::shape::ro_plus_uses(&r.insts, self.ro_v)
+            .into_iter()
+            .filter_map(|(i, reg)| {
+                let inst = &r.insts[i].1;
                 let ms = inst.opcode().mem()?;
                 let (_, addr, _) = operands(inst, ms)?;
-                let (reg, shift, _) = self.ro_split(addr)?;
+                let (_, shift, _) = vec_split(addr)?;
                 Some((ms, reg, shift))
             })
             .collect();
@@ -475,12 +486,12 @@ impl Tx<'_, '_> {
     /// for the alignment check: a conservative one), and whether no lane EA wrapped, from the
     /// [`RoBounds`] of its read-only register: `None` when it has none.
     fn ro_range(&mut self, addr: Addr) -> Option<RangeCheck> {
-        let (reg, shift, scalar) = self.ro_split(addr)?;
+        let (reg, shift, scalar, k) = self.ro_split(addr)?;
         let rb = *self
             .ro_bounds
             .iter()
             .find(|b| b.reg == reg && b.shift == shift)?;
-        let s = self.ro_scalar(scalar);
+        let s = self.ro_scalar_plus(scalar, k, shift);
         let [min, max, orx] = [0, 8, 16].map(|k| self.b.ins().stack_load(I64, I64, rb.slot, k));
         Some(self.span_over(s, min, max, orx))
     }
@@ -632,7 +643,22 @@ impl Tx<'_, '_> {
         })
     }
 
-    /// The scalar part of an EA split by [`Self::ro_split`].
+    /// The scalar part of an EA split by [`Self::ro_split`], with what the vector operand
+    /// adds to the read-only register's lanes (`k`), shifted as the lanes are: lane `i`'s EA
+    /// is `s + ((x_i + k) << shift)`, which is `(s + (k << shift)) + (x_i << shift)` in 64-bit
+    /// wrapping arithmetic.
+    fn ro_scalar_plus(&mut self, scalar: RoScalar, k: Option<Value>, shift: u32) -> Value {
+        let s = self.ro_scalar(scalar);
+        match k {
+            Some(k) => {
+                let k = self.b.ins().ishl_imm_s(k, shift as i64);
+                self.b.ins().iadd(s, k)
+            }
+            None => s,
+        }
+    }
+
+    /// The scalar part of an EA split by [`vec_split`].
     fn ro_scalar(&mut self, scalar: RoScalar) -> Value {
         match scalar {
             RoScalar::Reg(r, sh) => {
@@ -646,7 +672,7 @@ impl Tx<'_, '_> {
     /// For a gather or scatter through a read-only register whose lane step was tested at loop
     /// entry (see [`RoBounds`]): lane 0's EA and whether the lanes were found contiguous.
     fn ro_contig(&mut self, addr: Addr, ms: MemSem) -> Option<(Value, Value)> {
-        let (reg, shift, scalar) = self.ro_split(addr)?;
+        let (reg, shift, scalar, k) = self.ro_split(addr)?;
         if shift > ms.log2e as u32 {
             return None;
         }
@@ -655,7 +681,7 @@ impl Tx<'_, '_> {
             .ro_bounds
             .iter()
             .find(|b| b.reg == reg && b.shift == shift && b.step == step)?;
-        let s = self.ro_scalar(scalar);
+        let s = self.ro_scalar_plus(scalar, k, shift);
         let lane0 = self.b.ins().stack_load(I64, I64, rb.slot, 24);
         let off = self.b.ins().ishl_imm_s(lane0, shift as i64);
         let ea0 = self.b.ins().iadd(s, off);
@@ -1342,14 +1368,15 @@ impl Tx<'_, '_> {
                     // fails, the lanes (whose own checks and helper make any trap precise,
                     // so this path needs no exit of its own). A load leaves its destination
                     // in the form the gather would (packed or wide), so that both reach the
-                    // join alike.
-                    let same_form = match data {
+                    // join alike: wide where the gather does not pack (64-bit lanes, which a
+                    // contiguous load elsewhere keeps "packed" at their own width).
+                    let wide = match data {
                         Reg::V(d) if ms.dir == Dir::Load => {
-                            self.gather_packs(acc) == self.can_pack(VReg(d), ms.log2e)
+                            !self.gather_packs(acc) && self.can_pack(VReg(d), ms.log2e)
                         }
-                        _ => true,
+                        _ => false,
                     };
-                    if let Some((ea0, ok)) = self.ro_contig(addr, ms).filter(|_| same_form) {
+                    if let Some((ea0, ok)) = self.ro_contig(addr, ms) {
                         let forms = self.form;
                         let contig = self.b.create_block();
                         let lanes = self.b.create_block();
@@ -1357,7 +1384,17 @@ impl Tx<'_, '_> {
                         self.b.switch_to_block(contig);
                         self.b.seal_block(contig);
                         let fast = self.contig_check(ms, ea0, local, lanes);
-                        self.contig_in(fast, ms, data, ea0, local);
+                        match data {
+                            Reg::V(d) if wide => {
+                                self.b.switch_to_block(fast);
+                                self.b.seal_block(fast);
+                                let (base, _, _) = self.space(local);
+                                let host = self.b.ins().iadd(base, ea0);
+                                let vals = self.load_contig(host, ms.log2e, ms.ext);
+                                self.vset_raw(VReg(d), &vals);
+                            }
+                            _ => self.contig_in(fast, ms, data, ea0, local),
+                        }
                         self.b.ins().jump(join, &[]);
                         self.b.switch_to_block(lanes);
                         self.b.seal_block(lanes);

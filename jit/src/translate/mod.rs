@@ -612,6 +612,10 @@ pub(crate) struct Tx<'a, 'f> {
     copy_loop: Option<u8>,
     /// The lane shape of every vector register in the current body copy (see [`shape`]).
     pub(crate) shape: [Option<shape::Affine>; 32],
+    /// Registers that hold a read-only register's lanes plus a scalar in the current body
+    /// copy (`V.ADD`/`V.SUB` of a scalar or immediate, `V.MOV`, under a full mask): that
+    /// register and the scalar (see [`shape::RoPlus`]).
+    pub(crate) ro_plus: [Option<shape::RoPlus>; 32],
     /// The broadcasts of scalar registers the region never writes, made in the streaming
     /// copy of a loop (`Tx::round_splat`): the register, and its low word in every lane
     /// (an `i8x16`). Valid through the streaming copy (both copies of a round).
@@ -1221,10 +1225,10 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
         // Computed before the instruction is lowered, in a block that dominates the rest
         // of the body copy.
-        let shape = if w.v != 0 {
-            self.result_shape(inst)
+        let (shape, ro_plus) = if w.v != 0 {
+            (self.result_shape(inst), self.result_ro_plus(inst))
         } else {
-            None
+            (None, None)
         };
         self.inst_block = self.b.current_block();
         if !self.mem_inst(pc, inst) && !self.alu_inst(inst) {
@@ -1241,6 +1245,7 @@ impl<'a, 'f> Tx<'a, 'f> {
                 // A pair translated as one (`Tx::fused`) leaves lane masks, not the shape
                 // of the first instruction's result.
                 self.shape[n] = if self.fused { None } else { shape };
+                self.ro_plus[n] = if self.fused { None } else { ro_plus };
             }
         }
         self.off += 1;
@@ -1681,6 +1686,7 @@ pub(crate) fn translate(
         lim: None,
         hoist_host: Vec::new(),
         shape: [None; 32],
+        ro_plus: [None; 32],
         lane_bounds: Vec::new(),
         round_splats: Vec::new(),
         remat_splats: false,

@@ -40,6 +40,7 @@ impl Tx<'_, '_> {
     /// covered (at a merge point: the start of a body copy).
     pub(crate) fn forget_shapes(&mut self) {
         self.shape = [None; 32];
+        self.ro_plus = [None; 32];
         self.lane_bounds.clear();
         self.uni_checked.clear();
     }
@@ -185,6 +186,119 @@ impl Tx<'_, '_> {
             _ => None,
         }
     }
+}
+
+/// A vector register holding a read-only register's lanes plus a scalar: lane `i` is
+/// `reg[i] + k` (64-bit wrapping). A gather or scatter through it is one through `reg` with
+/// `k` added to its scalar part, so it shares `reg`'s bounds and lane-step test made at loop
+/// entry (`Tx::ro_contig`): an index a compiler steps by adding a scalar to lane offsets it
+/// built before a branch loop (`V.ADD v1, v0, s8; V.LD [s1 + v1]`) is one contiguous access
+/// when `v0`'s lanes step by one element.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RoPlus {
+    /// The read-only register.
+    pub(crate) reg: u8,
+    /// What is added to every lane (an `i64` that dominates the rest of the body copy).
+    pub(crate) k: Value,
+}
+
+impl Tx<'_, '_> {
+    /// The [`RoPlus`] of the vector register `inst` writes (computed, like
+    /// [`Tx::result_shape`], before `inst` is lowered); `None` unless it is a `V.ADD` or
+    /// `V.SUB` of a scalar or immediate, or a `V.MOV`, of a read-only register or of one that
+    /// holds such a register plus a scalar, under a full mask.
+    pub(crate) fn result_ro_plus(&mut self, inst: &Inst) -> Option<RoPlus> {
+        if !self.full {
+            return None;
+        }
+        let of = |t: &Self, r: u8| -> Option<(u8, Option<Value>)> {
+            if t.ro_v & (1 << r) != 0 {
+                Some((r, None))
+            } else {
+                t.ro_plus[r as usize].map(|p| (p.reg, Some(p.k)))
+            }
+        };
+        let (reg, k0, add, neg) = match (inst.operands(), inst.opcode().sem()) {
+            (Operands::VMov(o), _) => {
+                let VSrc::V(a) = o.src else { return None };
+                let (reg, k0) = of(self, a.0)?;
+                (reg, k0, None, false)
+            }
+            (Operands::VAlu(o), Sem::VAlu(op @ (AluOp::Add | AluOp::Sub))) => {
+                let (reg, k0) = of(self, o.va.0)?;
+                let add = match o.vb {
+                    VSrc::V(_) => return None,
+                    VSrc::S(r) => self.sget(r),
+                    VSrc::Imm(i) => self.iconst(i as i64 as u64),
+                };
+                (reg, k0, Some(add), op == AluOp::Sub)
+            }
+            _ => return None,
+        };
+        let k = match (k0, add) {
+            (k0, None) => k0.unwrap_or_else(|| self.iconst(0)),
+            (None, Some(a)) if !neg => a,
+            (k0, Some(a)) => {
+                let k0 = k0.unwrap_or_else(|| self.iconst(0));
+                let op = if neg { AluOp::Sub } else { AluOp::Add };
+                self.fold(op, k0, a)
+            }
+        };
+        Some(RoPlus { reg, k })
+    }
+}
+
+/// The read-only register behind the vector operand of every gather and scatter of a loop
+/// body whose vector operand is one (`ro_v`) or holds one plus a scalar ([`RoPlus`], by the
+/// same rules, symbolically): its position in `insts` and the read-only register.
+pub(crate) fn ro_plus_uses(insts: &[(u64, Inst)], ro_v: u32) -> Vec<(usize, u8)> {
+    let mut of: [Option<u8>; 32] =
+        std::array::from_fn(|n| (ro_v & (1 << n) != 0).then_some(n as u8));
+    let mut out = Vec::new();
+    for (i, (_, inst)) in insts.iter().enumerate() {
+        if let Some(o) = inst.mem_operands() {
+            let v = match o.addr {
+                MemAddr::RegOff {
+                    base: Reg::S(_),
+                    off: Reg::V(n),
+                    ..
+                }
+                | MemAddr::RegOff {
+                    base: Reg::V(n),
+                    off: Reg::S(_),
+                    ..
+                }
+                | MemAddr::Imm {
+                    base: Reg::V(n), ..
+                } => Some(n),
+                _ => None,
+            };
+            if let Some(r) = v.and_then(|n| of[n as usize]) {
+                out.push((i, r));
+            }
+        }
+        let derived = match (inst.operands(), inst.opcode().sem()) {
+            (Operands::VMov(o), _) => match o.src {
+                VSrc::V(a) => of[a.0 as usize].map(|r| (o.vd.0, r)),
+                _ => None,
+            },
+            (Operands::VAlu(o), Sem::VAlu(AluOp::Add | AluOp::Sub)) => match o.vb {
+                VSrc::V(_) => None,
+                _ => of[o.va.0 as usize].map(|r| (o.vd.0, r)),
+            },
+            _ => None,
+        };
+        let written = super::reg_effects(inst).1.v;
+        for (n, slot) in of.iter_mut().enumerate() {
+            if written & (1 << n) != 0 {
+                *slot = None;
+            }
+        }
+        if let Some((d, r)) = derived {
+            of[d as usize] = Some(r);
+        }
+    }
+    out
 }
 
 /// A lane value known symbolically over one iteration of a loop body: lane `i` at LC0BASE `x`
@@ -378,5 +492,52 @@ fn single_vd(inst: &Inst) -> Option<u8> {
         Operands::VMov(o) => Some(o.vd.0),
         Operands::VAlu(o) => Some(o.vd.0),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ro_plus_uses;
+    use lanejit_interp::isa::Inst;
+
+    fn body(src: &str) -> Vec<(u64, Inst)> {
+        let p = lanejit_interp::asm::assemble(src, "body.s").expect("assembles");
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < p.code.len() {
+            let inst = Inst::decode(&p.code[i..]).expect("decodes");
+            out.push((8 * i as u64, inst));
+            i += inst.opcode().words();
+        }
+        out
+    }
+
+    #[test]
+    fn accesses_through_read_only_registers_plus_scalars_are_found() {
+        // v0 and v6 are read-only (bits 0 and 6); v1, v2 and v4 are written in the body.
+        let insts = body(
+            "
+            V.LW [s1 + (v0 << 2)], ->v4
+            V.ADD v1, v0, s8
+            V.LD [s1 + v1], ->v2
+            V.MOV v2, v1
+            V.SUB v2, v2, 3
+            V.SD.U v4, [s2 + v2]
+            V.LDI.U [v2 + 8], ->v4
+            V.ADD v1, v1, v6
+            V.LD [s1 + v1], ->v4
+            V.SHL v2, v6, 1
+            V.LD [s1 + v2], ->v4
+            V.LD [s1 + v4], ->v4
+            V.ADD v1, v6, 4
+            V.LD [v1 + s3], ->v4
+            ",
+        );
+        let uses = ro_plus_uses(&insts, 1 | (1 << 6));
+        // The positions of the accesses through v0 (directly, or v0 plus s8, then minus 3)
+        // and through v6 plus 4; not through v0 + v6, v6 << 1, or a loaded v4.
+        assert_eq!(uses, vec![(0, 0), (2, 0), (5, 0), (6, 0), (13, 6)]);
+        // Nothing is read-only: nothing found.
+        assert!(ro_plus_uses(&insts, 0).is_empty());
     }
 }
