@@ -223,6 +223,9 @@ pub struct Shapes {
     pre: usize,
     /// Next of [`V_ROOT`] to use.
     root: usize,
+    /// The loop being made is a branch loop: [`Shapes::affine`] may bump the lane offsets it
+    /// hoists before the loop at the end of each round.
+    rounds_loop: bool,
     /// While set, [`Shapes::accesses`] makes accesses of width `1 << .0` with stride E, all
     /// loads (`.1` false) or all stores of what is in `loads` (`.1` true).
     force: Option<(u8, bool)>,
@@ -294,6 +297,7 @@ impl Shapes {
             pokes: Vec::new(),
             pre: 0,
             root: 0,
+            rounds_loop: false,
             force: None,
             aos: false,
             aos_regs: Vec::new(),
@@ -417,6 +421,20 @@ impl Shapes {
                         })));
                         self.add_const(u, vd, part, body)?;
                     }
+                }
+                if self.rounds_loop && u.ratio(1, 2)? {
+                    // In a branch loop, the offsets bumped once `vd` is made from them (by
+                    // nothing, or by a few bytes either way): a register the loop writes
+                    // only by adding to itself, whose lanes keep stepping as they did at
+                    // entry (the JIT's `Tx::ind_of`). A bump moves the next round's lanes
+                    // off the modelled ones; this round's accesses go through `vd`.
+                    let k = pick(u, &[0i32, 0, 0, 1, 4, 8, -8])?;
+                    let op = if u.ratio(1, 2)? {
+                        Inst::VAdd
+                    } else {
+                        Inst::VSub
+                    };
+                    body.push(valu(op, to, to, VSrc::Imm(k)));
                 }
             }
             return exact;
@@ -1077,6 +1095,7 @@ impl Shapes {
         // (gathers and scatters through registers the loop never writes).
         // (In a branch loop too, which reads them in every round.)
         self.hoist_index = (!straight || branch) && u.ratio(1, 5)?;
+        self.rounds_loop = branch;
         self.aos_regs.clear();
         let src = if straight || self.hoist_index {
             Src::Id
@@ -1424,6 +1443,7 @@ impl Shapes {
             }
         }
         self.hoist_index = false;
+        self.rounds_loop = false;
         Ok(())
     }
 

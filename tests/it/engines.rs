@@ -3993,13 +3993,16 @@ fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
     // What a compiler emits for `for (i = 0; i < n; i += VL) y[i..] = a * x[i..] + y[i..]`
     // as a branch loop: lane offsets built once before the loop (`V.LANEID; V.SHL`), and in
     // the loop an index vector that adds the scalar offset of the iteration to them (`V.ADD
-    // v1, v0, s8`), used by register-offset and vector-base accesses. The JIT tests at loop
-    // entry whether the offsets step by one element and then makes each such access one
-    // contiguous access; offsets that do not (neighbouring lanes swapped) are gathered. x
-    // ends at a mapped page's end and y's second page is read-only, so the longer runs trap
-    // in the middle of the loop (at the larger VLs), in a load or in the store.
+    // v1, v0, s8`), or the offsets themselves bumped by the stride (`V.ADD v0, v0, s6`), used
+    // by register-offset and vector-base accesses. The JIT tests at loop entry whether the
+    // offsets step by one element and then makes each such access one contiguous access;
+    // offsets that do not (neighbouring lanes swapped) are gathered. The loop runs twice,
+    // its offsets' neighbouring lanes swapped (`brk`) before the second time: the code
+    // compiled at the first entry must find them no longer stepping. x ends at a mapped
+    // page's end and y's second page is read-only, so the longer runs trap in the middle of
+    // the loop (at the larger VLs), in a load or in the store.
     let x = f32_words(2048, 11);
-    for (prep, body, iters) in [
+    for (prep, body, brk, iters) in [
         // f64 through `s + v1`, `v1 = v0 + s8`.
         (
             "V.SHL v0, v0, 3",
@@ -4008,18 +4011,8 @@ fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
              V.LD [s2 + v1], ->v3
              V.FMA.D v3, v2, s3
              V.SD.U v3, [s2 + v1]",
-            6,
-        ),
-        // The same with neighbouring lanes swapped: not contiguous, gathered.
-        (
-            "V.XOR v0, v0, 1
-             V.SHL v0, v0, 3",
-            "V.ADD v1, v0, s8
-             V.LD [s1 + v1], ->v2
-             V.LD [s2 + v1], ->v3
-             V.FMA.D v3, v2, s3
-             V.SD.U v3, [s2 + v1]",
-            6,
+            "V.XOR v0, v0, 8",
+            3,
         ),
         // Words through `s + (v2 << 2)`, `v2 = (v0 + s9) - 3` by a move, an add and a
         // subtract; past the mapped x at VL 64.
@@ -4031,7 +4024,8 @@ fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
              V.LW [s1 + (v2 << 2)], ->v4
              V.ADD v4, v4, v2
              V.SW v4, [s2 + (v2 << 2)]",
-            40,
+            "V.XOR v0, v0, 1",
+            20,
         ),
         // f64 through a vector base with an immediate, `v1 = v0 + s10` (an address); the
         // store reaches y's read-only page at VL 16 and above.
@@ -4043,7 +4037,48 @@ fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
              S.SUB s11, s2, s1
              V.ADD v5, v1, s11
              V.SDI.U v2, [v5 + 0]",
-            40,
+            "V.XOR v0, v0, 8",
+            20,
+        ),
+        // A vector of lane addresses bumped by the stride every iteration, and y's
+        // addresses made from it: f64 through vector bases.
+        (
+            "V.SHL v0, v0, 3
+             V.ADD v0, v0, s1",
+            "V.LDI.U [v0 + 0], ->v2
+             S.SUB s11, s2, s1
+             V.ADD v4, v0, s11
+             V.LDI.U [v4 + 0], ->v3
+             V.FMA.D v3, v2, s3
+             V.SDI.U v3, [v4 + 0]
+             V.ADD v0, v0, s6",
+            "V.XOR v0, v0, 8
+             V.SUB v0, v0, s8",
+            3,
+        ),
+        // Word indices stepped by VL (`V.SUB` of its negation), past the mapped x at VL 64.
+        (
+            "S.SUB s12, s0, s5",
+            "V.LW [s1 + (v0 << 2)], ->v4
+             V.SW v4, [s2 + (v0 << 2)]
+             V.SUB v0, v0, s12",
+            "V.XOR v0, v0, 1",
+            20,
+        ),
+        // The same, the step made under a mask of every other lane: after the first
+        // iteration the indices no longer step by one, though the mask is whole again where
+        // they are used.
+        (
+            "S.SUB s12, s0, s5
+             S.LI s13, 0x5555555555555555
+             S.MASK s14",
+            "V.LW [s1 + (v0 << 2)], ->v4
+             V.SW v4, [s2 + (v0 << 2)]
+             V.SETMASK s13
+             V.SUB v0, v0, s12
+             V.SETMASK s14",
+            "V.XOR v0, v0, 1",
+            8,
         ),
     ] {
         let src = format!(
@@ -4059,10 +4094,12 @@ fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
             S.LI s3, f64(1.25)
             S.VL s5
             S.SHL s6, s5, 3
-            S.LI s9, 3
-            S.LI s10, 0x10000
             V.LANEID v0
             {prep}
+            S.MOV s20, s0
+        round:
+            S.LI s9, 3
+            S.LI s10, 0x10000
             S.MOV s7, s0
             S.MOV s8, s0
         top:
@@ -4072,9 +4109,48 @@ fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
             S.ADD s10, s10, s6
             S.ADD s7, s7, 1
             BLT s7, {iters}, top
+            {brk}
+            S.ADD s20, s20, 1
+            BLT s20, 2, round
             HALT
             "
         );
         check_compiled_every_vl_with_budgets(&asm(&src), 7);
     }
+    // A hardware loop bumping its lane addresses, whose last iteration (45 words: a masked
+    // tail at VL 8 and above) bumps only the active lanes: the same loop again then starts
+    // from addresses that no longer step by one word, which its entry test must see.
+    let src = format!(
+        "
+        .mem 0x10000, 0x2000, rw
+        .mem 0x20000, 0x2000, rw
+        .data 0x10000
+        {x}
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x20000
+        S.SUB s11, s2, s1
+        S.VL s12
+        S.SHL s12, s12, 2
+        V.LANEID v0
+        V.SHL v0, v0, 2
+        V.ADD v0, v0, s1
+        S.MOV s20, s0
+    again:
+        S.LI s3, 45
+        J go
+    go:
+        LOOP s3
+        V.LWI.U [v0 + 0], ->v4
+        V.ADD v4, v4, 7
+        V.ADD v5, v0, s11
+        V.SWI.U v4, [v5 + 0]
+        V.ADD v0, v0, s12
+        ENDLOOP
+        S.ADD s20, s20, 1
+        BLT s20, 2, again
+        HALT
+        "
+    );
+    check_compiled_every_vl_with_budgets(&asm(&src), 5);
 }

@@ -417,6 +417,10 @@ pub(crate) struct Tx<'a, 'f> {
     /// loads Cranelift may share and hoist out of loops (a matrix kernel's broadcast
     /// coefficients), instead of variables carried around every loop edge.
     pub(crate) ro_v: u32,
+    /// Vector registers the region writes only by adding a scalar or immediate to
+    /// themselves, in a loop whose mask does not change but at its end (`shape::stepped_v`):
+    /// lanes that step by a constant at loop entry still do in every full iteration.
+    pub(crate) ind_v: u32,
     /// The f32 lanes (see `Tx::f32_lanes`) of read-only registers that FP instructions read,
     /// computed once at loop entry.
     pub(crate) ro_f32: Vec<Option<Vec<Value>>>,
@@ -616,6 +620,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// copy (`V.ADD`/`V.SUB` of a scalar or immediate, `V.MOV`, under a full mask): that
     /// register and the scalar (see [`shape::RoPlus`]).
     pub(crate) ro_plus: [Option<shape::RoPlus>; 32],
+    /// Registers whose lanes step as those of a register of `ind_v` did at loop entry, in
+    /// the current body copy (that register, and the ones made from it by adding scalars).
+    pub(crate) ind_of: [Option<u8>; 32],
     /// The broadcasts of scalar registers the region never writes, made in the streaming
     /// copy of a loop (`Tx::round_splat`): the register, and its low word in every lane
     /// (an `i8x16`). Valid through the streaming copy (both copies of a round).
@@ -1225,10 +1232,14 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
         // Computed before the instruction is lowered, in a block that dominates the rest
         // of the body copy.
-        let (shape, ro_plus) = if w.v != 0 {
-            (self.result_shape(inst), self.result_ro_plus(inst))
+        let (shape, ro_plus, ind_of) = if w.v != 0 {
+            (
+                self.result_shape(inst),
+                self.result_ro_plus(inst),
+                self.result_ind_of(inst),
+            )
         } else {
-            (None, None)
+            (None, None, None)
         };
         self.inst_block = self.b.current_block();
         if !self.mem_inst(pc, inst) && !self.alu_inst(inst) {
@@ -1246,6 +1257,7 @@ impl<'a, 'f> Tx<'a, 'f> {
                 // of the first instruction's result.
                 self.shape[n] = if self.fused { None } else { shape };
                 self.ro_plus[n] = if self.fused { None } else { ro_plus };
+                self.ind_of[n] = if self.fused { None } else { ind_of };
             }
         }
         self.off += 1;
@@ -1479,6 +1491,7 @@ pub(crate) fn translate(
     // (`Tx::ro_v`): no variables, nothing carried around loops.
     let ro_v = if vmem { 0 } else { used.v & !dirty.v };
     used.v &= !ro_v;
+    let ind_v = if vmem { 0 } else { shape::stepped_v(r) };
     let mut hoist = hoistable(r);
     let spec = analysis::speculate_bases(&mut hoist, cfg.sregs);
     let copy = if cfg.budgeted {
@@ -1639,6 +1652,7 @@ pub(crate) fn translate(
         fast_nan: None,
         entry_nan: [None; 32],
         ro_v,
+        ind_v,
         ro_f32: vec![None; 32],
         ro_bounds: Vec::new(),
         stream: None,
@@ -1687,6 +1701,7 @@ pub(crate) fn translate(
         hoist_host: Vec::new(),
         shape: [None; 32],
         ro_plus: [None; 32],
+        ind_of: [None; 32],
         lane_bounds: Vec::new(),
         round_splats: Vec::new(),
         remat_splats: false,

@@ -41,6 +41,7 @@ impl Tx<'_, '_> {
     pub(crate) fn forget_shapes(&mut self) {
         self.shape = [None; 32];
         self.ro_plus = [None; 32];
+        self.ind_of = std::array::from_fn(|n| (self.ind_v & (1 << n) != 0).then_some(n as u8));
         self.lane_bounds.clear();
         self.uni_checked.clear();
     }
@@ -248,9 +249,64 @@ impl Tx<'_, '_> {
     }
 }
 
+impl Tx<'_, '_> {
+    /// The register of `ind_v` whose lanes step like those of the vector register `inst`
+    /// writes: `inst` adds or subtracts a scalar or immediate to, or moves, a register that
+    /// steps like it, under a full mask (a register of `ind_v` updating itself included).
+    pub(crate) fn result_ind_of(&self, inst: &Inst) -> Option<u8> {
+        if !self.full {
+            return None;
+        }
+        match (inst.operands(), inst.opcode().sem()) {
+            (Operands::VMov(o), _) => match o.src {
+                VSrc::V(a) => self.ind_of[a.0 as usize],
+                _ => None,
+            },
+            (Operands::VAlu(o), Sem::VAlu(AluOp::Add | AluOp::Sub)) => match o.vb {
+                VSrc::V(_) => None,
+                _ => self.ind_of[o.va.0 as usize],
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The vector registers of loop region `r` that it writes only by adding or subtracting a
+/// scalar or immediate to themselves (`V.ADD v0, v0, s6`: a vector of lane addresses bumped
+/// by a stride), when the loop's mask changes at most in its last iteration (no
+/// `V.SETMASK`, not a nest): lanes that step by a constant at loop entry step by it in every
+/// full iteration after, so the entry test of `Tx::ro_offsets` holds for them as it does for
+/// read-only registers (`Tx::ro_contig`).
+pub(crate) fn stepped_v(r: &crate::region::Region) -> u32 {
+    if r.loop_head.is_none() || r.outer.is_some() {
+        return 0;
+    }
+    if r.insts.iter().any(|(_, i)| matches!(i, Inst::VSetmask(_))) {
+        return 0;
+    }
+    let mut written = 0u32;
+    let mut other = 0u32;
+    for (_, inst) in &r.insts {
+        let w = super::reg_effects(inst).1.v;
+        written |= w;
+        let own = match (inst.operands(), inst.opcode().sem()) {
+            (Operands::VAlu(o), Sem::VAlu(AluOp::Add | AluOp::Sub))
+                if o.vd == o.va && !matches!(o.vb, VSrc::V(_)) =>
+            {
+                1 << o.vd.0
+            }
+            _ => 0,
+        };
+        other |= w & !own;
+    }
+    written & !other
+}
+
 /// The read-only register behind the vector operand of every gather and scatter of a loop
 /// body whose vector operand is one (`ro_v`) or holds one plus a scalar ([`RoPlus`], by the
-/// same rules, symbolically): its position in `insts` and the read-only register.
+/// same rules, symbolically): its position in `insts` and the read-only register. With
+/// `ro_v` holding the registers of [`stepped_v`] too, also the accesses through them and
+/// through registers made from them by adding scalars.
 pub(crate) fn ro_plus_uses(insts: &[(u64, Inst)], ro_v: u32) -> Vec<(usize, u8)> {
     let mut of: [Option<u8>; 32] =
         std::array::from_fn(|n| (ro_v & (1 << n) != 0).then_some(n as u8));
