@@ -428,11 +428,13 @@ impl Shapes {
                     // only by adding to itself, whose lanes keep stepping as they did at
                     // entry (the JIT's `Tx::ind_of`). A bump moves the next round's lanes
                     // off the modelled ones; this round's accesses go through `vd`.
-                    let k = pick(u, &[0i32, 0, 0, 1, 4, 8, -8])?;
-                    let op = if u.ratio(1, 2)? {
-                        Inst::VAdd
-                    } else {
-                        Inst::VSub
+                    // Or rewritten otherwise (neighbouring lanes swapped, or three times
+                    // as far apart): the entry's lane step no longer holds after the round.
+                    let (op, k): (fn(VAlu) -> Inst, i32) = match u.int_in_range(0..=5)? {
+                        0 | 1 => (Inst::VAdd, pick(u, &[0, 0, 0, 1, 4, 8, -8])?),
+                        2 | 3 => (Inst::VSub, pick(u, &[0, 0, 0, 1, 4, 8, -8])?),
+                        4 => (Inst::VXor, pick(u, &[1, 8])?),
+                        _ => (Inst::VMul, 3),
                     };
                     body.push(valu(op, to, to, VSrc::Imm(k)));
                 }
@@ -1370,6 +1372,11 @@ impl Shapes {
             self.rounds += 1;
             let l = ROUND_LABELS + self.rounds;
             items.push(li(S_ROUNDS, u.int_in_range(2..=6u64)?));
+            if u.ratio(1, 2)? {
+                // Half the time the loop starts a region of its own, so that the JIT compiles
+                // it where the registers made before it hold their values (its hints).
+                items.push(Item::Branch(Inst::J(Jump { target: Target(0) }), l));
+            }
             items.push(Item::Label(l));
             items.extend(body);
             items.push(Item::Inst(Inst::SSub(SAlu {

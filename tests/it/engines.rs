@@ -3996,12 +3996,14 @@ fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
     // v1, v0, s8`), or the offsets themselves bumped by the stride (`V.ADD v0, v0, s6`), used
     // by register-offset and vector-base accesses. The JIT tests at loop entry whether the
     // offsets step by one element and then makes each such access one contiguous access;
-    // offsets that do not (neighbouring lanes swapped) are gathered. The loop runs twice,
-    // its offsets' neighbouring lanes swapped (`brk`) before the second time: the code
-    // compiled at the first entry must find them no longer stepping. x ends at a mapped
+    // offsets that do not (neighbouring lanes swapped) are gathered. The loop is a region of
+    // its own (`J top`), compiled where its offsets step, and runs twice, their neighbouring
+    // lanes swapped (`brk`) before the second time: the code compiled at the first entry must
+    // find them no longer stepping. x ends at a mapped
     // page's end and y's second page is read-only, so the longer runs trap in the middle of
     // the loop (at the larger VLs), in a load or in the store.
     let x = f32_words(2048, 11);
+    let perm = words(64, |i| (i * 5 + 3) % 64);
     for (prep, body, brk, iters) in [
         // f64 through `s + v1`, `v1 = v0 + s8`.
         (
@@ -4065,6 +4067,27 @@ fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
             "V.XOR v0, v0, 1",
             20,
         ),
+        // Word indices used, then loaded (a permutation from a table) or made three apart:
+        // stepped by one at entry, not after the first iteration, where the register is no
+        // longer the entry's.
+        (
+            "V.LANEID v6
+             S.LI s15, 0x21000",
+            "V.LW [s1 + (v0 << 2)], ->v4
+             V.SW v4, [s2 + (v0 << 2)]
+             V.LWU [s15 + (v6 << 2)], ->v0",
+            "V.XOR v0, v0, 1",
+            4,
+        ),
+        (
+            "V.LANEID v6",
+            "V.LW [s1 + (v0 << 2)], ->v4
+             V.ADD v4, v4, v0
+             V.SW v4, [s2 + (v0 << 2)]
+             V.MUL v0, v6, 3",
+            "V.XOR v0, v0, 1",
+            4,
+        ),
         // The same, the step made under a mask of every other lane: after the first
         // iteration the indices no longer step by one, though the mask is whole again where
         // they are used.
@@ -4088,6 +4111,8 @@ fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
             .mem 0x21000, 0x1000, r
             .data 0x10000
             {x}
+            .data 0x21000
+            {perm}
             .text
             S.LI s1, 0x10000
             S.LI s2, 0x20000
@@ -4102,6 +4127,7 @@ fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
             S.LI s10, 0x10000
             S.MOV s7, s0
             S.MOV s8, s0
+            J top
         top:
             {body}
             S.ADD s8, s8, s6
