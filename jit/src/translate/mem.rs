@@ -475,7 +475,15 @@ impl Tx<'_, '_> {
                     all = Some(all.map_or(eq, |a| self.b.ins().band(a, eq)));
                 }
                 let all = all.expect("at least one chunk");
-                let ok = self.b.ins().vall_true(all);
+                let mut ok = self.b.ins().vall_true(all);
+                if self.ind_v & (1 << reg) != 0 {
+                    // A register the loop bumps keeps stepping only through full-mask
+                    // iterations: from an entry under a full mask, every iteration is one but
+                    // the last (`shape::stepped_v`). An entry under a partial mask (a body
+                    // entered with the mask as something else left it) takes the lanes.
+                    let full = self.mask_is_full();
+                    ok = self.b.ins().band(ok, full);
+                }
                 let ok = self.b.ins().uextend(I64, ok);
                 self.b.ins().stack_store(I64, lane0, slot, 24);
                 self.b.ins().stack_store(I64, ok, slot, 32);

@@ -247,9 +247,7 @@ impl Tx<'_, '_> {
         };
         Some(RoPlus { reg, k })
     }
-}
 
-impl Tx<'_, '_> {
     /// The register of `ind_v` whose lanes step like those of the vector register `inst`
     /// writes: `inst` adds or subtracts a scalar or immediate to, or moves, a register that
     /// steps like it, under a full mask (a register of `ind_v` updating itself included).
