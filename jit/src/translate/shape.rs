@@ -24,7 +24,7 @@
 
 use super::Tx;
 use cranelift_codegen::ir::{InstBuilder, Value};
-use lanejit_interp::isa::{AluOp, Inst, MemAddr, Operands, Reg, SReg, Sem, VRead, VSrc};
+use lanejit_interp::isa::{AluOp, Inst, MemAddr, Operands, Reg, SReg, Sem, VRead, VReg, VSrc};
 
 /// An affine vector: lane `i` is `base + i * stride`.
 #[derive(Clone, Copy, Debug)]
@@ -189,6 +189,25 @@ impl Tx<'_, '_> {
     }
 }
 
+/// `inst` as `vd = va + x`, when it is a `V.MOV` of a vector register (`x` none) or a `V.ADD`
+/// or `V.SUB` of a scalar or immediate (`x`, a `VSrc::S` or `VSrc::Imm`, subtracted when the
+/// last is true): the one rule by which a register holds another's lanes plus a scalar
+/// ([`RoPlus`], [`ro_plus_uses`]) and keeps another's lane step ([`stepped_v`],
+/// `Tx::ind_of`).
+pub(crate) fn plus_scalar(inst: &Inst) -> Option<(VReg, VReg, Option<VSrc>, bool)> {
+    match (inst.operands(), inst.opcode().sem()) {
+        (Operands::VMov(o), _) => match o.src {
+            VSrc::V(a) => Some((o.vd, a, None, false)),
+            _ => None,
+        },
+        (Operands::VAlu(o), Sem::VAlu(op @ (AluOp::Add | AluOp::Sub))) => match o.vb {
+            VSrc::V(_) => None,
+            x => Some((o.vd, o.va, Some(x), op == AluOp::Sub)),
+        },
+        _ => None,
+    }
+}
+
 /// A vector register holding a read-only register's lanes plus a scalar: lane `i` is
 /// `reg[i] + k` (64-bit wrapping). A gather or scatter through it is one through `reg` with
 /// `k` added to its scalar part, so it shares `reg`'s bounds and lane-step test made at loop
@@ -219,22 +238,12 @@ impl Tx<'_, '_> {
                 t.ro_plus[r as usize].map(|p| (p.reg, Some(p.k)))
             }
         };
-        let (reg, k0, add, neg) = match (inst.operands(), inst.opcode().sem()) {
-            (Operands::VMov(o), _) => {
-                let VSrc::V(a) = o.src else { return None };
-                let (reg, k0) = of(self, a.0)?;
-                (reg, k0, None, false)
-            }
-            (Operands::VAlu(o), Sem::VAlu(op @ (AluOp::Add | AluOp::Sub))) => {
-                let (reg, k0) = of(self, o.va.0)?;
-                let add = match o.vb {
-                    VSrc::V(_) => return None,
-                    VSrc::S(r) => self.sget(r),
-                    VSrc::Imm(i) => self.iconst(i as i64 as u64),
-                };
-                (reg, k0, Some(add), op == AluOp::Sub)
-            }
-            _ => return None,
+        let (_, va, add, neg) = plus_scalar(inst)?;
+        let (reg, k0) = of(self, va.0)?;
+        let add = match add {
+            Some(VSrc::S(r)) => Some(self.sget(r)),
+            Some(VSrc::Imm(i)) => Some(self.iconst(i as i64 as u64)),
+            _ => None,
         };
         let k = match (k0, add) {
             (k0, None) => k0.unwrap_or_else(|| self.iconst(0)),
@@ -255,17 +264,7 @@ impl Tx<'_, '_> {
         if !self.full {
             return None;
         }
-        match (inst.operands(), inst.opcode().sem()) {
-            (Operands::VMov(o), _) => match o.src {
-                VSrc::V(a) => self.ind_of[a.0 as usize],
-                _ => None,
-            },
-            (Operands::VAlu(o), Sem::VAlu(AluOp::Add | AluOp::Sub)) => match o.vb {
-                VSrc::V(_) => None,
-                _ => self.ind_of[o.va.0 as usize],
-            },
-            _ => None,
-        }
+        plus_scalar(inst).and_then(|(_, va, ..)| self.ind_of[va.0 as usize])
     }
 }
 
@@ -287,12 +286,8 @@ pub(crate) fn stepped_v(r: &crate::region::Region) -> u32 {
     for (_, inst) in &r.insts {
         let w = super::reg_effects(inst).1.v;
         written |= w;
-        let own = match (inst.operands(), inst.opcode().sem()) {
-            (Operands::VAlu(o), Sem::VAlu(AluOp::Add | AluOp::Sub))
-                if o.vd == o.va && !matches!(o.vb, VSrc::V(_)) =>
-            {
-                1 << o.vd.0
-            }
+        let own = match plus_scalar(inst) {
+            Some((vd, va, _, _)) if vd == va => 1 << vd.0,
             _ => 0,
         };
         other |= w & !own;
@@ -331,17 +326,8 @@ pub(crate) fn ro_plus_uses(insts: &[(u64, Inst)], ro_v: u32) -> Vec<(usize, u8)>
                 out.push((i, r));
             }
         }
-        let derived = match (inst.operands(), inst.opcode().sem()) {
-            (Operands::VMov(o), _) => match o.src {
-                VSrc::V(a) => of[a.0 as usize].map(|r| (o.vd.0, r)),
-                _ => None,
-            },
-            (Operands::VAlu(o), Sem::VAlu(AluOp::Add | AluOp::Sub)) => match o.vb {
-                VSrc::V(_) => None,
-                _ => of[o.va.0 as usize].map(|r| (o.vd.0, r)),
-            },
-            _ => None,
-        };
+        let derived =
+            plus_scalar(inst).and_then(|(vd, va, ..)| of[va.0 as usize].map(|r| (vd.0, r)));
         let written = super::reg_effects(inst).1.v;
         for (n, slot) in of.iter_mut().enumerate() {
             if written & (1 << n) != 0 {
