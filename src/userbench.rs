@@ -76,10 +76,15 @@ enum Runner {
 }
 
 impl Runner {
-    fn new(e: BenchEngine, m: &Machine, d: &Decoded) -> Result<Runner, CliError> {
+    /// The state of `e` for `setup`'s program, decoded as `d` (a machine is made only for
+    /// the JIT kept across runs, which takes its configuration).
+    fn new(e: BenchEngine, setup: &Setup, d: &Decoded) -> Result<Runner, CliError> {
         Ok(match e {
             BenchEngine::Cold(engine) => Runner::Cold(engine),
-            BenchEngine::JitWarm => Runner::Warm(JitRunner::new(d, m, 0).ok().map(Box::new)),
+            BenchEngine::JitWarm => {
+                let m = setup.machine()?;
+                Runner::Warm(JitRunner::new(d, &m, 0).ok().map(Box::new))
+            }
             BenchEngine::TieredCache => {
                 Runner::Cached(TempCodeCache::new().map_err(|e| CliError::BadFlag(e.to_string()))?)
             }
@@ -279,7 +284,7 @@ pub fn run(b: &UserBench) -> Result<i32, CliError> {
             let mut instructions = 0;
             let mut samples = Vec::with_capacity(b.reps);
             let mut compiles = Vec::with_capacity(b.reps);
-            let mut runner = Runner::new(engine, &setup.machine()?, &decoded)?;
+            let mut runner = Runner::new(engine, setup, &decoded)?;
             for rep in 0..=b.reps {
                 let mut m = setup.machine()?;
                 let start = std::time::Instant::now();
