@@ -28,7 +28,7 @@ use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_jit::diskcache::DiskCache;
 use lanejit_jit::observe::Observer;
-use lanejit_jit::shared::SharedJit;
+use lanejit_jit::shared::{Recompile, SharedJit};
 use lanejit_jit::{Jit, JitError, JitStats, RegionExit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -189,6 +189,7 @@ fn run_background(
     opts: &VmOptions,
 ) -> (Exit, EngineStats) {
     let (mut jit_retired, mut interp_retired) = (0, 0);
+    let began = std::time::Instant::now();
     // Until compiling is worth it, the plain interpreter (no tier set up, no entry counts,
     // no dispatch); with a code cache, until making the JIT that installs the cached regions
     // is (`CACHED_START`).
@@ -205,7 +206,7 @@ fn run_background(
             return (e, stats);
         }
     }
-    let mut tier = BackgroundTier::new(d, m, threshold, opts);
+    let mut tier = BackgroundTier::new(d, m, threshold, opts, began);
     let exit = dispatch(&mut tier, m, d, &mut jit_retired, &mut interp_retired);
     let mut stats = tier.compile_stats();
     stats.jit_retired = jit_retired;
@@ -223,6 +224,18 @@ pub const CACHED_START: std::time::Duration = std::time::Duration::from_micros(2
 /// interprets its start (see [`COMPILE_AFTER`]).
 const START_SLICE: u64 = 1024;
 
+/// Interpret up to `n` instructions of `m` under its instruction limit: the run's exit if it
+/// ended, else `None` with the machine exactly where the interpreter paused (the budget is
+/// only a pause, as the embedding API's stop slices).
+fn interpret_slice(m: &mut Machine, d: &Decoded, n: u64) -> Option<Exit> {
+    let limit = m.config.max_instructions;
+    let cap = limit.unwrap_or(u64::MAX);
+    m.config.max_instructions = Some(m.retired.saturating_add(n).min(cap));
+    let e = interp::run(m, d);
+    m.config.max_instructions = limit;
+    (e != Exit::Limit || m.retired >= cap).then_some(e)
+}
+
 /// Interpret `m` in slices of [`START_SLICE`] instructions (an instruction budget that is
 /// only a pause, as the embedding API's stop slices) for about `time`, measured from the end
 /// of the first slice (a short run reads no clock): the run's exit if it ended by then, else
@@ -233,17 +246,13 @@ fn interpret_start(
     time: std::time::Duration,
     interp_retired: &mut u64,
 ) -> Option<Exit> {
-    let limit = m.config.max_instructions;
-    let cap = limit.unwrap_or(u64::MAX);
     let mut until = None;
     loop {
         let before = m.retired;
-        m.config.max_instructions = Some(m.retired.saturating_add(START_SLICE).min(cap));
-        let e = interp::run(m, d);
-        m.config.max_instructions = limit;
+        let e = interpret_slice(m, d, START_SLICE);
         *interp_retired += m.retired - before;
-        if e != Exit::Limit || m.retired >= cap {
-            return Some(e);
+        if e.is_some() {
+            return e;
         }
         let now = std::time::Instant::now();
         if now >= *until.get_or_insert(now + time) {
@@ -337,6 +346,85 @@ impl ThreadPlace {
     }
 }
 
+/// A background run's compiler thread spends at most one part in this many of the run's
+/// time so far compiling (see [`Pacer`]).
+pub const COMPILE_SHARE: u32 = 2;
+
+/// How often a compile waiting for its turn ([`Pacer::wait`]) looks at the clock.
+const PACE_POLL: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// Paces a background run's compiles, so that compiling never costs the run much more than
+/// what the compiled code can have won back.
+///
+/// On this project's 2-vCPU hosts a busy second CPU slows the first: the interpreter runs
+/// lut32 over 1 MiB at 176 Melem/s alone, at 103 Melem/s beside a shell spinning in a loop.
+/// A compile in the background is then no longer free: while it runs, the run interprets
+/// at about 60% of its speed. Started at a fixed time (1 ms after the run's start, as
+/// before), a compile that ends about when the run does makes the run slower than the
+/// interpreter alone (lut32 at 1 MiB: 0.53-0.57x the interpreter's speed; gather32,
+/// scatter32, dot8 and tile_stage at 1-2 MiB: 0.78-0.90x); started later, the long runs
+/// lose what the early compile gained (stencil5_vaddr at 4 MiB: 3.95x the interpreter
+/// started after 1 ms, 2.63x after 3 ms), and a larger region's compile ends later anyway.
+///
+/// So each compile waits until the run has lasted [`COMPILE_SHARE`] times the compile time
+/// spent so far plus the compile's own estimate (its IR size times the measured cost per IR
+/// instruction of its settings, `lanejit_jit::CompileJob::estimated_us`): a rent-or-buy
+/// rule, which bounds the time compiling takes from the run by what the run has already
+/// spent without it, whatever the region's size. A hot region waiting for its turn comes
+/// before a loop's optimising recompile (which only makes compiled code faster). Off under
+/// the test hook that delays compiles at random (`VmOptions::compile_delay_seed`), whose
+/// runs must compile; after the run has ended a compile waiting for its turn is dropped,
+/// unless a code cache wants it for the next run.
+struct Pacer {
+    /// When the run started.
+    began: std::time::Instant,
+    /// Set when the run has ended.
+    ended: Arc<AtomicBool>,
+    /// Whether compiles wait their turn at all.
+    on: bool,
+    /// Whether a compile goes on after the run's end (a code cache stores its code).
+    after_end: bool,
+    /// Compile time spent so far, by the compiles [`Pacer::wait`] let go.
+    spent: std::cell::Cell<std::time::Duration>,
+    /// When the compile in hand was let go.
+    go: std::cell::Cell<Option<std::time::Instant>>,
+}
+
+impl Pacer {
+    /// Wait until a compile estimated at `us` microseconds may run: `false` when it is not
+    /// to run (the run has ended, or `interrupt` returned `true`).
+    fn wait(&self, us: u64, mut interrupt: impl FnMut() -> bool) -> bool {
+        if self.on {
+            let due = (self.spent.get() + std::time::Duration::from_micros(us)) * COMPILE_SHARE;
+            loop {
+                if self.ended.load(Ordering::Acquire) {
+                    if !self.after_end {
+                        return false;
+                    }
+                    break;
+                }
+                let now = self.began.elapsed();
+                if now >= due {
+                    break;
+                }
+                if interrupt() {
+                    return false;
+                }
+                std::thread::sleep((due - now).min(PACE_POLL));
+            }
+        }
+        self.go.set(Some(std::time::Instant::now()));
+        true
+    }
+
+    /// The compile let go last has finished: its time counts as spent.
+    fn done(&self) {
+        if let Some(t) = self.go.take() {
+            self.spent.set(self.spent.get() + t.elapsed());
+        }
+    }
+}
+
 /// Compiler threads of background runs still working (see [`wait_for_compilers`]).
 static COMPILERS: AtomicU32 = AtomicU32::new(0);
 
@@ -364,19 +452,27 @@ impl Drop for CompilerAlive {
     }
 }
 
+/// What a background run's compiler thread gets from the run: hot pcs with their hints,
+/// the count of compiles it has finished to raise, and its pace.
+struct FromRun {
+    rx: std::sync::mpsc::Receiver<(u64, lanejit_jit::region::Hints)>,
+    done: Arc<AtomicU64>,
+    pacer: Pacer,
+}
+
 /// The compiler thread of a background run: create the JIT into `cell` (with the code cache
-/// and observer of `opts`), then compile every pc received, after a pseudo-random delay of
-/// 0-2 ms when `opts.compile_delay_seed` is given (a test hook). Without a code generator it
-/// ends at once (everything stays interpreted).
+/// and observer of `opts`), then compile every pc received, each when `run.pacer` lets it
+/// go, after a pseudo-random delay of 0-2 ms when `opts.compile_delay_seed` is given (a
+/// test hook). Without a code generator it ends at once (everything stays interpreted).
 fn compiler_thread(
     cell: &std::sync::OnceLock<SharedCode>,
     words: &[u64],
     config: &Config,
     threshold: u32,
-    rx: std::sync::mpsc::Receiver<(u64, lanejit_jit::region::Hints)>,
     opts: VmOptions,
-    done: &AtomicU64,
+    run: FromRun,
 ) {
+    let FromRun { rx, done, pacer } = run;
     let VmOptions {
         compile_delay_seed: delay_seed,
         code_cache,
@@ -408,13 +504,33 @@ fn compiler_thread(
             std::thread::sleep(std::time::Duration::from_micros(us));
         }
     };
+    // A hot region that arrived while a recompile waited for its turn.
+    let mut next = None;
     loop {
-        let (pc, hints) = match rx.try_recv() {
+        let (pc, hints) = match next.take().map_or_else(|| rx.try_recv(), Ok) {
             Ok(job) => job,
             Err(std::sync::mpsc::TryRecvError::Empty) => {
                 delay();
-                if code.jit.optimize_one() {
-                    continue;
+                // A region the run asks for meanwhile goes first: the recompile only makes
+                // running code faster.
+                let waits = |us| {
+                    pacer.wait(us, || match rx.try_recv() {
+                        Ok(job) => {
+                            next = Some(job);
+                            true
+                        }
+                        Err(_) => false,
+                    })
+                };
+                match code.jit.optimize_one_paced(waits) {
+                    Recompile::Done => {
+                        pacer.done();
+                        continue;
+                    }
+                    Recompile::Deferred if next.is_some() => continue,
+                    // The run has ended.
+                    Recompile::Deferred => break,
+                    Recompile::Nothing => {}
                 }
                 match rx.recv() {
                     Ok(job) => job,
@@ -425,7 +541,10 @@ fn compiler_thread(
         };
         delay();
         // Declined or failed pcs stay requested: the run interprets them.
-        let _ = code.jit.compile(pc, hints);
+        let _ = code
+            .jit
+            .compile_paced(pc, hints, |us| pacer.wait(us, || false));
+        pacer.done();
         done.fetch_add(1, Ordering::Release);
     }
     // The run has ended. With a code cache, the optimised code of every loop still running
@@ -458,7 +577,32 @@ struct BackgroundTier<'d> {
     /// it has ended).
     sent: u64,
     done: std::sync::Arc<AtomicU64>,
+    /// Block starts looked at in a row without compiled code there (see [`SAMPLE_SLICE`]).
+    misses: u32,
+    /// When the run started, and whether it has ended (for the compiler thread's [`Pacer`]).
+    began: std::time::Instant,
+    ended: Arc<AtomicBool>,
 }
+
+impl Drop for BackgroundTier<'_> {
+    fn drop(&mut self) {
+        self.ended.store(true, Ordering::Release);
+    }
+}
+
+/// After this many block starts in a row without compiled code, a background run's dispatch
+/// loop samples instead of looking at every block start (see [`SAMPLE_SLICE`]).
+const SAMPLE_AFTER_MISSES: u32 = 64;
+
+/// Instructions a background run interprets between two looks at a block start while
+/// nothing compiled is being entered (after [`SAMPLE_AFTER_MISSES`] misses in a row; the
+/// first hit looks at every block start again). Looking at each one (the compiled-code
+/// lookup, the entry count, an interpreter call per block) made an interpreted stretch of a
+/// tiered run 3-7% slower than the plain interpreter, for loops of a few instructions
+/// (saxpy32, tile_stage). Sampled, entry counts grow with the time spent at a block rather
+/// than with its entries (a region gets hot after about `jit_threshold` slices of about
+/// 10 us each), and a loop whose code is ready is entered at most a slice late.
+const SAMPLE_SLICE: u64 = 1024;
 
 /// The entry count of a region start handed to the compiler thread.
 const REQUESTED: u32 = u32::MAX - 1;
@@ -466,7 +610,13 @@ const REQUESTED: u32 = u32::MAX - 1;
 impl<'d> BackgroundTier<'d> {
     /// No compiler thread yet, and nothing compiled (but what a code cache holds) for `d` on
     /// machines configured as `m` is.
-    fn new(d: &'d Decoded, m: &Machine, threshold: u32, opts: &VmOptions) -> BackgroundTier<'d> {
+    fn new(
+        d: &'d Decoded,
+        m: &Machine,
+        threshold: u32,
+        opts: &VmOptions,
+        began: std::time::Instant,
+    ) -> BackgroundTier<'d> {
         let mut tier = BackgroundTier {
             d,
             counts: vec![0; d.len()],
@@ -480,6 +630,9 @@ impl<'d> BackgroundTier<'d> {
             failed: false,
             sent: 0,
             done: std::sync::Arc::new(AtomicU64::new(0)),
+            misses: 0,
+            began,
+            ended: Arc::new(AtomicBool::new(false)),
         };
         if opts.code_cache.is_some() {
             // With a code cache the JIT is made with the tier (after the run's interpreted
@@ -524,8 +677,19 @@ impl<'d> BackgroundTier<'d> {
         let (threshold, config) = (self.threshold, m.config);
         let d = self.d;
         let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
-        let done = std::sync::Arc::clone(&self.done);
         let opts = self.opts.clone();
+        let run = FromRun {
+            rx,
+            done: Arc::clone(&self.done),
+            pacer: Pacer {
+                began: self.began,
+                ended: Arc::clone(&self.ended),
+                on: opts.compile_delay_seed.is_none(),
+                after_end: opts.code_cache.is_some(),
+                spent: Default::default(),
+                go: Default::default(),
+            },
+        };
         let alive = CompilerAlive::new();
         let place = ThreadPlace::here();
         let settle = Arc::clone(&place);
@@ -534,7 +698,7 @@ impl<'d> BackgroundTier<'d> {
             .spawn(move || {
                 let _alive = alive;
                 settle.settle();
-                compiler_thread(&compiler, &words, &config, threshold, rx, opts, &done)
+                compiler_thread(&compiler, &words, &config, threshold, opts, run)
             });
         if let Ok(thread) = &spawned {
             place.place(thread);
@@ -552,6 +716,19 @@ impl<'d> BackgroundTier<'d> {
 impl Tier for BackgroundTier<'_> {
     fn enter(&mut self, m: &mut Machine) -> Option<RegionExit> {
         self.code.as_ref()?.get()?.jit.try_run_at(m)
+    }
+
+    fn slice(&mut self, hit: bool) -> u64 {
+        if hit {
+            self.misses = 0;
+            return 0;
+        }
+        self.misses = self.misses.saturating_add(1);
+        if self.misses >= SAMPLE_AFTER_MISSES {
+            SAMPLE_SLICE
+        } else {
+            0
+        }
     }
 
     fn count(&mut self, pc: u64, m: &Machine) -> bool {
@@ -623,7 +800,7 @@ impl<'d> Resumable<'d> {
         let tier = match engine {
             Engine::Interp => ResumableTier::Interp,
             Engine::Tiered if opts.background => ResumableTier::Background(Box::new(
-                BackgroundTier::new(d, m, opts.jit_threshold, opts),
+                BackgroundTier::new(d, m, opts.jit_threshold, opts, std::time::Instant::now()),
             )),
             Engine::Jit | Engine::Tiered => {
                 let threshold = if engine == Engine::Jit {
@@ -801,6 +978,13 @@ trait Tier {
     /// Count an entry at `pc` (a multiple of 8) of `m` and compile the region there once it
     /// is hot: whether compiled code is there now.
     fn count(&mut self, pc: u64, m: &Machine) -> bool;
+    /// After [`Tier::enter`] found compiled code at a block's start (`hit`) or none: how many
+    /// instructions the interpreter may run before the next block start is looked at (0:
+    /// the next one is).
+    fn slice(&mut self, hit: bool) -> u64 {
+        let _ = hit;
+        0
+    }
 }
 
 /// One more entry on `n`, the entry count of a region start: whether the region is hot now
@@ -819,7 +1003,9 @@ fn dispatch(
 ) -> Exit {
     loop {
         let pc = m.pc;
-        if let Some(r) = tier.enter(m) {
+        let entered = tier.enter(m);
+        let slice = tier.slice(entered.is_some());
+        if let Some(r) = entered {
             *jit_retired += r.retired;
             if r.interp_next {
                 let before = m.retired;
@@ -835,6 +1021,13 @@ fn dispatch(
             continue;
         }
         let before = m.retired;
+        if slice > 0 {
+            // A pause, not a limit: then on to the end of the block.
+            if let Some(e) = interpret_slice(m, d, slice) {
+                *interp_retired += m.retired - before;
+                return e;
+            }
+        }
         let e = interp::run_block(m, d);
         *interp_retired += m.retired - before;
         if let Some(e) = e {
@@ -979,5 +1172,70 @@ impl Tier for SharedTier<'_> {
                 false
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn pacer(began: Instant, on: bool, after_end: bool) -> Pacer {
+        Pacer {
+            began,
+            ended: Arc::new(AtomicBool::new(false)),
+            on,
+            after_end,
+            spent: Default::default(),
+            go: Default::default(),
+        }
+    }
+
+    /// A compile goes once the run has lasted `COMPILE_SHARE` times what compiling has
+    /// spent plus its estimate; the time it runs counts as spent for the next one.
+    #[test]
+    fn compiles_wait_for_their_share_of_the_run() {
+        let long_ago = Instant::now() - Duration::from_millis(400);
+        let p = pacer(long_ago, true, false);
+        // Due at 2 x 10 ms: long past.
+        let t = Instant::now();
+        assert!(p.wait(10_000, || panic!("no wait expected")));
+        assert!(t.elapsed() < Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(5));
+        p.done();
+        assert!(p.spent.get() >= Duration::from_millis(5));
+        // A compile estimated at 10 s is not due for 20 s: a new region interrupts the wait.
+        let mut polls = 0;
+        assert!(!p.wait(10_000_000, || {
+            polls += 1;
+            polls == 3
+        }));
+        assert_eq!(polls, 3);
+        // A short one is due: what was spent (5 ms or more) plus 1 ms, twice, is before 400 ms.
+        assert!(p.wait(1_000, || panic!("no wait expected")));
+        // Due in 2 x (spent + 50 ms) from a run that just began: it waits.
+        let p = pacer(Instant::now(), true, false);
+        let t = Instant::now();
+        assert!(p.wait(50_000, || false));
+        assert!(
+            t.elapsed() >= Duration::from_millis(95),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+
+    /// Once the run has ended a waiting compile is dropped, unless a code cache wants its
+    /// code; unpaced (the test hook), nothing waits.
+    #[test]
+    fn compiles_after_the_end_go_only_to_a_code_cache() {
+        let now = Instant::now();
+        let p = pacer(now, true, false);
+        p.ended.store(true, Ordering::Release);
+        assert!(!p.wait(10_000_000, || false));
+        let p = pacer(now, true, true);
+        p.ended.store(true, Ordering::Release);
+        assert!(p.wait(10_000_000, || false));
+        let p = pacer(now, false, false);
+        assert!(p.wait(10_000_000, || panic!("unpaced")));
     }
 }

@@ -357,10 +357,27 @@ pub struct CompileJob {
     replaces: Option<Baseline>,
 }
 
+impl Baseline {
+    /// About how long its optimising recompile will take, in microseconds (as
+    /// [`CompileJob::estimated_us`], from the baseline's IR size, which the recompile
+    /// translates again to the same IR).
+    pub fn estimated_us(&self) -> u64 {
+        self.ir_insts as u64 * cache::Settings::Optimizing.ns_per_ir() / 1000
+    }
+}
+
 impl CompileJob {
     /// Compile the IR with the settings its form chose (Cranelift only: no JIT state).
     pub fn compile(&mut self) {
         self.compiled = cache::compile(&mut self.ctx, self.settings);
+    }
+
+    /// About how long [`CompileJob::compile`] will take, in microseconds: its IR size times
+    /// its settings' measured cost per IR instruction (`cache::Settings::ns_per_ir`). A
+    /// tiered run paces its background compiles by it.
+    pub fn estimated_us(&self) -> u64 {
+        let n = self.ctx.func.dfg.num_insts() as u64;
+        n * self.settings.ns_per_ir() / 1000
     }
 }
 
@@ -661,6 +678,11 @@ impl Jit {
     /// The oldest baseline compile still waiting for its optimised code, taken off the queue.
     pub fn next_baseline(&mut self) -> Option<Baseline> {
         self.pending.pop_front()
+    }
+
+    /// Put `base` back at the front of the queue (its recompile deferred).
+    pub fn requeue_baseline(&mut self, base: Baseline) {
+        self.pending.push_front(base);
     }
 
     /// The IR of `base`'s optimised code, or `None` when its baseline is gone (a retired

@@ -26,6 +26,17 @@ use lanejit_interp::machine::Machine;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+/// What [`SharedJit::optimize_one_paced`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recompile {
+    /// No baseline waits for its optimised code.
+    Nothing,
+    /// The oldest baseline's optimised code was compiled (and placed, unless that failed).
+    Done,
+    /// The pace said not yet: the baseline is back at the front of the queue.
+    Deferred,
+}
+
 /// A [`Jit`] shared by threads (see the module docs).
 pub struct SharedJit {
     inner: RwLock<Jit>,
@@ -214,6 +225,18 @@ impl SharedJit {
         pc: u64,
         hints: crate::region::Hints,
     ) -> Result<Option<Compiled>, JitError> {
+        self.compile_paced(pc, hints, |_| true)
+    }
+
+    /// [`SharedJit::compile`], asking `pace` before Cranelift runs, with the estimated
+    /// compile time in microseconds ([`crate::CompileJob::estimated_us`]): it may wait, and
+    /// `false` drops the compile (`Ok(None)`, the region stays interpreted).
+    pub fn compile_paced(
+        &self,
+        pc: u64,
+        hints: crate::region::Hints,
+        pace: impl FnOnce(u64) -> bool,
+    ) -> Result<Option<Compiled>, JitError> {
         let _turn = self.compiling(pc);
         // A thread panicked while compiling (poisoned locks): leave this pc to the
         // interpreter.
@@ -228,6 +251,9 @@ impl SharedJit {
                 None => Ok(None),
             };
         };
+        if !pace(job.estimated_us()) {
+            return Ok(None);
+        }
         job.compile();
         match self.write(true) {
             Some(mut jit) => jit.install_compiled(job),
@@ -270,9 +296,22 @@ impl SharedJit {
     /// shared lock and compiled under none, so other threads run compiled code meanwhile;
     /// only installing it takes the JIT exclusively. `false` when no baseline waits.
     pub fn optimize_one(&self) -> bool {
+        self.optimize_one_paced(|_| true) != Recompile::Nothing
+    }
+
+    /// [`SharedJit::optimize_one`], first asking `pace`, with the recompile's estimated
+    /// compile time in microseconds ([`crate::Baseline::estimated_us`]): it may wait, and
+    /// `false` defers the recompile (the baseline goes back to the front of the queue).
+    pub fn optimize_one_paced(&self, pace: impl FnOnce(u64) -> bool) -> Recompile {
         let Some(base) = self.write(true).and_then(|mut j| j.next_baseline()) else {
-            return false;
+            return Recompile::Nothing;
         };
+        if !pace(base.estimated_us()) {
+            if let Some(mut jit) = self.write(true) {
+                jit.requeue_baseline(base);
+            }
+            return Recompile::Deferred;
+        }
         let job = self.read(true).and_then(|j| j.prepare_optimized(base));
         if let Some(mut job) = job {
             job.compile();
@@ -281,7 +320,7 @@ impl SharedJit {
                 let _ = jit.install_optimized(job);
             }
         }
-        true
+        Recompile::Done
     }
 
     /// Show every region compiled from now on to `obs` (see [`crate::observe`]).
