@@ -372,6 +372,12 @@ impl CompileJob {
         self.compiled = cache::compile(&mut self.ctx, self.settings);
     }
 
+    /// The job waited `d` between its translation and its compile: not compile time (the
+    /// region's reported compile time and its span on a timeline leave it out).
+    pub(crate) fn waited(&mut self, d: std::time::Duration) {
+        self.t0 += d;
+    }
+
     /// About how long [`CompileJob::compile`] will take, in microseconds: its IR size times
     /// its settings' measured cost per IR instruction (`cache::Settings::ns_per_ir`). A
     /// tiered run paces its background compiles by it.

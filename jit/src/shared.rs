@@ -251,9 +251,11 @@ impl SharedJit {
                 None => Ok(None),
             };
         };
+        let asked = std::time::Instant::now();
         if !pace(job.estimated_us()) {
             return Ok(None);
         }
+        job.waited(asked.elapsed());
         job.compile();
         match self.write(true) {
             Some(mut jit) => jit.install_compiled(job),

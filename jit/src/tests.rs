@@ -854,3 +854,44 @@ fn entries_counted_by_threads_together_make_a_region_hot_once() {
     enter(2 * HOT_ENTRIES);
     assert_eq!(at_0(&shared), 2, "the hot code is not counted");
 }
+
+/// A paced compile: a refusal leaves the region uncompiled (and compilable later); the wait
+/// before Cranelift is not compile time; a deferred recompile keeps its baseline queued.
+#[test]
+fn paced_compiles_wait_outside_their_compile_time() {
+    use crate::shared::{Recompile, SharedJit};
+    let code = encode(&copy_loop());
+    let m = machine(&code, 32);
+    let pc = 0x30;
+    let jit = Jit::new(&code, &m).expect("jit");
+    let hints = jit.hints_for(pc, &m.regs);
+    let shared = SharedJit::new(jit);
+    shared.set_baseline(true);
+    let mut asked = 0;
+    let none = shared.compile_paced(pc, hints, |us| {
+        asked = us;
+        false
+    });
+    assert!(matches!(none, Ok(None)), "refused: nothing compiled");
+    assert!(asked > 0, "the estimate is the IR's");
+    assert_eq!(shared.stats().compiled_regions, 0);
+    let wait = std::time::Duration::from_millis(300);
+    let done = shared.compile_paced(pc, hints, |_| {
+        std::thread::sleep(wait);
+        true
+    });
+    assert!(matches!(done, Ok(Some(_))), "{done:?}");
+    let s = shared.stats();
+    assert_eq!(s.compiled_regions, 1);
+    assert!(
+        s.compile_us < wait.as_micros() as u64,
+        "{} us counted: the wait is not compile time",
+        s.compile_us
+    );
+    // The loop's baseline waits for its optimised code: deferred, then done.
+    assert_eq!(shared.optimize_one_paced(|_| false), Recompile::Deferred);
+    assert_eq!(shared.stats().optimized_regions, 0);
+    assert_eq!(shared.optimize_one_paced(|us| us > 0), Recompile::Done);
+    assert_eq!(shared.stats().optimized_regions, 1);
+    assert_eq!(shared.optimize_one_paced(|_| true), Recompile::Nothing);
+}
