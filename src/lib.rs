@@ -9,6 +9,7 @@ pub mod embed;
 #[cfg(feature = "cli")]
 pub mod fuzz;
 pub mod launch;
+pub mod pace;
 pub mod regions;
 pub mod timeline;
 pub mod vm;

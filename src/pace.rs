@@ -1,0 +1,456 @@
+//! How a tiered run's background compiles are paced: when a compile may run ([`Pacer`]),
+//! from what the run has lasted and what its counted loops say it will last still
+//! ([`known_ahead`]). Only timing depends on it, never a result.
+
+use lanejit_interp::interp::Decoded;
+use lanejit_interp::isa::{Branch, Cond, Inst, SOrImm};
+use lanejit_interp::machine::Machine;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// A background run's compiler thread spends at most one part in this many of the run's
+/// time so far compiling (see [`Pacer`]).
+pub const COMPILE_SHARE: u32 = 2;
+
+/// How often a compile waiting for its turn ([`Pacer::wait`]) looks at the clock.
+const PACE_POLL: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// Paces a background run's compiles, so that compiling never costs the run much more than
+/// what the compiled code can have won back.
+///
+/// On this project's 2-vCPU hosts a busy second CPU slows the first: the interpreter runs
+/// lut32 over 1 MiB at 176 Melem/s alone, at 103 Melem/s beside a shell spinning in a loop.
+/// A compile in the background is then no longer free: while it runs, the run interprets
+/// at about 60% of its speed. Started at a fixed time (1 ms after the run's start, as
+/// before), a compile that ends about when the run does makes the run slower than the
+/// interpreter alone (lut32 at 1 MiB: 0.53-0.57x the interpreter's speed; gather32,
+/// scatter32, dot8 and tile_stage at 1-2 MiB: 0.78-0.90x); started later, the long runs
+/// lose what the early compile gained (stencil5_vaddr at 4 MiB: 3.95x the interpreter
+/// started after 1 ms, 2.63x after 3 ms), and a larger region's compile ends later anyway.
+///
+/// So each compile waits until the run has lasted [`COMPILE_SHARE`] times the compile time
+/// spent so far plus the compile's own estimate (its IR size times the measured cost per IR
+/// instruction of its settings, `lanejit_jit::CompileJob::estimated_us`): a rent-or-buy
+/// rule, which bounds the time compiling takes from the run by what the run has already
+/// spent without it, whatever the region's size. Or it goes once the run is known to go on
+/// for [`COMPILE_SHARE`] times its estimate still ([`known_ahead`]: the loops around the
+/// region have that much work left): paced by the past only, long runs whose loops take
+/// long to compile started late (fir8_vaddr at 4 MiB: 4.51x the interpreter compiled at
+/// 1 ms, 2.31x paced by the past, 5.32x with the loops' counts; matmul256 4.9-6x, 4.3x,
+/// 7.5x). A hot region waiting for its turn comes
+/// before a loop's optimising recompile (which only makes compiled code faster). Off under
+/// the test hook that delays compiles at random (`VmOptions::compile_delay_seed`), whose
+/// runs must compile; after the run has ended a compile waiting for its turn is dropped,
+/// unless a code cache wants it for the next run.
+pub(crate) struct Pacer {
+    /// When the run started.
+    pub(crate) began: std::time::Instant,
+    /// Set when the run has ended.
+    pub(crate) ended: Arc<AtomicBool>,
+    /// Whether compiles wait their turn at all.
+    pub(crate) on: bool,
+    /// Whether a compile goes on after the run's end (a code cache stores its code).
+    pub(crate) after_end: bool,
+    /// Compile time spent so far, by the compiles [`Pacer::wait`] let go.
+    pub(crate) spent: std::cell::Cell<std::time::Duration>,
+    /// When the compile in hand was let go.
+    pub(crate) go: std::cell::Cell<Option<std::time::Instant>>,
+}
+
+impl Pacer {
+    /// Wait until a compile estimated at `us` microseconds may run: `false` when it is not
+    /// to run (the run has ended, or `interrupt` returned `true`). `ahead`: the run is known
+    /// to go on at least until then ([`known_ahead`]).
+    pub(crate) fn wait(
+        &self,
+        us: u64,
+        ahead: Option<std::time::Instant>,
+        mut interrupt: impl FnMut() -> bool,
+    ) -> bool {
+        if self.on {
+            let est = std::time::Duration::from_micros(us);
+            let due = (self.spent.get() + est) * COMPILE_SHARE;
+            loop {
+                if self.ended.load(Ordering::Acquire) {
+                    if !self.after_end {
+                        return false;
+                    }
+                    break;
+                }
+                let now = self.began.elapsed();
+                // What the run has lasted, or what it is known to last still, pays for it.
+                let left = ahead.map(|t| t.saturating_duration_since(std::time::Instant::now()));
+                if now >= due || left.is_some_and(|l| l >= est * COMPILE_SHARE) {
+                    break;
+                }
+                if interrupt() {
+                    return false;
+                }
+                std::thread::sleep((due - now).min(PACE_POLL));
+            }
+        }
+        self.go.set(Some(std::time::Instant::now()));
+        true
+    }
+
+    /// The compile let go last has finished: its time counts as spent.
+    pub(crate) fn done(&self) {
+        if let Some(t) = self.go.take() {
+            self.spent.set(self.spent.get() + t.elapsed());
+        }
+    }
+}
+
+/// Until when a run that made the region at `pc` hot is known to go on: the instructions
+/// the loops around `pc` have left ([`hardware_loop_left`], [`branch_loop_left`]; the
+/// larger), at the run's instruction rate so far. `None` when no loop around `pc` is known
+/// to have work left. The ISA's counted loops tell a future a generic JIT must guess: a
+/// region whose loop has long to go is worth compiling early.
+pub(crate) fn known_ahead(d: &Decoded, pc: u64, m: &Machine, began: Instant) -> Option<Instant> {
+    let at = (pc / 8) as usize;
+    let left = match (hardware_loop_left(d, at, m), branch_loop_left(d, at, m)) {
+        (Some(a), Some(b)) => a.max(b),
+        (a, b) => a.or(b)?,
+    };
+    let secs = began.elapsed().as_secs_f64();
+    if m.retired == 0 || secs <= 0.0 {
+        return None;
+    }
+    let rate = m.retired as f64 / secs;
+    let ahead = (left as f64 / rate).min(3600.0);
+    Some(Instant::now() + Duration::from_secs_f64(ahead))
+}
+
+/// Instructions left in the hardware loop around instruction `at`: the elements it has left
+/// (at a `LOOP`, its count register; inside a loop, the latched trip count less LC0BASE), VL
+/// to an iteration, each iteration the instructions from `at` to the first `ENDLOOP` (fewer
+/// than the body's when `at` is inside it). `None` when no loop is running (a finished loop
+/// leaves fewer than VL elements) or no `ENDLOOP` follows within [`SCAN`] instructions.
+fn hardware_loop_left(d: &Decoded, at: usize, m: &Machine) -> Option<u64> {
+    let first = d.inst(at)?;
+    // The body from `at`, past the `LOOP` itself, which runs once.
+    let (left, from) = match first {
+        Inst::Loop(l) => (m.regs.s[l.sa.0 as usize], at + first.opcode().words()),
+        _ => (m.regs.trip.saturating_sub(m.regs.lc0base), at),
+    };
+    let iters = left.div_ceil(u64::from(m.config.vl.max(1)));
+    if iters < 2 {
+        return None;
+    }
+    let (body, _) = to_endloop(d, from)?;
+    Some(iters.saturating_mul(body))
+}
+
+/// Most instructions a scan for the end of a loop looks at.
+const SCAN: u64 = 4096;
+
+/// The instructions from index `from` to the first `ENDLOOP`, that one included, and the
+/// index after it.
+fn to_endloop(d: &Decoded, mut from: usize) -> Option<(u64, usize)> {
+    let mut n = 0u64;
+    loop {
+        let inst = d.inst(from)?;
+        n += 1;
+        from += inst.opcode().words();
+        if matches!(inst, Inst::Endloop(_)) {
+            return Some((n, from));
+        }
+        if n >= SCAN {
+            return None;
+        }
+    }
+}
+
+/// Instructions left in the counted branch loops around instruction `at` (up to
+/// [`NEST_DEPTH`] of them, each enclosing the last): for each, the first backward branch past
+/// the last one whose target is at or before `at`, comparing a register the loop changes
+/// once, by adding or subtracting an immediate, with an immediate or a register the loop
+/// does not write (`S.ADD s8, s8, 1; BLT s8, s20, top`, `S.SUB s4, s4, 1; BNE s4, 0, top`:
+/// the rows of a stencil, the rows and blocks of a matrix product). Its iterations left (from
+/// the register's value now), each its own instructions, an inner `LOOP` counted with the
+/// iterations its count register gives now, and the loop it encloses with the work that
+/// loop has left now (a lower bound of what it does in each later iteration, which runs it
+/// whole). The most of them; `None` when no such loop is around `at`.
+fn branch_loop_left(d: &Decoded, at: usize, m: &Machine) -> Option<u64> {
+    let (mut from, mut inner, mut most) = (at, None, None);
+    for _ in 0..NEST_DEPTH {
+        let Some((top, end, left)) = counted_loop(d, at, from, inner, m) else {
+            break;
+        };
+        most = Some(left);
+        inner = Some((top, end, left));
+        from = end + d.inst(end).map_or(1, |i| i.opcode().words());
+    }
+    most
+}
+
+/// Most counted branch loops [`branch_loop_left`] looks at around an instruction.
+const NEST_DEPTH: usize = 4;
+
+/// The counted branch loop around `at` whose branch is the first backward one from `from`
+/// on reaching back to `at` or before (see [`branch_loop_left`]): its first and last
+/// instruction and its instructions left, `inner` (a loop it holds: first, last, work left)
+/// counted as its work left.
+fn counted_loop(
+    d: &Decoded,
+    at: usize,
+    mut from: usize,
+    inner: Option<(usize, usize, u64)>,
+    m: &Machine,
+) -> Option<(usize, usize, u64)> {
+    let mut n = 0u64;
+    let (end, br, cond) = loop {
+        let inst = d.inst(from)?;
+        if let Some((br, cond)) = branch(inst) {
+            if br.target.0 as usize <= at {
+                break (from, br, cond);
+            }
+        }
+        from += inst.opcode().words();
+        n += 1;
+        if n >= SCAN {
+            return None;
+        }
+    };
+    let top = br.target.0 as usize;
+    let limit_reg = match br.sb {
+        SOrImm::Reg(r) => Some(r),
+        SOrImm::Imm(_) => None,
+    };
+    let vl = u64::from(m.config.vl.max(1));
+    let (mut step, mut per_iter, mut j) = (None, 0u64, top);
+    while j <= end {
+        if let Some((_, e, left)) = inner.filter(|&(t, _, _)| t == j) {
+            // The loop inside, by its work left; its instructions are not looked at again.
+            per_iter = per_iter.saturating_add(left);
+            j = e + d.inst(e)?.opcode().words();
+            continue;
+        }
+        let inst = d.inst(j)?;
+        let w = inst.effects().writes_s;
+        if limit_reg.is_some_and(|r| w & (1 << r.0) != 0) {
+            return None;
+        }
+        if w & (1 << br.sa.0) != 0 {
+            let c = match inst {
+                Inst::SAdd(a) if a.sa == br.sa => a.sb,
+                Inst::SSub(a) if a.sa == br.sa => match a.sb {
+                    SOrImm::Imm(c) => SOrImm::Imm(c.checked_neg()?),
+                    SOrImm::Reg(_) => return None,
+                },
+                _ => return None,
+            };
+            match (step, c) {
+                (None, SOrImm::Imm(c)) if c != 0 => step = Some(i64::from(c)),
+                _ => return None,
+            }
+        }
+        if let Inst::Loop(l) = inst {
+            let (body, next) = to_endloop(d, j + inst.opcode().words())?;
+            let iters = m.regs.s[l.sa.0 as usize].div_ceil(vl);
+            per_iter = per_iter.saturating_add(1 + iters.saturating_mul(body));
+            j = next;
+        } else {
+            per_iter += 1;
+            j += inst.opcode().words();
+        }
+    }
+    let a = m.regs.s[br.sa.0 as usize] as i64;
+    let limit = match br.sb {
+        SOrImm::Reg(r) => m.regs.s[r.0 as usize] as i64,
+        SOrImm::Imm(c) => i64::from(c),
+    };
+    let step = step?;
+    // Iterations until the branch falls through, counting up to or down to the limit.
+    let gap = match cond {
+        Cond::Lt | Cond::Ltu | Cond::Ne if step > 0 && a < limit => limit - a,
+        Cond::Ne | Cond::Ge | Cond::Geu if step < 0 && a > limit => a - limit,
+        _ => return None,
+    };
+    let iters = (gap as u64).div_ceil(step.unsigned_abs());
+    Some((top, end, iters.saturating_mul(per_iter)))
+}
+
+/// A conditional branch's operands and condition.
+fn branch(inst: &Inst) -> Option<(&Branch, Cond)> {
+    match inst {
+        Inst::Beq(b) => Some((b, Cond::Eq)),
+        Inst::Bne(b) => Some((b, Cond::Ne)),
+        Inst::Blt(b) => Some((b, Cond::Lt)),
+        Inst::Bge(b) => Some((b, Cond::Ge)),
+        Inst::Bltu(b) => Some((b, Cond::Ltu)),
+        Inst::Bgeu(b) => Some((b, Cond::Geu)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lanejit_interp::machine::Config;
+
+    fn pacer(began: Instant, on: bool, after_end: bool) -> Pacer {
+        Pacer {
+            began,
+            ended: Arc::new(AtomicBool::new(false)),
+            on,
+            after_end,
+            spent: Default::default(),
+            go: Default::default(),
+        }
+    }
+
+    /// A compile goes once the run has lasted `COMPILE_SHARE` times what compiling has
+    /// spent plus its estimate; the time it runs counts as spent for the next one.
+    #[test]
+    fn compiles_wait_for_their_share_of_the_run() {
+        let long_ago = Instant::now() - Duration::from_millis(400);
+        let p = pacer(long_ago, true, false);
+        // Due at 2 x 10 ms: long past.
+        let t = Instant::now();
+        assert!(p.wait(10_000, None, || panic!("no wait expected")));
+        assert!(t.elapsed() < Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(5));
+        p.done();
+        assert!(p.spent.get() >= Duration::from_millis(5));
+        // A compile estimated at 10 s is not due for 20 s: a new region interrupts the wait.
+        let mut polls = 0;
+        assert!(!p.wait(10_000_000, None, || {
+            polls += 1;
+            polls == 3
+        }));
+        assert_eq!(polls, 3);
+        // A short one is due: what was spent (5 ms or more) plus 1 ms, twice, is before 400 ms.
+        assert!(p.wait(1_000, None, || panic!("no wait expected")));
+        // Due in 2 x (spent + 50 ms) from a run that just began: it waits.
+        let p = pacer(Instant::now(), true, false);
+        let t = Instant::now();
+        assert!(p.wait(50_000, None, || false));
+        assert!(
+            t.elapsed() >= Duration::from_millis(95),
+            "{:?}",
+            t.elapsed()
+        );
+        // A run known to go on for a minute more pays for it at once; one known to go on
+        // for 10 ms does not (the wait goes on until interrupted).
+        let p = pacer(Instant::now(), true, false);
+        let minute = Some(Instant::now() + Duration::from_secs(60));
+        assert!(p.wait(50_000, minute, || panic!("no wait expected")));
+        let soon = Some(Instant::now() + Duration::from_millis(10));
+        assert!(!p.wait(50_000, soon, || true));
+    }
+
+    /// The run goes on at least as long as the running hardware loop's iterations left take
+    /// at the run's instruction rate; nothing is known outside a loop.
+    #[test]
+    fn a_running_loop_tells_how_long_the_run_goes_on() {
+        let src = "        S.LI s3, 4000\n        LOOP s3\n        V.ADD v1, v1, 1\n        \
+                   V.ADD v2, v2, 1\n        ENDLOOP\n        HALT\n";
+        let p = lanejit_interp::asm::assemble(src, "loop.s").expect("assembles");
+        let d = Decoded::new(&p.code);
+        let mut m = Machine::new(&p, Config::for_program(&p, Some(8))).expect("machine");
+        let lp = (0..d.len())
+            .find(|&i| matches!(d.inst(i), Some(lanejit_interp::isa::Inst::Loop(_))))
+            .expect("a LOOP") as u64
+            * 8;
+        // 1000 instructions in the first millisecond: 1 us each.
+        m.retired = 1000;
+        let began = Instant::now() - Duration::from_millis(1);
+        let ahead = |m: &Machine, pc| {
+            known_ahead(&d, pc, m, began).map(|t| t.saturating_duration_since(Instant::now()))
+        };
+        // At the LOOP: 4000 elements, 500 iterations of 3 instructions: about 1.5 ms.
+        m.regs.s[3] = 4000;
+        let at_loop = ahead(&m, lp).expect("a loop ahead");
+        assert!(at_loop > Duration::from_millis(1), "{at_loop:?}");
+        assert!(at_loop < Duration::from_millis(2), "{at_loop:?}");
+        // In the body with 800 elements left: 100 iterations of 3, about 0.3 ms.
+        m.regs.trip = 4000;
+        m.regs.lc0base = 3200;
+        let inside = ahead(&m, lp + 8).expect("a loop ahead");
+        assert!(inside < Duration::from_micros(400), "{inside:?}");
+        assert!(inside > Duration::from_micros(150), "{inside:?}");
+        // The loop has ended: nothing known.
+        m.regs.lc0base = 4000;
+        assert_eq!(ahead(&m, lp + 8), None);
+    }
+
+    /// Once the run has ended a waiting compile is dropped, unless a code cache wants its
+    /// code; unpaced (the test hook), nothing waits.
+    #[test]
+    fn compiles_after_the_end_go_only_to_a_code_cache() {
+        let now = Instant::now();
+        let p = pacer(now, true, false);
+        p.ended.store(true, Ordering::Release);
+        assert!(!p.wait(10_000_000, None, || false));
+        let p = pacer(now, true, true);
+        p.ended.store(true, Ordering::Release);
+        assert!(p.wait(10_000_000, None, || false));
+        let p = pacer(now, false, false);
+        assert!(p.wait(10_000_000, None, || panic!("unpaced")));
+    }
+
+    fn program(src: &str) -> (Decoded, Machine, usize) {
+        let p = lanejit_interp::asm::assemble(src, "nest.s").expect("assembles");
+        let d = Decoded::new(&p.code);
+        let m = Machine::new(&p, Config::for_program(&p, Some(8))).expect("machine");
+        let lp = (0..d.len())
+            .find(|&i| matches!(d.inst(i), Some(Inst::Loop(_))))
+            .expect("a LOOP");
+        (d, m, lp)
+    }
+
+    /// The rows of a nest, counted down or up by a register the loop steps once: each row the
+    /// inner loop's iterations (from its count register now) and the row's own instructions.
+    #[test]
+    fn counted_branch_loops_tell_their_work_left() {
+        let down = "        S.LI s3, 64\n        S.LI s4, 10\nrow:    LOOP s3\n        \
+                    V.ADD v1, v1, 1\n        ENDLOOP\n        S.SUB s4, s4, 1\n        \
+                    BNE s4, 0, row\n        HALT\n";
+        let (d, mut m, row) = program(down);
+        m.regs.s[3] = 64;
+        m.regs.s[4] = 10;
+        // A row: LOOP, 8 iterations of V.ADD and ENDLOOP, S.SUB, BNE: 19; ten rows left.
+        assert_eq!(branch_loop_left(&d, row, &m), Some(190));
+        // From inside the inner loop, the same rows.
+        assert_eq!(branch_loop_left(&d, row + 1, &m), Some(190));
+        // The inner loop alone: 8 iterations of 2.
+        assert_eq!(hardware_loop_left(&d, row, &m), Some(16));
+        m.regs.s[4] = 0;
+        assert_eq!(branch_loop_left(&d, row, &m), None, "counted down already");
+        let up = "        S.LI s3, 64\n        S.LI s20, 10\nrow:    LOOP s3\n        \
+                  V.ADD v1, v1, 1\n        ENDLOOP\n        S.ADD s8, s8, 2\n        \
+                  BLT s8, s20, row\n        HALT\n";
+        let (d, mut m, row) = program(up);
+        m.regs.s[3] = 64;
+        m.regs.s[20] = 10;
+        m.regs.s[8] = 3;
+        // (10 - 3) / 2 rounded up: 4 rows.
+        assert_eq!(branch_loop_left(&d, row, &m), Some(4 * 19));
+        // A limit the loop writes, or a counter stepped twice, is not counted.
+        let moving = up.replace("S.ADD s8, s8, 2", "S.ADD s20, s20, 2");
+        let (d, m, row) = program(&moving);
+        assert_eq!(branch_loop_left(&d, row, &m), None);
+        let twice = up.replace(
+            "S.ADD s8, s8, 2",
+            "S.ADD s8, s8, 1\n        S.ADD s8, s8, 1",
+        );
+        let (d, m, row) = program(&twice);
+        assert_eq!(branch_loop_left(&d, row, &m), None);
+        // Blocks of rows: the outer loop's iterations left, each its two own instructions,
+        // its reset of the row counter and the rows' work left now.
+        let blocks = "        S.LI s3, 64\n        S.LI s20, 10\n        S.LI s21, 6\nblk:    \
+                      S.MOV s8, s0\nrow:    LOOP s3\n        V.ADD v1, v1, 1\n        \
+                      ENDLOOP\n        S.ADD s8, s8, 2\n        BLT s8, s20, row\n        \
+                      S.ADD s9, s9, 1\n        BLT s9, s21, blk\n        HALT\n";
+        let (d, mut m, row) = program(blocks);
+        m.regs.s[3] = 64;
+        m.regs.s[20] = 10;
+        m.regs.s[21] = 6;
+        m.regs.s[8] = 3;
+        m.regs.s[9] = 1;
+        // Rows: 4 x 19 = 76; blocks: 5 left, each S.MOV, 76, S.ADD, BLT: 79.
+        assert_eq!(branch_loop_left(&d, row, &m), Some(5 * 79));
+    }
+}
