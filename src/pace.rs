@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 pub const COMPILE_SHARE: u32 = 2;
 
 /// How often a compile waiting for its turn ([`Pacer::wait`]) looks at the clock.
-const PACE_POLL: std::time::Duration = std::time::Duration::from_micros(200);
+const PACE_POLL: Duration = Duration::from_micros(200);
 
 /// Paces a background run's compiles, so that compiling never costs the run much more than
 /// what the compiled code can have won back.
@@ -45,31 +45,44 @@ const PACE_POLL: std::time::Duration = std::time::Duration::from_micros(200);
 /// unless a code cache wants it for the next run.
 pub(crate) struct Pacer {
     /// When the run started.
-    pub(crate) began: std::time::Instant,
+    began: Instant,
     /// Set when the run has ended.
-    pub(crate) ended: Arc<AtomicBool>,
+    ended: Arc<AtomicBool>,
     /// Whether compiles wait their turn at all.
-    pub(crate) on: bool,
+    on: bool,
     /// Whether a compile goes on after the run's end (a code cache stores its code).
-    pub(crate) after_end: bool,
+    after_end: bool,
     /// Compile time spent so far, by the compiles [`Pacer::wait`] let go.
-    pub(crate) spent: std::cell::Cell<std::time::Duration>,
+    spent: std::cell::Cell<Duration>,
     /// When the compile in hand was let go.
-    pub(crate) go: std::cell::Cell<Option<std::time::Instant>>,
+    go: std::cell::Cell<Option<Instant>>,
 }
 
 impl Pacer {
+    /// The pace of a run that began at `began` and sets `ended` when it ends; `on`: compiles
+    /// wait their turn; `after_end`: one still waiting at the end goes on (for a code cache).
+    pub(crate) fn new(began: Instant, ended: Arc<AtomicBool>, on: bool, after_end: bool) -> Pacer {
+        Pacer {
+            began,
+            ended,
+            on,
+            after_end,
+            spent: Default::default(),
+            go: Default::default(),
+        }
+    }
+
     /// Wait until a compile estimated at `us` microseconds may run: `false` when it is not
     /// to run (the run has ended, or `interrupt` returned `true`). `ahead`: the run is known
     /// to go on at least until then ([`known_ahead`]).
     pub(crate) fn wait(
         &self,
         us: u64,
-        ahead: Option<std::time::Instant>,
+        ahead: Option<Instant>,
         mut interrupt: impl FnMut() -> bool,
     ) -> bool {
         if self.on {
-            let est = std::time::Duration::from_micros(us);
+            let est = Duration::from_micros(us);
             let due = (self.spent.get() + est) * COMPILE_SHARE;
             loop {
                 if self.ended.load(Ordering::Acquire) {
@@ -80,7 +93,7 @@ impl Pacer {
                 }
                 let now = self.began.elapsed();
                 // What the run has lasted, or what it is known to last still, pays for it.
-                let left = ahead.map(|t| t.saturating_duration_since(std::time::Instant::now()));
+                let left = ahead.map(|t| t.saturating_duration_since(Instant::now()));
                 if now >= due || left.is_some_and(|l| l >= est * COMPILE_SHARE) {
                     break;
                 }
@@ -90,7 +103,7 @@ impl Pacer {
                 std::thread::sleep((due - now).min(PACE_POLL));
             }
         }
-        self.go.set(Some(std::time::Instant::now()));
+        self.go.set(Some(Instant::now()));
         true
     }
 
@@ -291,14 +304,7 @@ mod tests {
     use lanejit_interp::machine::Config;
 
     fn pacer(began: Instant, on: bool, after_end: bool) -> Pacer {
-        Pacer {
-            began,
-            ended: Arc::new(AtomicBool::new(false)),
-            on,
-            after_end,
-            spent: Default::default(),
-            go: Default::default(),
-        }
+        Pacer::new(began, Arc::new(AtomicBool::new(false)), on, after_end)
     }
 
     /// A compile goes once the run has lasted `COMPILE_SHARE` times what compiling has

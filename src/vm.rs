@@ -611,14 +611,12 @@ impl<'d> BackgroundTier<'d> {
         let run = FromRun {
             rx,
             done: Arc::clone(&self.done),
-            pacer: Pacer {
-                began: self.began,
-                ended: Arc::clone(&self.ended),
-                on: opts.compile_delay_seed.is_none(),
-                after_end: opts.code_cache.is_some(),
-                spent: Default::default(),
-                go: Default::default(),
-            },
+            pacer: Pacer::new(
+                self.began,
+                Arc::clone(&self.ended),
+                opts.compile_delay_seed.is_none(),
+                opts.code_cache.is_some(),
+            ),
         };
         let alive = CompilerAlive::new();
         let place = ThreadPlace::here();
