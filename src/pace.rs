@@ -38,11 +38,11 @@ const PACE_POLL: Duration = Duration::from_micros(200);
 /// region have that much work left): paced by the past only, long runs whose loops take
 /// long to compile started late (fir8_vaddr at 4 MiB: 4.51x the interpreter compiled at
 /// 1 ms, 2.31x paced by the past, 5.32x with the loops' counts; matmul256 4.9-6x, 4.3x,
-/// 7.5x). A hot region waiting for its turn comes
-/// before a loop's optimising recompile (which only makes compiled code faster). Off under
-/// the test hook that delays compiles at random (`VmOptions::compile_delay_seed`), whose
-/// runs must compile; after the run has ended a compile waiting for its turn is dropped,
-/// unless a code cache wants it for the next run.
+/// 7.5x). A hot region waiting for its turn comes before a loop's optimising recompile
+/// (which only makes compiled code faster). Off under the test hook that delays compiles
+/// at random (`VmOptions::compile_delay_seed`), whose runs must compile; after the run has
+/// ended a compile waiting for its turn is dropped, unless a code cache wants it for the
+/// next run.
 pub(crate) struct Pacer {
     /// When the run started.
     began: Instant,
