@@ -262,26 +262,32 @@ fn counted_loop(
         if let Inst::Loop(l) = inst {
             let (body, next) = to_endloop(d, j + inst.opcode().words())?;
             let iters = m.regs.s[l.sa.0 as usize].div_ceil(vl);
-            per_iter = per_iter.saturating_add(1 + iters.saturating_mul(body));
+            per_iter = per_iter
+                .saturating_add(1)
+                .saturating_add(iters.saturating_mul(body));
             j = next;
         } else {
-            per_iter += 1;
+            per_iter = per_iter.saturating_add(1);
             j += inst.opcode().words();
         }
     }
-    let a = m.regs.s[br.sa.0 as usize] as i64;
+    let a = m.regs.s[br.sa.0 as usize];
     let limit = match br.sb {
-        SOrImm::Reg(r) => m.regs.s[r.0 as usize] as i64,
-        SOrImm::Imm(c) => i64::from(c),
+        SOrImm::Reg(r) => m.regs.s[r.0 as usize],
+        SOrImm::Imm(c) => i64::from(c) as u64,
     };
     let step = step?;
-    // Iterations until the branch falls through, counting up to or down to the limit.
+    // Iterations until the branch falls through, counting up to or down to the limit (the
+    // distance as the branch compares, signed or unsigned; any register values).
+    let (sa, sl) = (a as i64, limit as i64);
     let gap = match cond {
-        Cond::Lt | Cond::Ltu | Cond::Ne if step > 0 && a < limit => limit - a,
-        Cond::Ne | Cond::Ge | Cond::Geu if step < 0 && a > limit => a - limit,
+        Cond::Lt | Cond::Ne if step > 0 && sa < sl => sl.abs_diff(sa),
+        Cond::Ltu if step > 0 && a < limit => limit - a,
+        Cond::Ne | Cond::Ge if step < 0 && sa > sl => sa.abs_diff(sl),
+        Cond::Geu if step < 0 && a > limit => a - limit,
         _ => return None,
     };
-    let iters = (gap as u64).div_ceil(step.unsigned_abs());
+    let iters = gap.div_ceil(step.unsigned_abs());
     Some((top, end, iters.saturating_mul(per_iter)))
 }
 
@@ -458,5 +464,22 @@ mod tests {
         m.regs.s[9] = 1;
         // Rows: 4 x 19 = 76; blocks: 5 left, each S.MOV, 76, S.ADD, BLT: 79.
         assert_eq!(branch_loop_left(&d, row, &m), Some(5 * 79));
+        // Whatever the registers hold, a count and never an overflow.
+        m.regs.s[8] = i64::MIN as u64;
+        m.regs.s[20] = i64::MAX as u64;
+        m.regs.s[9] = 0;
+        m.regs.s[21] = u64::MAX;
+        m.regs.s[3] = u64::MAX;
+        m.retired = 1000;
+        assert_eq!(branch_loop_left(&d, row, &m), Some(u64::MAX));
+        assert!(
+            known_ahead(
+                &d,
+                8 * row as u64,
+                &m,
+                Instant::now() - Duration::from_millis(1)
+            )
+            .is_some_and(|t| t > Instant::now() + Duration::from_secs(60))
+        );
     }
 }
