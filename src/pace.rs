@@ -141,18 +141,29 @@ pub(crate) fn known_ahead(d: &Decoded, pc: u64, m: &Machine, began: Instant) -> 
 /// than the body's when `at` is inside it). `None` when no loop is running (a finished loop
 /// leaves fewer than VL elements) or no `ENDLOOP` follows within [`SCAN`] instructions.
 fn hardware_loop_left(d: &Decoded, at: usize, m: &Machine) -> Option<u64> {
-    let first = d.inst(at)?;
-    // The body from `at`, past the `LOOP` itself, which runs once.
-    let (left, from) = match first {
-        Inst::Loop(l) => (m.regs.s[l.sa.0 as usize], at + first.opcode().words()),
-        _ => (m.regs.trip.saturating_sub(m.regs.lc0base), at),
-    };
-    let iters = left.div_ceil(u64::from(m.config.vl.max(1)));
+    let vl = u64::from(m.config.vl.max(1));
+    if let Some(Inst::Loop(l)) = d.inst(at) {
+        let count = m.regs.s[l.sa.0 as usize];
+        if count.div_ceil(vl) < 2 {
+            return None;
+        }
+        // Its iterations, not the `LOOP` itself, which runs once.
+        return loop_work(d, at, count, m).map(|(work, _)| work - 1);
+    }
+    let iters = m.regs.trip.saturating_sub(m.regs.lc0base).div_ceil(vl);
     if iters < 2 {
         return None;
     }
-    let (body, _) = to_endloop(d, from)?;
+    let (body, _) = to_endloop(d, at)?;
     Some(iters.saturating_mul(body))
+}
+
+/// The instructions the `LOOP` at index `at` runs for `count` elements (itself once, then VL
+/// elements to an iteration of its body), and the index after its `ENDLOOP`.
+fn loop_work(d: &Decoded, at: usize, count: u64, m: &Machine) -> Option<(u64, usize)> {
+    let (body, next) = to_endloop(d, at + d.inst(at)?.opcode().words())?;
+    let iters = count.div_ceil(u64::from(m.config.vl.max(1)));
+    Some((iters.saturating_mul(body).saturating_add(1), next))
 }
 
 /// Most instructions a scan for the end of a loop looks at.
@@ -231,7 +242,6 @@ fn counted_loop(
         SOrImm::Reg(r) => Some(r),
         SOrImm::Imm(_) => None,
     };
-    let vl = u64::from(m.config.vl.max(1));
     let (mut step, mut per_iter, mut j) = (None, 0u64, top);
     while j <= end {
         if let Some((_, e, left)) = inner.filter(|&(t, _, _)| t == j) {
@@ -260,11 +270,8 @@ fn counted_loop(
             }
         }
         if let Inst::Loop(l) = inst {
-            let (body, next) = to_endloop(d, j + inst.opcode().words())?;
-            let iters = m.regs.s[l.sa.0 as usize].div_ceil(vl);
-            per_iter = per_iter
-                .saturating_add(1)
-                .saturating_add(iters.saturating_mul(body));
+            let (work, next) = loop_work(d, j, m.regs.s[l.sa.0 as usize], m)?;
+            per_iter = per_iter.saturating_add(work);
             j = next;
         } else {
             per_iter = per_iter.saturating_add(1);

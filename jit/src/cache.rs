@@ -130,6 +130,12 @@ impl Settings {
             Settings::Optimizing | Settings::Lowering => 2_263,
         }
     }
+
+    /// About how long compiling `ir` IR instructions with these settings takes, in
+    /// microseconds.
+    pub(crate) const fn estimated_us(self, ir: u64) -> u64 {
+        ir * self.ns_per_ir() / 1000
+    }
 }
 
 /// Compile `ctx` with `settings`: for [`Settings::Baseline`] and [`Settings::Optimizing`],

@@ -362,7 +362,7 @@ impl Baseline {
     /// [`CompileJob::estimated_us`], from the baseline's IR size, which the recompile
     /// translates again to the same IR).
     pub fn estimated_us(&self) -> u64 {
-        self.ir_insts as u64 * cache::Settings::Optimizing.ns_per_ir() / 1000
+        cache::Settings::Optimizing.estimated_us(self.ir_insts as u64)
     }
 }
 
@@ -382,8 +382,8 @@ impl CompileJob {
     /// its settings' measured cost per IR instruction (`cache::Settings::ns_per_ir`). A
     /// tiered run paces its background compiles by it.
     pub fn estimated_us(&self) -> u64 {
-        let n = self.ctx.func.dfg.num_insts() as u64;
-        n * self.settings.ns_per_ir() / 1000
+        self.settings
+            .estimated_us(self.ctx.func.dfg.num_insts() as u64)
     }
 }
 
