@@ -4180,3 +4180,201 @@ fn lane_offsets_built_before_a_branch_loop_and_stepped_by_scalars_stay_exact() {
     );
     check_compiled_every_vl_with_budgets(&asm(&src), 5);
 }
+
+/// A nest of rows of `trip` points (`LOOP s3`, s3 set once: every row the same trip count)
+/// over a source grid at 0x10000 (`src_mem`: its `.mem` lines) into 0x20000 (`dst_mem`),
+/// the row pointers stepped by `steps` and the outer loop closed by `close` (the counter's
+/// update and the branch back to `row:`), with s4 starting at `count` and s9 = `limit`.
+fn counted_nest(
+    trip: u32,
+    (src, src_mem): (u64, &str),
+    dst_mem: &str,
+    steps: &str,
+    (count, limit, close): (i64, i64, &str),
+) -> String {
+    // As much data as fits in the first page run of the source.
+    let grid = nest_grid(if src_mem.contains("0x3000") { 47 } else { 15 });
+    format!(
+        "
+        {src_mem}
+        {dst_mem}
+        .data 0x10000
+        {grid}
+        .text
+        S.LI s1, {src:#x}
+        S.LI s2, 0x20000
+        S.LI s3, {trip}
+        S.LI s4, {count}
+        S.LI s9, {limit}
+        S.LI s10, 0x3f000000
+    row:
+        LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.LW [s1, lc0<<2, 4], ->v2
+        V.FMUL.S v3, v1, s10
+        V.FMA.S v3, v2, s10
+        V.SW v3, [s2, lc0<<2, 0]
+        ENDLOOP
+        {steps}
+        {close}
+        HALT
+        "
+    )
+}
+
+#[test]
+fn counted_nests_prove_their_rows_spans_once_and_fault_precisely() {
+    // Nests whose outer loop counts its rows and whose rows all have one trip count, the
+    // shape whose span checks one proof at the first row stands for (`Tx::nest_spans_ok`):
+    // every row mapped (downward rows too, counting up by 2 with BLT); and every way the
+    // proof must fail and leave each row its own check: a middle or last row past the
+    // mapping (above it, or below it going down), a read-only page under a middle row's
+    // stores, a hole between rows that are all mapped (no fault), a row misaligned under
+    // `--strict-align` only, and counters whose rows left are beyond any bound (BNE from 0,
+    // BLTU to 2^64 - 1), which run until memory ends.
+    let src_rw = ".mem 0x10000, 0x3000, rw";
+    let dst_rw = ".mem 0x20000, 0x3000, rw";
+    let hole = ".mem 0x10000, 0x1000, rw\n .mem 0x12000, 0x1000, rw";
+    let dst_ro = ".mem 0x20000, 0x800, rw\n .mem 0x20800, 0x2800, r";
+    let step = |s: i64, d: i64| {
+        let op = |r: &str, x: i64| {
+            if x < 0 {
+                format!("S.SUB {r}, {r}, {}", -x)
+            } else {
+                format!("S.ADD {r}, {r}, {x}")
+            }
+        };
+        format!("{}\n {}", op("s1", s), op("s2", d))
+    };
+    let down = "S.SUB s4, s4, 1\n BNE s4, 0, row";
+    let up2 = "S.ADD s4, s4, 2\n BLT s4, s9, row";
+    let upu = "S.ADD s4, s4, 2\n BLTU s4, s9, row";
+    let cases: Vec<(String, Option<TrapKind>)> = vec![
+        // All rows mapped.
+        (
+            counted_nest(
+                40,
+                (0x10000, src_rw),
+                dst_rw,
+                &step(0x100, 0x100),
+                (8, 0, down),
+            ),
+            None,
+        ),
+        (
+            counted_nest(
+                37,
+                (0x10000, src_rw),
+                dst_rw,
+                &step(0x180, 0x100),
+                (0, 15, up2),
+            ),
+            None,
+        ),
+        (
+            counted_nest(
+                33,
+                (0x12e00, src_rw),
+                dst_rw,
+                &step(-0x400, 0x100),
+                (12, 0, down),
+            ),
+            None,
+        ),
+        // A middle row past the mapping's end; the last row below its start.
+        (
+            counted_nest(
+                40,
+                (0x10000, src_rw),
+                dst_rw,
+                &step(0x800, 0x100),
+                (8, 0, down),
+            ),
+            Some(TrapKind::PageFault),
+        ),
+        (
+            counted_nest(
+                33,
+                (0x12e00, src_rw),
+                dst_rw,
+                &step(-0x400, 0x100),
+                (13, 0, down),
+            ),
+            Some(TrapKind::PageFault),
+        ),
+        // A middle row's stores on a read-only page.
+        (
+            counted_nest(
+                40,
+                (0x10000, src_rw),
+                dst_ro,
+                &step(0x100, 0x100),
+                (12, 0, down),
+            ),
+            Some(TrapKind::PermissionFault),
+        ),
+        // Rows on both sides of a hole, all mapped.
+        (
+            counted_nest(
+                40,
+                (0x10000, hole),
+                dst_rw,
+                &step(0x2000, 0x100),
+                (2, 0, down),
+            ),
+            None,
+        ),
+        // Rows left beyond any bound: they run until the source ends.
+        (
+            counted_nest(
+                40,
+                (0x10000, src_rw),
+                dst_rw,
+                &step(0x100, 0x40),
+                (0, 0, down),
+            ),
+            Some(TrapKind::PageFault),
+        ),
+        (
+            counted_nest(
+                40,
+                (0x10000, src_rw),
+                dst_rw,
+                &step(0x100, 0x40),
+                (0, -1, upu),
+            ),
+            Some(TrapKind::PageFault),
+        ),
+    ];
+    for (src, fault) in &cases {
+        let p = asm(src);
+        for vl in VLS {
+            for strict in [false, true] {
+                let (r, st) = check(&p, vl, strict, None);
+                assert!(st.jit_retired > 0, "compiled code ran (vl {vl})");
+                assert_eq!(
+                    trap_kind(&r.exit()),
+                    *fault,
+                    "vl {vl} strict {strict}\n{src}"
+                );
+            }
+        }
+    }
+    // A row misaligned under `--strict-align` (destination rows 0x102 bytes apart): the
+    // second row's store faults there, nowhere without it.
+    let p = asm(&counted_nest(
+        40,
+        (0x10000, src_rw),
+        dst_rw,
+        &step(0x100, 0x102),
+        (8, 0, down),
+    ));
+    for vl in VLS {
+        let (r, _) = check(&p, vl, true, None);
+        assert_eq!(trap_kind(&r.exit()), Some(TrapKind::Misaligned), "vl {vl}");
+        let (r, _) = check(&p, vl, false, None);
+        assert_eq!(trap_kind(&r.exit()), None, "vl {vl}");
+    }
+    check_budgets(&asm(&cases[0].0), 7);
+    check_budgets(&asm(&cases[3].0), 7);
+}

@@ -483,3 +483,92 @@ pub(super) fn has_vector_work(r: &Region) -> bool {
         u.v != 0
     })
 }
+
+/// How a loop nest's outer loop counts (see [`nest_count`]): per scalar register, what one
+/// outer iteration adds to it (`None`: written otherwise), and the outer branch.
+#[derive(Clone)]
+pub(super) struct NestCount {
+    /// Per scalar register, the sum of the immediates one outer iteration adds to it (0 when
+    /// the nest does not write it), or `None` when the nest writes it in another way or the
+    /// inner body writes it.
+    pub(super) steps: [Option<i64>; 32],
+    /// The outer branch's counter (its left operand), condition and limit.
+    pub(super) counter: SReg,
+    pub(super) cond: lanejit_interp::isa::Cond,
+    pub(super) limit: lanejit_interp::isa::SOrImm,
+    /// What the epilogue adds to the counter before the branch.
+    pub(super) before: i64,
+}
+
+/// The count of nest `r`'s outer loop, when it is one a compiler emits for rows
+/// (`S.SUB s4, s4, 1; BNE s4, 0, row` or `S.ADD s8, s8, 1; BLT s8, s20, row`): the outer
+/// branch returns to the nest's start and compares a counter, which only the prologue and
+/// epilogue change, each time by adding or subtracting an immediate (by 1 in all for `BNE`,
+/// by a positive amount for `BLT`/`BLTU`), with an immediate or a register the nest does not
+/// write; the inner `LOOP`'s count register is not written either, so every row has the same
+/// trip count. Then the rows left from any point of the nest are known, and so is where each
+/// row's loop-invariant scalars are: the registers only stepped by immediates
+/// ([`NestCount::steps`]). `None` for other nests.
+pub(super) fn nest_count(r: &Region) -> Option<NestCount> {
+    use lanejit_interp::isa::{Cond, SOrImm};
+    let (o, h) = (r.outer?, r.loop_head?);
+    let (br, cond) = match &r.insts.last()?.1 {
+        Inst::Bne(b) => (b, Cond::Ne),
+        Inst::Blt(b) => (b, Cond::Lt),
+        Inst::Bltu(b) => (b, Cond::Ltu),
+        _ => return None,
+    };
+    if br.target.pc() != r.start || h == 0 || br.sa.0 == 0 {
+        return None;
+    }
+    let mut steps = [Some(0i64); 32];
+    let mut before = 0i64;
+    for (i, (_, inst)) in r.insts.iter().enumerate() {
+        let w = inst.effects().writes_s & !1;
+        if w == 0 {
+            continue;
+        }
+        let outside = !(h..o).contains(&i);
+        let add = match inst {
+            Inst::SAdd(a) if outside && a.sd == a.sa => match a.sb {
+                SOrImm::Imm(c) => Some(i64::from(c)),
+                SOrImm::Reg(_) => None,
+            },
+            Inst::SSub(a) if outside && a.sd == a.sa => match a.sb {
+                SOrImm::Imm(c) => i64::from(c).checked_neg(),
+                SOrImm::Reg(_) => None,
+            },
+            _ => None,
+        };
+        for n in (0..32).filter(|n| w & (1 << n) != 0) {
+            steps[n] = match (steps[n], add) {
+                (Some(s), Some(c)) => s.checked_add(c),
+                _ => None,
+            };
+            if n == br.sa.0 as usize && i >= o {
+                before = before.checked_add(add?)?;
+            }
+        }
+    }
+    let step = steps[br.sa.0 as usize]?;
+    let invariant = |n: SReg| n.0 == 0 || steps[n.0 as usize] == Some(0);
+    if let SOrImm::Reg(l) = br.sb {
+        if !invariant(l) {
+            return None;
+        }
+    }
+    let Inst::Loop(l) = &r.insts[h - 1].1 else {
+        return None;
+    };
+    let counted = match cond {
+        Cond::Ne => step.unsigned_abs() == 1,
+        _ => step > 0,
+    };
+    (counted && invariant(l.sa)).then_some(NestCount {
+        steps,
+        counter: br.sa,
+        cond,
+        limit: br.sb,
+        before,
+    })
+}

@@ -609,6 +609,10 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) prechecked: bool,
     /// LC0BASE bound of the iterations `Tx::precheck` proved (hoisting loops only).
     pub(crate) lim: Option<Variable>,
+    /// In a nest whose outer loop counts its rows (`analysis::nest_count`): the state of the
+    /// proof that the rows' spans are all in place (0 not tried in this call, 1 proven, 2
+    /// not; `Tx::nest_spans_ok`), and the count.
+    nest_span: Option<(Variable, analysis::NestCount)>,
     /// Per hoisted access (same order as `hoist`): the host address of its EA at LC0BASE 0,
     /// `mem_base + base + off`, computed once at loop entry.
     pub(crate) hoist_host: Vec<Variable>,
@@ -1698,6 +1702,7 @@ pub(crate) fn translate(
         skip_local: None,
         prechecked: false,
         lim: None,
+        nest_span: None,
         hoist_host: Vec::new(),
         shape: [None; 32],
         ro_plus: [None; 32],
@@ -1741,6 +1746,14 @@ pub(crate) fn translate(
         // variable, wide and canonical, as the entry leaves them.
         let top = tx.b.create_block();
         let epi = tx.b.create_block();
+        if !tx.hoist.is_empty() {
+            if let Some(count) = analysis::nest_count(r) {
+                let state = tx.b.declare_var(I64);
+                let zero = tx.iconst(0);
+                tx.b.def_var(state, zero);
+                tx.nest_span = Some((state, count));
+            }
+        }
         tx.nest = Some(Nest {
             start: r.start,
             top,
