@@ -103,7 +103,10 @@
 //! iterations once (one lookup in the space's permitted-run table per group of accesses at
 //! constant distances from one another, such as a stencil's rows: `Tx::span_checks`; at most
 //! [`MAX_SPAN_ITERS`] iterations) and records how far it holds as an LC0BASE bound; the full copies then access those groups
-//! with no check at all, and iterate while the next group is within the bound. When the span
+//! with no check at all, and iterate while the next group is within the bound. In a loop
+//! nest whose outer loop counts rows of one trip count, the first row's check proves every
+//! row's span at once and the later rows skip theirs (`analysis::nest_count`,
+//! `Tx::nest_spans_ok`). When the span
 //! check proves not even the current iteration (a fault ahead), that iteration runs in the
 //! straight-line form, which checks every access and exits precisely at the faulting one.
 //! A *copy loop* (the body is a contiguous load, the store of that register at the same
