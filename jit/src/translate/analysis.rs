@@ -572,3 +572,83 @@ pub(super) fn nest_count(r: &Region) -> Option<NestCount> {
         before,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::nest_count;
+    use crate::region::{Code, discover};
+    use lanejit_interp::isa::{Cond, SOrImm, SReg};
+
+    /// The region at label `row:` of a program whose nest is `nest` (rows around a
+    /// two-instruction `LOOP s3`), which must be a loop nest.
+    fn nest_at_row(nest: &str) -> crate::region::Region {
+        let src = format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .text
+            S.LI s1, 0x10000
+            S.LI s3, 8
+            S.LI s4, 4
+        row:
+            {nest}
+            HALT
+            "
+        );
+        let p = lanejit_interp::asm::assemble(&src, "nest.s").expect("assembles");
+        let code = Code::new(&p.code);
+        let row = p
+            .symbols
+            .iter()
+            .find(|s| s.name == "row")
+            .expect("row:")
+            .value;
+        let r = discover(&code, row, false).expect("a region at row:");
+        assert!(r.outer.is_some(), "a loop nest:\n{nest}");
+        r
+    }
+
+    const ROW: &str = "LOOP s3
+            V.LW [s1, lc0<<2, 0], ->v1
+            V.SW v1, [s1, lc0<<2, 0x100]
+            ENDLOOP";
+
+    #[test]
+    fn counted_nests_are_rows_of_one_trip_count_stepped_by_immediates() {
+        // A countdown: s1 steps by 0x40 a row, s4 by -1, compared with 0.
+        let r = nest_at_row(&format!(
+            "{ROW}\n S.ADD s1, s1, 0x40\n S.SUB s4, s4, 1\n BNE s4, 0, row"
+        ));
+        let c = nest_count(&r).expect("counted");
+        assert_eq!((c.counter, c.cond, c.before), (SReg(4), Cond::Ne, -1));
+        assert_eq!(
+            (c.steps[1], c.steps[4], c.steps[3]),
+            (Some(0x40), Some(-1), Some(0))
+        );
+        assert_eq!(c.limit, SOrImm::Imm(0));
+        // Counting up by 2 against a register the nest does not write, the step in the
+        // prologue: nothing added before the branch.
+        let r = nest_at_row(&format!(
+            "S.ADD s4, s4, 2\n {ROW}\n S.ADD s1, s1, 8\n BLT s4, s9, row"
+        ));
+        let c = nest_count(&r).expect("counted");
+        assert_eq!((c.cond, c.before, c.steps[4]), (Cond::Lt, 0, Some(2)));
+        assert_eq!(c.limit, SOrImm::Reg(SReg(9)));
+        // Not counted: the trip count changes between rows; the counter is set otherwise
+        // or steps by 2 towards a BNE limit; the limit moves; counting down with BLT. A base
+        // register multiplied: its step unknown, the count still known.
+        for nest in [
+            format!("{ROW}\n S.SHR s3, s3, 1\n S.SUB s4, s4, 1\n BNE s4, 0, row"),
+            format!("{ROW}\n S.MOV s4, s5\n BNE s4, 0, row"),
+            format!("{ROW}\n S.SUB s4, s4, 2\n BNE s4, 0, row"),
+            format!("{ROW}\n S.ADD s4, s4, 1\n S.ADD s9, s9, 1\n BLT s4, s9, row"),
+            format!("{ROW}\n S.SUB s4, s4, 1\n BLT s4, s9, row"),
+        ] {
+            assert!(nest_count(&nest_at_row(&nest)).is_none(), "{nest}");
+        }
+        let r = nest_at_row(&format!(
+            "{ROW}\n S.MUL s1, s1, 3\n S.SUB s4, s4, 1\n BNE s4, 0, row"
+        ));
+        let c = nest_count(&r).expect("the rows are still counted");
+        assert_eq!(c.steps[1], None, "s1 is multiplied");
+    }
+}
