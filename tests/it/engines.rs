@@ -4378,3 +4378,66 @@ fn counted_nests_prove_their_rows_spans_once_and_fault_precisely() {
     check_budgets(&asm(&cases[0].0), 7);
     check_budgets(&asm(&cases[3].0), 7);
 }
+
+#[test]
+fn counted_nests_over_tile_space_fault_in_the_row_that_leaves_it() {
+    // The proof of a counted nest's rows (`Tx::nest_spans_ok`) over tile space: rows of
+    // `.local` loads stepping through the tile, all inside it; a middle row reaching a
+    // `none` granule; the last row past the tile's end.
+    let grid = nest_grid(15);
+    let prog = |protect: &str, rows: u32, stride: u32| {
+        format!(
+            "
+            .tilesize 0x1000
+            {protect}
+            .mem 0x10000, 0x2000, rw
+            .data 0x10000
+            {grid}
+            .text
+            S.LI s1, 0x10000
+            S.LI s3, 512
+            LOOP s3
+            V.LW [s1, lc0<<2, 0], ->v1
+            V.SW.local v1, [s0, lc0<<2, 0]
+            ENDLOOP
+            S.LI s3, 30
+            S.LI s4, {rows}
+            S.MOV s5, s0
+            S.LI s2, 0x11000
+        row:
+            LOOP s3
+            V.LW.local [s5, lc0<<2, 0], ->v1
+            V.LW.local [s5, lc0<<2, 4], ->v2
+            V.FADD.S v1, v1, v2
+            V.SW v1, [s2, lc0<<2, 0]
+            ENDLOOP
+            S.ADD s5, s5, {stride}
+            S.ADD s2, s2, 0x80
+            S.SUB s4, s4, 1
+            BNE s4, 0, row
+            HALT
+            "
+        )
+    };
+    for (src, fault) in [
+        (prog("", 8, 0x100), None),
+        (
+            prog(".tileprotect 0x800, 0x40, none", 10, 0x100),
+            Some(TrapKind::TileUnauthorized),
+        ),
+        (prog("", 9, 0x200), Some(TrapKind::TileOutOfBounds)),
+    ] {
+        let p = asm(&src);
+        for vl in VLS {
+            for strict in [false, true] {
+                let (r, st) = check(&p, vl, strict, None);
+                assert!(st.jit_retired > 0, "compiled code ran (vl {vl})");
+                assert_eq!(
+                    trap_kind(&r.exit()),
+                    fault,
+                    "vl {vl} strict {strict}\n{src}"
+                );
+            }
+        }
+    }
+}
