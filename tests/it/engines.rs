@@ -89,6 +89,22 @@ fn check_all_vls(src: &str) {
     }
 }
 
+/// [`check`] `p` at every VL, with and without `--strict-align`: compiled code ran, and the
+/// run ends with a trap of `kind` (or none), `what` naming the case in a failure.
+fn check_trap_every_vl(p: &Program, kind: Option<TrapKind>, what: &str) {
+    for vl in VLS {
+        for strict in [false, true] {
+            let (r, st) = check(p, vl, strict, None);
+            assert!(st.jit_retired > 0, "compiled code ran (vl {vl}): {what}");
+            assert_eq!(
+                trap_kind(&r.exit()),
+                kind,
+                "vl {vl} strict {strict}: {what}"
+            );
+        }
+    }
+}
+
 fn trap_kind(e: &Exit) -> Option<TrapKind> {
     match e {
         Exit::Trapped(t) => Some(t.kind),
@@ -384,17 +400,7 @@ fn hot_branch_loops_gather_and_scatter_in_line_when_the_mask_is_full() {
     ];
     for (stride, mem_at, tile_at, kind) in cases {
         let p = asm(&prog(stride, mem_at, tile_at));
-        for vl in VLS {
-            for strict in [false, true] {
-                let (r, st) = check(&p, vl, strict, None);
-                assert!(st.jit_retired > 0, "compiled code ran");
-                assert_eq!(
-                    trap_kind(&r.exit()),
-                    kind,
-                    "stride {stride} at {mem_at}/{tile_at} vl {vl}"
-                );
-            }
-        }
+        check_trap_every_vl(&p, kind, &format!("stride {stride} at {mem_at}/{tile_at}"));
     }
 }
 
@@ -4347,18 +4353,7 @@ fn counted_nests_prove_their_rows_spans_once_and_fault_precisely() {
         ),
     ];
     for (src, fault) in &cases {
-        let p = asm(src);
-        for vl in VLS {
-            for strict in [false, true] {
-                let (r, st) = check(&p, vl, strict, None);
-                assert!(st.jit_retired > 0, "compiled code ran (vl {vl})");
-                assert_eq!(
-                    trap_kind(&r.exit()),
-                    *fault,
-                    "vl {vl} strict {strict}\n{src}"
-                );
-            }
-        }
+        check_trap_every_vl(&asm(src), *fault, src);
     }
     // A row misaligned under `--strict-align` (destination rows 0x102 bytes apart): the
     // second row's store faults there, nowhere without it.
@@ -4427,17 +4422,6 @@ fn counted_nests_over_tile_space_fault_in_the_row_that_leaves_it() {
         ),
         (prog("", 9, 0x200), Some(TrapKind::TileOutOfBounds)),
     ] {
-        let p = asm(&src);
-        for vl in VLS {
-            for strict in [false, true] {
-                let (r, st) = check(&p, vl, strict, None);
-                assert!(st.jit_retired > 0, "compiled code ran (vl {vl})");
-                assert_eq!(
-                    trap_kind(&r.exit()),
-                    fault,
-                    "vl {vl} strict {strict}\n{src}"
-                );
-            }
-        }
+        check_trap_every_vl(&asm(&src), fault, &src);
     }
 }
