@@ -512,13 +512,15 @@ pub(super) struct NestCount {
 pub(super) fn nest_count(r: &Region) -> Option<NestCount> {
     use lanejit_interp::isa::{Cond, SOrImm};
     let (o, h) = (r.outer?, r.loop_head?);
-    let (br, cond) = match &r.insts.last()?.1 {
-        Inst::Bne(b) => (b, Cond::Ne),
-        Inst::Blt(b) => (b, Cond::Lt),
-        Inst::Bltu(b) => (b, Cond::Ltu),
-        _ => return None,
+    let last = &r.insts.last()?.1;
+    let (Operands::Branch(br), Sem::Branch(cond)) = (last.operands(), last.opcode().sem()) else {
+        return None;
     };
-    if br.target.pc() != r.start || h == 0 || br.sa.0 == 0 {
+    if !matches!(cond, Cond::Ne | Cond::Lt | Cond::Ltu)
+        || br.target.pc() != r.start
+        || h == 0
+        || br.sa.0 == 0
+    {
         return None;
     }
     let mut steps = [Some(0i64); 32];
@@ -529,14 +531,12 @@ pub(super) fn nest_count(r: &Region) -> Option<NestCount> {
             continue;
         }
         let outside = !(h..o).contains(&i);
-        let add = match inst {
-            Inst::SAdd(a) if outside && a.sd == a.sa => match a.sb {
-                SOrImm::Imm(c) => Some(i64::from(c)),
-                SOrImm::Reg(_) => None,
-            },
-            Inst::SSub(a) if outside && a.sd == a.sa => match a.sb {
-                SOrImm::Imm(c) => i64::from(c).checked_neg(),
-                SOrImm::Reg(_) => None,
+        // `S.ADD r, r, imm` or `S.SUB r, r, imm` outside the inner body: `r` steps by it.
+        let add = match (inst.operands(), inst.opcode().sem()) {
+            (Operands::SAlu(a), Sem::SAlu(op)) if outside && a.sd == a.sa => match (op, a.sb) {
+                (AluOp::Add, SOrImm::Imm(c)) => Some(i64::from(c)),
+                (AluOp::Sub, SOrImm::Imm(c)) => i64::from(c).checked_neg(),
+                _ => None,
             },
             _ => None,
         };
