@@ -3,7 +3,7 @@
 //! ([`known_ahead`]). Only timing depends on it, never a result.
 
 use lanejit_interp::interp::Decoded;
-use lanejit_interp::isa::{Branch, Cond, Inst, SOrImm};
+use lanejit_interp::isa::{Cond, Inst, SOrImm};
 use lanejit_interp::machine::Machine;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -226,7 +226,7 @@ fn counted_loop(
     let mut n = 0u64;
     let (end, br, cond) = loop {
         let inst = d.inst(from)?;
-        if let Some((br, cond)) = branch(inst) {
+        if let Some((br, cond)) = inst.cond_branch() {
             if br.target.0 as usize <= at {
                 break (from, br, cond);
             }
@@ -256,16 +256,8 @@ fn counted_loop(
             return None;
         }
         if w & (1 << br.sa.0) != 0 {
-            let c = match inst {
-                Inst::SAdd(a) if a.sa == br.sa => a.sb,
-                Inst::SSub(a) if a.sa == br.sa => match a.sb {
-                    SOrImm::Imm(c) => SOrImm::Imm(c.checked_neg()?),
-                    SOrImm::Reg(_) => return None,
-                },
-                _ => return None,
-            };
-            match (step, c) {
-                (None, SOrImm::Imm(c)) if c != 0 => step = Some(i64::from(c)),
+            match (step, inst.scalar_step()) {
+                (None, Some((r, c))) if r == br.sa && c != 0 => step = Some(c),
                 _ => return None,
             }
         }
@@ -296,19 +288,6 @@ fn counted_loop(
     };
     let iters = gap.div_ceil(step.unsigned_abs());
     Some((top, end, iters.saturating_mul(per_iter)))
-}
-
-/// A conditional branch's operands and condition.
-fn branch(inst: &Inst) -> Option<(&Branch, Cond)> {
-    match inst {
-        Inst::Beq(b) => Some((b, Cond::Eq)),
-        Inst::Bne(b) => Some((b, Cond::Ne)),
-        Inst::Blt(b) => Some((b, Cond::Lt)),
-        Inst::Bge(b) => Some((b, Cond::Ge)),
-        Inst::Bltu(b) => Some((b, Cond::Ltu)),
-        Inst::Bgeu(b) => Some((b, Cond::Geu)),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -708,6 +708,31 @@ macro_rules! define_isa {
 
 for_each_op!(define_isa);
 
+impl Inst {
+    /// A conditional branch (`BEQ`, `BNE`, `BLT`, ...): its operands and condition, from the
+    /// table's semantics (`Sem::Branch`).
+    pub fn cond_branch(&self) -> Option<(&Branch, Cond)> {
+        match (self.operands(), self.opcode().sem()) {
+            (Operands::Branch(b), Sem::Branch(c)) => Some((b, c)),
+            _ => None,
+        }
+    }
+
+    /// A scalar register stepped by an immediate (`S.ADD r, r, imm` or `S.SUB r, r, imm`):
+    /// the register and what the instruction adds to it (`None` for anything else).
+    pub fn scalar_step(&self) -> Option<(SReg, i64)> {
+        let (Operands::SAlu(a), Sem::SAlu(op)) = (self.operands(), self.opcode().sem()) else {
+            return None;
+        };
+        match (op, a.sb) {
+            _ if a.sd != a.sa => None,
+            (AluOp::Add, SOrImm::Imm(c)) => Some((a.sd, i64::from(c))),
+            (AluOp::Sub, SOrImm::Imm(c)) => Some((a.sd, -i64::from(c))),
+            _ => None,
+        }
+    }
+}
+
 /// An encoded instruction: one word, or two for `S.LI`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Encoded {
@@ -741,6 +766,43 @@ pub enum DecodeError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conditional_branches_and_scalar_steps_come_from_the_table() {
+        let alu = |sd, sa, sb| SAlu {
+            sd: SReg(sd),
+            sa: SReg(sa),
+            sb,
+        };
+        assert_eq!(
+            Inst::SSub(alu(4, 4, SOrImm::Imm(3))).scalar_step(),
+            Some((SReg(4), -3))
+        );
+        assert_eq!(
+            Inst::SAdd(alu(8, 8, SOrImm::Imm(i32::MIN))).scalar_step(),
+            Some((SReg(8), i64::from(i32::MIN)))
+        );
+        for not in [
+            Inst::SAdd(alu(4, 5, SOrImm::Imm(1))),
+            Inst::SAdd(alu(4, 4, SOrImm::Reg(SReg(5)))),
+            Inst::SMul(alu(4, 4, SOrImm::Imm(2))),
+        ] {
+            assert_eq!(not.scalar_step(), None, "{not}");
+        }
+        let b = Branch {
+            sa: SReg(4),
+            sb: SOrImm::Imm(0),
+            target: Target(0x40),
+        };
+        for (inst, cond) in [
+            (Inst::Bne(b), Cond::Ne),
+            (Inst::Bltu(b), Cond::Ltu),
+            (Inst::Bge(b), Cond::Ge),
+        ] {
+            assert_eq!(inst.cond_branch(), Some((&b, cond)));
+        }
+        assert_eq!(Inst::SAdd(alu(4, 4, SOrImm::Imm(1))).cond_branch(), None);
+    }
 
     #[test]
     fn opcode_bytes_round_trip() {

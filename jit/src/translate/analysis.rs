@@ -512,10 +512,7 @@ pub(super) struct NestCount {
 pub(super) fn nest_count(r: &Region) -> Option<NestCount> {
     use lanejit_interp::isa::{Cond, SOrImm};
     let (o, h) = (r.outer?, r.loop_head?);
-    let last = &r.insts.last()?.1;
-    let (Operands::Branch(br), Sem::Branch(cond)) = (last.operands(), last.opcode().sem()) else {
-        return None;
-    };
+    let (br, cond) = r.insts.last()?.1.cond_branch()?;
     if !matches!(cond, Cond::Ne | Cond::Lt | Cond::Ltu)
         || br.target.pc() != r.start
         || h == 0
@@ -532,14 +529,7 @@ pub(super) fn nest_count(r: &Region) -> Option<NestCount> {
         }
         let outside = !(h..o).contains(&i);
         // `S.ADD r, r, imm` or `S.SUB r, r, imm` outside the inner body: `r` steps by it.
-        let add = match (inst.operands(), inst.opcode().sem()) {
-            (Operands::SAlu(a), Sem::SAlu(op)) if outside && a.sd == a.sa => match (op, a.sb) {
-                (AluOp::Add, SOrImm::Imm(c)) => Some(i64::from(c)),
-                (AluOp::Sub, SOrImm::Imm(c)) => i64::from(c).checked_neg(),
-                _ => None,
-            },
-            _ => None,
-        };
+        let add = inst.scalar_step().filter(|_| outside).map(|(_, c)| c);
         for n in (0..32).filter(|n| w & (1 << n) != 0) {
             steps[n] = match (steps[n], add) {
                 (Some(s), Some(c)) => s.checked_add(c),
