@@ -4425,3 +4425,70 @@ fn counted_nests_over_tile_space_fault_in_the_row_that_leaves_it() {
         check_trap_every_vl(&asm(&src), fault, &src);
     }
 }
+
+#[test]
+fn rows_shorter_than_vl_carry_their_lanes_from_tail_to_tail() {
+    // A nest whose rows vary in length (9, 61, 33, 53, 57, 45, 17, 37, ... points: at VL 64
+    // every row is one masked tail, at smaller VLs some rows end in tails longer or shorter
+    // than the one before), each row's last iteration leaving lanes of iteration-local
+    // registers of every packed width (32-bit loads the tail reads in place, an 8-bit and a
+    // 16-bit load, an f32 result, a 16-bit store's source) and a vector address built in the
+    // body. A tail that follows a tail moves the earlier one's lanes (`Tx::plocal_fold`) or
+    // overrides its address record; the final state shows every lane either left. Also under
+    // instruction limits, whose exits widen the lanes mid-nest.
+    let x = f32_words(1200, 11);
+    let bytes = words(1024, |i| i.wrapping_mul(0x9e37_79b9) ^ 0x8080_8080);
+    let src = format!(
+        "
+        .mem 0x10000, 0x5000, rw
+        .mem 0x20000, 0x3000, rw
+        .data 0x10000
+        {x}
+        .data 0x13000
+        {bytes}
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x20000
+        S.LI s5, 0x13000
+        S.LI s6, 0x13800
+        S.LI s9, 0x21800
+        S.LI s3, 9
+        S.LI s7, 12
+        S.LI s10, 0x3f000000
+        S.LI s11, 0x3e000000
+row:    LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.LW [s1, lc0<<2, 4], ->v2
+        V.LB [s5, lc0<<0, 0], ->v3
+        V.LHU [s6, lc0<<1, 0], ->v4
+        V.LC0 v7
+        V.SHL v7, v7, 2
+        V.ADD v7, v7, s1
+        V.LWI.U [v7 + 8], ->v5
+        V.FMUL.S v6, v1, s10
+        V.FMA.S v6, v2, s11
+        V.FMA.S v6, v5, s11
+        V.SW v6, [s2, lc0<<2, 0]
+        V.ADD v8, v4, 3
+        V.SH v8, [s9, lc0<<1, 0]
+        ENDLOOP
+        S.ADD s1, s1, 0x104
+        S.ADD s2, s2, 0x100
+        S.ADD s5, s5, 0x40
+        S.ADD s6, s6, 0x80
+        S.ADD s9, s9, 0x80
+        S.MUL s3, s3, 13
+        S.ADD s3, s3, 7
+        S.AND s3, s3, 63
+        S.ADD s3, s3, 1
+        S.SUB s7, s7, 1
+        BNE s7, 0, row
+        HALT
+        "
+    );
+    let p = asm(&src);
+    check_compiled_every_vl_with_budgets(&p, 97);
+    for vl in VLS {
+        check(&p, vl, true, None);
+    }
+}
