@@ -714,14 +714,16 @@ impl Tx<'_, '_> {
                 .use_var(self.plocal_t[r.0 as usize].expect("tail lane count"));
             most = Some(most.map_or(t, |m| self.b.ins().umax(m, t)));
         }
-        // With tail lanes read from guest bytes (`Tx::mref`), whenever an earlier tail's
-        // lanes remain: this tail's stores may write those bytes.
+        // Only lanes an earlier tail leaves past this one's count must be kept: this tail
+        // stores every iteration-local register (lanes `0..n`), and nothing between its
+        // entry and those stores reads the earlier lanes (the masked tail has no exit after
+        // its entry, and a register is written before it is read). That holds when they are
+        // guest bytes (`Tx::mref`) this tail's stores may write: a register stored wide in
+        // the tail moves them to the register file first (`Tx::plocal_flush`), and its
+        // active lanes, which cover them, overwrite them there. Rows of one length shorter
+        // than VL move nothing (stencil5_lc0 on a 32 x 32 grid: the fold was 45% of its time).
         let most = most.expect("a register");
-        let over = if self.mref_nest {
-            self.b.ins().icmp_imm_s(IntCC::NotEqual, most, 0)
-        } else {
-            self.b.ins().icmp(IntCC::UnsignedGreaterThan, most, n)
-        };
+        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, most, n);
         let merge = self.b.create_block();
         let go = self.b.create_block();
         self.b.set_cold_block(merge);
@@ -739,12 +741,12 @@ impl Tx<'_, '_> {
     /// their main half, packed as they are, and record that the main half holds `max(k, t)`
     /// lanes and the tail half none. One loop over chunks of 16 bytes for the registers of
     /// one lane width, up to the most lanes any tail half holds: per register a blend of the
-    /// two halves' chunks on the lane index. Rows shorter than VL are one masked tail each,
-    /// and every row's tail moves the lanes of the one before it so
-    /// (`Tx::plocal_tail_room`); widening them into the register file instead
-    /// (`Tx::plocal_flush`, which only an exit needs) was a loop of ten host instructions
-    /// per lane and register (stencil5_lc0 on a 32 x 32 grid, jit: 176 -> 468 Melem/s with
-    /// a loop per register, more with one loop for all). Whole chunks are read from the
+    /// two halves' chunks on the lane index. Rows shorter than VL are one masked tail each;
+    /// a row shorter than the one before moves that row's lanes so (`Tx::plocal_tail_room`).
+    /// Widening them into the register file instead (`Tx::plocal_flush`, which only an exit
+    /// needs) was a loop of ten host instructions per lane and register (stencil5_lc0 on a
+    /// 32 x 32 grid, jit, when every row did either: 176 -> 468 Melem/s with a loop per
+    /// register, more with one loop for all). Whole chunks are read from the
     /// tail's lanes: the tail half has room for VL lanes, and guest bytes a tail loaded
     /// (`Tx::mref`) lie in the group of VL lanes its entry checked; VL lanes are at least
     /// 16 bytes in a packed register (`Tx::can_pack`), so no chunk reaches past them.

@@ -88,13 +88,16 @@
 //! store copies its lanes from the packed slot the register's chunks went to instead of a
 //! scratch copy of its own. A row's stores were what bounded its last iterations (about 60 a
 //! row at VL 32, the host storing one per cycle): stencil5_lc0 at 256 KiB 0.42x -> 0.47x
-//! native. Rows shorter than VL are one masked tail each: a tail that follows a tail moves
-//! the earlier one's packed lanes into the slot's main half (`Tx::plocal_fold`, one loop of
-//! chunk blends for all registers) and overrides an affine record with no more lanes than
-//! its own, and exits widen the slot's lanes two at a time (`Tx::write_local_lanes`); each
-//! such tail used to widen every register's lanes one by one into the register file
-//! (stencil5_lc0 on a 32 x 32 grid at VL 32: 173 -> 582-672 Melem/s, stencil5_vaddr 114-135
-//! -> 637). A nest whose code would not fit the
+//! native. Rows shorter than VL are one masked tail each. A tail that follows a tail with no
+//! more lanes than its own overrides the earlier one's packed lanes and affine records, as
+//! it overrides a full iteration's (it stores every iteration-local register, and nothing
+//! reads the earlier lanes between its entry and those stores); one that follows a longer
+//! tail first moves the earlier lanes into the slot's main half (`Tx::plocal_fold`, one loop
+//! of chunk blends for all registers); exits widen the slot's lanes two at a time
+//! (`Tx::write_local_lanes`). Every such tail used to widen every register's earlier lanes
+//! one by one into the register file: stencil5_lc0 on a 32 x 32 grid at VL 32, 173 -> 1250
+//! Melem/s (0.06x -> 0.40x native), stencil5_vaddr 114-135 -> 1181. A nest whose code would
+//! not fit the
 //! register form compiles as the inner loop's region alone (`region::discover_for`).
 //!
 //! Check hoisting: in an `ENDLOOP` loop, a guest-memory access whose lane `i` at LC0BASE `x`
