@@ -1013,11 +1013,15 @@ impl Jit {
         // is not what is measured); a tiered run keeps the quick settings for it.
         let optimizing = (region.loop_head.is_some() && cfg.plan == Plan::Registers)
             || (cfg.hot && !self.baseline);
-        let baseline = optimizing && self.baseline && probes.is_none();
+        // A register form over the optimising settings' bound (large loops at VL 64) gets
+        // the baseline settings for good: its optimised compile would pass the ceiling.
+        let capped =
+            optimizing && cfg.plan == Plan::Registers && !plan::optimizing_fits(ir_insts, self.vl);
+        let baseline = optimizing && self.baseline && probes.is_none() && !capped;
         // Straight-line code runs once per entry, and the memory form of a large loop must
         // compile in bounded time: the quick settings. Every code is placed in the module
         // as bytes.
-        let settings = if baseline {
+        let settings = if baseline || capped {
             cache::Settings::Baseline
         } else if optimizing {
             cache::Settings::Optimizing

@@ -22,7 +22,10 @@
 //! on the bench kernels and the hostile kernels of the bounded-cost issue (250 shifts, 250
 //! multiplies, 250 gathers, 250 FMAs at VL 64). A region gets the register form when the
 //! estimate is at most 1.5 times [`registers_ir`] and its live vector state at most
-//! [`REGISTERS_STATE`] chunks (and the emitted IR at most [`registers_ir`]); else the memory
+//! [`REGISTERS_STATE`] chunks (and the emitted IR at most [`registers_ir`]); at VL 64 also
+//! when they are at most 1.5 times [`REGISTERS_BASELINE_IR`] and [`REGISTERS_BASELINE_STATE`]
+//! (and the emitted IR at most [`REGISTERS_BASELINE_IR`]), and then it is compiled with the
+//! baseline settings for good (`Jit`: no optimised recompile); else the memory
 //! form when the estimate is at most [`MEMORY_IR`]; else the straight-line fallback. `Jit::compile_key` also checks the IR the
 //! translator really emitted against the same bounds (a wrong estimate costs one
 //! re-translation in the next form, never an unbounded compile).
@@ -62,6 +65,22 @@ pub const fn registers_ir(vl: u32) -> usize {
         REGISTERS_IR_SMALL_VL
     }
 }
+/// Most IR instructions for [`Plan::Registers`] at VL 64 when compiled with the baseline
+/// settings (the optimiser and the single-pass allocator, `cache::Settings::Baseline`: about
+/// 1.2 us per IR instruction): a region over [`REGISTERS_IR`] but within this bound gets the
+/// register form with those settings and keeps them (no optimised recompile). At VL 64 the
+/// user-shaped kernels' loops (stencil5, fir8, matmul256's rows) emit 6,000-10,000 IR
+/// instructions in the register form; in the memory form or the straight-line fallback they
+/// ran at 0.01-0.02x native (fir8_lc0 95 Melem/s, 1.9x the interpreter; matmul256 slower
+/// than it), in this form at 0.13-0.19x (`lanejit bench --sizes 256K --vl 64`: fir8_lc0 755,
+/// stencil5_lc0 822, matmul256 3,353 Melem/s). The longest compile of a region of the bench
+/// and example kernels at VL 64 (`bench --compile-latency ... --vl 64`) went from 10.7 to
+/// 11.7 ms, within the bounded-cost issue's 20 ms (8,000 left out fir8_vaddr and matmul256).
+pub const REGISTERS_BASELINE_IR: usize = 10_000;
+/// Most live `i64x2` chunks for [`Plan::Registers`] under [`REGISTERS_BASELINE_IR`]: the
+/// single-pass allocator's cost is linear in the code, whatever the live state (fir8 writes
+/// nine registers, 288 chunks at VL 64).
+pub const REGISTERS_BASELINE_STATE: usize = 512;
 /// Most live `i64x2` chunks of vector registers for [`Plan::Registers`] (VL/2 per vector
 /// register the region uses): beyond it the allocator spills most of them anyway, at a
 /// compile cost that grows faster than the code.
@@ -150,7 +169,10 @@ pub fn state(r: &Region, vl: u32) -> usize {
 /// The form `r` is compiled in at `vl` lanes.
 pub fn choose(r: &Region, vl: u32) -> Plan {
     // The estimate runs up to 1.5x over what is emitted; the emitted size is what is bounded.
-    if estimate(r, vl, false) <= registers_ir(vl) * 3 / 2 && state(r, vl) <= REGISTERS_STATE {
+    let (est, live) = (estimate(r, vl, false), state(r, vl));
+    if (est <= registers_ir(vl) * 3 / 2 && live <= REGISTERS_STATE)
+        || (vl >= 64 && est <= REGISTERS_BASELINE_IR * 3 / 2 && live <= REGISTERS_BASELINE_STATE)
+    {
         Plan::Registers
     } else if estimate(r, vl, true) <= MEMORY_IR {
         Plan::Memory
@@ -171,8 +193,17 @@ pub fn cheaper(plan: Plan) -> Plan {
 /// translation).
 pub fn fits(plan: Plan, emitted: usize, vl: u32) -> bool {
     match plan {
-        Plan::Registers => emitted <= registers_ir(vl),
+        Plan::Registers => {
+            optimizing_fits(emitted, vl) || (vl >= 64 && emitted <= REGISTERS_BASELINE_IR)
+        }
         Plan::Memory => emitted <= 2 * MEMORY_IR,
         Plan::Interpret => true,
     }
+}
+
+/// Whether a region of `emitted` IR instructions in [`Plan::Registers`] may be compiled with
+/// the optimising settings at `vl` lanes (else only with the baseline ones, see
+/// [`REGISTERS_BASELINE_IR`]).
+pub fn optimizing_fits(emitted: usize, vl: u32) -> bool {
+    emitted <= registers_ir(vl)
 }
