@@ -9,7 +9,7 @@ use crate::codemem::{CodeMemory, Views};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// Key of a compiled region.
@@ -87,7 +87,7 @@ pub struct CodeCache {
     /// The quick-compiling code generator for straight-line regions (see [`new_isa`]); its
     /// code is placed in `module` as bytes.
     pub(crate) quick_isa: OwnedTargetIsa,
-    map: HashMap<Key, Entry>,
+    map: FxHashMap<Key, Entry>,
     pub(crate) limits: CacheLimits,
     pub(crate) stats: CacheStats,
 }
@@ -249,7 +249,7 @@ impl CodeCache {
             module: Some(module),
             views,
             quick_isa: new_isa(Settings::Quick)?,
-            map: HashMap::new(),
+            map: FxHashMap::default(),
             limits,
             stats: CacheStats::default(),
         })

@@ -263,7 +263,7 @@ pub struct Jit {
     fctx: FunctionBuilderContext,
     stats: JitStats,
     /// Entries of straight-line first compiles (see [`HOT_ENTRIES`]).
-    hits: std::collections::HashMap<Key, std::sync::atomic::AtomicU32>,
+    hits: rustc_hash::FxHashMap<Key, std::sync::atomic::AtomicU32>,
     /// The chaining table (`JitCtx::chain`): per instruction, the code a region exit to its
     /// pc may call directly, or 0, and the same for the straight form of the loop body
     /// starting there (a loop's exit to its tail). It holds what the dispatcher would run,
@@ -287,7 +287,7 @@ pub struct Jit {
     /// (`translate::TxConfig::ordered_tail`), with how many times they have exited for one
     /// since ([`LAZY_TAIL_EXITS`]) and the hints they were compiled with (their recompile
     /// keeps all but those two).
-    lazy: std::collections::HashMap<Key, (u32, region::Hints)>,
+    lazy: rustc_hash::FxHashMap<Key, (u32, region::Hints)>,
 }
 
 /// How many times a loop compiled without its partial-mask iterations (a *lazy tail*: the
@@ -499,14 +499,14 @@ impl Jit {
             ctx,
             fctx: FunctionBuilderContext::new(),
             stats: JitStats::default(),
-            hits: std::collections::HashMap::new(),
+            hits: rustc_hash::FxHashMap::default(),
             // Two slots per instruction (its region, its loop body's straight form); at least
             // one pair, so that the table's address is always valid to read.
             chain: vec![0; 2 * words.len().max(1)],
             observer: None,
             baseline: false,
             pending: std::collections::VecDeque::new(),
-            lazy: std::collections::HashMap::new(),
+            lazy: rustc_hash::FxHashMap::default(),
         })
     }
 
