@@ -90,6 +90,39 @@ fn machine(code: &[u64], vl: u32) -> Machine {
 }
 
 #[test]
+fn a_set_up_run_stops_before_the_loop_that_starts_a_nest() {
+    // Set-up, then rows: `row:` is a LOOP whose ENDLOOP is followed by an epilogue branching
+    // back to it (a nest of its own). The set-up's run stops before that LOOP, so the first
+    // row enters the nest as the later ones do; a LOOP that starts no nest stays in the run.
+    let nest = "
+        S.LI s1, 0x11000
+        S.LI s3, 30
+        S.LI s4, 3
+    row:
+        LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.SW v1, [s1, lc0<<2, 0]
+        ENDLOOP
+        S.ADD s1, s1, 128
+        S.SUB s4, s4, 1
+        BNE s4, 0, row
+        HALT
+        ";
+    let p = lanejit_interp::asm::assemble(nest, "nest.s").expect("assembles");
+    let code = Code::new(&p.code);
+    let row = p.symbol("row").expect("label").value;
+    let r = discover(&code, 0, false).expect("set-up");
+    assert_eq!((r.end_pc, r.end), (row, RunEnd::MaxLen), "{r:?}");
+    assert!(r.insts.iter().all(|(_, i)| !matches!(i, Inst::Loop(_))));
+    let n = discover(&code, row, false).expect("the nest");
+    assert!(n.outer.is_some(), "{n:?}");
+    let plain = Code::new(&encode(&copy_loop()));
+    let r = discover(&plain, 0, false).expect("straight run");
+    assert!(matches!(r.insts.last(), Some((_, Inst::Loop(_)))));
+    assert_eq!(r.end, RunEnd::Control);
+}
+
+#[test]
 fn discovery_finds_loop_regions() {
     let code = Code::new(&encode(&copy_loop()));
     let r = discover(&code, 0x30, false).expect("region at LOOP");
