@@ -4492,3 +4492,67 @@ row:    LOOP s3
         check(&p, vl, true, None);
     }
 }
+
+#[test]
+fn large_loops_at_vl_64_in_the_baseline_register_form_agree() {
+    // An 8-tap filter over rows of several lengths (a tail of each length, rows shorter
+    // than VL, and a whole group), with a sum of every row's outputs carried across the
+    // rows: at VL 64 its loop's register form is over the optimising settings' bound and
+    // within the baseline settings' (`plan::REGISTERS_BASELINE_IR`), so it compiles with
+    // those. Every engine agrees, also under instruction limits.
+    let x = f32_words(1400, 21);
+    let src = format!(
+        "
+        .mem 0x10000, 0x3000, rw
+        .mem 0x20000, 0x3000, rw
+        .data 0x10000
+        {x}
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x20000
+        S.LI s3, 200
+        S.LI s4, 5
+        S.LI s10, 0x3d000000
+        S.LI s11, 0xbd800000
+        S.LI s12, 0x3e000000
+        S.LI s13, 0x3ed00000
+        S.LI s14, 0x3ed00000
+        S.LI s15, 0x3e000000
+        S.LI s16, 0xbd800000
+        S.LI s17, 0x3d000000
+row:    LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v0
+        V.FMUL.S v8, v0, s10
+        V.LW [s1, lc0<<2, 4], ->v1
+        V.FMA.S v8, v1, s11
+        V.LW [s1, lc0<<2, 8], ->v2
+        V.FMA.S v8, v2, s12
+        V.LW [s1, lc0<<2, 12], ->v3
+        V.FMA.S v8, v3, s13
+        V.LW [s1, lc0<<2, 16], ->v4
+        V.FMA.S v8, v4, s14
+        V.LW [s1, lc0<<2, 20], ->v5
+        V.FMA.S v8, v5, s15
+        V.LW [s1, lc0<<2, 24], ->v6
+        V.FMA.S v8, v6, s16
+        V.LW [s1, lc0<<2, 28], ->v7
+        V.FMA.S v8, v7, s17
+        V.FADD.S v9, v9, v8
+        V.SW v8, [s2, lc0<<2, 0]
+        ENDLOOP
+        S.ADD s1, s1, 0x400
+        S.ADD s2, s2, 0x400
+        S.SUB s3, s3, 47
+        S.SUB s4, s4, 1
+        BNE s4, 0, row
+        V.REDSUM s20, v9
+        HALT
+        "
+    );
+    let p = asm(&src);
+    for strict in [false, true] {
+        let (_, st) = check(&p, 64, strict, None);
+        assert!(st.jit_retired > 0, "compiled code ran");
+    }
+    check_budgets_at(&p, &[64], 131);
+}
