@@ -458,8 +458,8 @@ impl Report {
     fn footer(&self) -> String {
         format!(
             "Melem/s, median of {} repetitions, VL {}. jit = steady state (regions cached, compile \
-             excluded); tiered = one cold `vm::run` per run (JIT setup, warm-up and compile \
-             included); tiered+cache = the same with a warm `--code-cache` (what a second \
+             excluded); tiered = one cold `vm::run` per run, timed alone less the clock's own \
+             cost (JIT setup, warm-up and compile included); tiered+cache = the same with a warm `--code-cache` (what a second \
              `lanejit run` costs). compile us / max us / total us = median, longest and total \
              compile time of the row's regions (code bytes: their machine code); median over all {} regions compiled: {:.0} us.{}",
             self.reps,
