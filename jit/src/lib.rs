@@ -1015,8 +1015,9 @@ impl Jit {
             || (cfg.hot && !self.baseline);
         // A register form over the optimising settings' bound (large loops at VL 64) gets
         // the baseline settings for good: its optimised compile would pass the ceiling.
-        let capped =
-            optimizing && cfg.plan == Plan::Registers && !plan::optimizing_fits(ir_insts, self.vl);
+        let capped = optimizing
+            && cfg.plan == Plan::Registers
+            && !plan::optimizing_fits(&region, ir_insts, self.vl);
         let baseline = optimizing && self.baseline && probes.is_none() && !capped;
         // Straight-line code runs once per entry, and the memory form of a large loop must
         // compile in bounded time: the quick settings. Every code is placed in the module

@@ -169,9 +169,8 @@ pub fn state(r: &Region, vl: u32) -> usize {
 /// The form `r` is compiled in at `vl` lanes.
 pub fn choose(r: &Region, vl: u32) -> Plan {
     // The estimate runs up to 1.5x over what is emitted; the emitted size is what is bounded.
-    let (est, live) = (estimate(r, vl, false), state(r, vl));
-    if (est <= registers_ir(vl) * 3 / 2 && live <= REGISTERS_STATE)
-        || (vl >= 64 && est <= REGISTERS_BASELINE_IR * 3 / 2 && live <= REGISTERS_BASELINE_STATE)
+    if estimate(r, vl, false) <= registers_max_ir(vl) * 3 / 2
+        && state(r, vl) <= registers_max_state(vl)
     {
         Plan::Registers
     } else if estimate(r, vl, true) <= MEMORY_IR {
@@ -193,17 +192,35 @@ pub fn cheaper(plan: Plan) -> Plan {
 /// translation).
 pub fn fits(plan: Plan, emitted: usize, vl: u32) -> bool {
     match plan {
-        Plan::Registers => {
-            optimizing_fits(emitted, vl) || (vl >= 64 && emitted <= REGISTERS_BASELINE_IR)
-        }
+        Plan::Registers => emitted <= registers_max_ir(vl),
         Plan::Memory => emitted <= 2 * MEMORY_IR,
         Plan::Interpret => true,
     }
 }
 
-/// Whether a region of `emitted` IR instructions in [`Plan::Registers`] may be compiled with
-/// the optimising settings at `vl` lanes (else only with the baseline ones, see
-/// [`REGISTERS_BASELINE_IR`]).
-pub fn optimizing_fits(emitted: usize, vl: u32) -> bool {
-    emitted <= registers_ir(vl)
+/// The largest register form at `vl` lanes, in emitted IR instructions: [`registers_ir`],
+/// and at VL 64 [`REGISTERS_BASELINE_IR`] (over the former, baseline settings only).
+pub const fn registers_max_ir(vl: u32) -> usize {
+    if vl >= 64 {
+        REGISTERS_BASELINE_IR
+    } else {
+        registers_ir(vl)
+    }
+}
+
+/// The most live chunks of the register form at `vl` lanes: [`REGISTERS_STATE`], and at VL
+/// 64 [`REGISTERS_BASELINE_STATE`] (over the former, baseline settings only).
+pub const fn registers_max_state(vl: u32) -> usize {
+    if vl >= 64 {
+        REGISTERS_BASELINE_STATE
+    } else {
+        REGISTERS_STATE
+    }
+}
+
+/// Whether region `r`, `emitted` IR instructions in [`Plan::Registers`], may be compiled
+/// with the optimising settings at `vl` lanes: within [`registers_ir`] and
+/// [`REGISTERS_STATE`] (else only with the baseline ones, see [`REGISTERS_BASELINE_IR`]).
+pub fn optimizing_fits(r: &Region, emitted: usize, vl: u32) -> bool {
+    emitted <= registers_ir(vl) && state(r, vl) <= REGISTERS_STATE
 }
