@@ -4494,6 +4494,64 @@ row:    LOOP s3
 }
 
 #[test]
+fn narrow_loads_at_small_vls_pack_extended_to_one_chunk() {
+    // At VL 8 (bytes) and VL 4 (bytes and halfwords) a group's elements fill less than one
+    // 16-byte chunk: such loads stay packed extended to lanes that fill one
+    // (`Tx::pack_wider`). Their registers are read by an accumulator's narrow sums, narrow
+    // multiplies, stores of their own and of other widths, a compare, a float add and a
+    // gather index, and written back at every exit: under instruction limits, and by a
+    // halfword load that faults in the middle of the loop (the second program).
+    let bytes = words(1024, |i| i.wrapping_mul(0x9e37_79b9) ^ 0x8080_8080);
+    let prog = |s2: u32| {
+        format!(
+            "
+            .mem 0x10000, 0x2000, rw
+            .mem 0x20000, 0x2000, rw
+            .data 0x10000
+            {bytes}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, {s2:#x}
+            S.LI s4, 0x20000
+            S.LI s5, 0x21400
+            S.LI s3, 700
+            V.MOV v10, 0
+            V.MOV v11, 0
+            LOOP s3
+            V.LB [s1, lc0, 0], ->v1
+            V.LBU [s2, lc0, 0], ->v2
+            V.LH [s1, lc0<<1, 0], ->v3
+            V.LHU [s2, lc0<<1, 0], ->v4
+            V.ADD v10, v10, v1
+            V.MUL v5, v1, v2
+            V.ADD v11, v11, v5
+            V.MUL v6, v3, v4
+            V.SH v1, [s4, lc0<<1, 0]
+            V.SB v4, [s5, lc0, 0]
+            V.SW v6, [s4, lc0<<2, 0x800]
+            V.SUB v7, v3, v4
+            V.SRA v7, v7, 63
+            V.FADD.S v8, v3, v2
+            V.LW [s1 + (v2 << 2)], ->v9
+            V.ADD v12, v12, v9
+            V.SB v2, [s5, lc0, 0x300]
+            ENDLOOP
+            V.REDSUM s20, v10
+            V.REDSUM s21, v11
+            V.REDSUM s22, v12
+            HALT
+            "
+        )
+    };
+    let p = asm(&prog(0x10800));
+    check_compiled_every_vl_with_budgets(&p, 61);
+    check_budgets_at(&p, &[8], 37);
+    // Halfwords from 0x11c00 reach past the mapping at element 512.
+    let faulting = prog(0x11c00);
+    check_trap_every_vl(&asm(&faulting), Some(TrapKind::PageFault), &faulting);
+}
+
+#[test]
 fn large_loops_at_vl_64_in_the_baseline_register_form_agree() {
     // An 8-tap filter over rows of several lengths (a tail of each length, rows shorter
     // than VL, and a whole group), with a sum of every row's outputs carried across the

@@ -2870,6 +2870,10 @@ impl Tx<'_, '_> {
                 self.load_packed(VReg(d), ms.log2e, host, f);
             }
             (Dir::Load, Reg::V(d)) => {
+                if let Some(p) = self.pack_wider(VReg(d), ms) {
+                    self.load_packed_wider(VReg(d), ms, p, host, f);
+                    return;
+                }
                 let vals = self.load_contig(host, ms.log2e, ms.ext);
                 self.vset_raw(VReg(d), &vals);
             }
@@ -2961,6 +2965,57 @@ impl Tx<'_, '_> {
             self.b.def_var(*var, v);
             self.mem_src.push((v, host, (16 * j) as i32, f));
         }
+    }
+
+    /// The lane width (log2 bytes) at which a contiguous load of `ms`'s 1- or 2-byte
+    /// elements into `r` stays packed when a group's elements fill less than one 16-byte
+    /// chunk (VL 8 bytes, VL 4 bytes or halfwords), but extended to that width they fill
+    /// exactly one ([`Self::load_packed_wider`]); `None` when the load packs at its own width
+    /// or not at all. A register packed as `2^p`-byte lanes extended by `ext` holds the same
+    /// 64-bit lane values as one packed as narrower lanes with the same extension, so every
+    /// reader of packed registers takes it as it is: an 8-bit load at VL 8 joins the narrow
+    /// multiplies and the accumulators' narrow sums as a 16-bit load at VL 8 does (the
+    /// widening sum of bytes at VL 8 was 4x slower than at VL 16, every load widened to four
+    /// chunks of 64-bit lanes).
+    fn pack_wider(&self, r: VReg, ms: MemSem) -> Option<u8> {
+        if ms.ext == Ext::None || ms.log2e >= 2 || self.can_pack(r, ms.log2e) {
+            return None;
+        }
+        let bytes = (self.vl as usize) << ms.log2e;
+        (ms.log2e + 1..=2)
+            .find(|&p| (self.vl as usize) << p == 16 && bytes >= 4 && self.can_pack(r, p))
+    }
+
+    /// Load `r`'s VL elements of `ms` (4 or 8 bytes from `host`) extended to lanes of
+    /// `2^p` bytes: one packed chunk ([`Self::pack_wider`]). Neither deferred nor recorded
+    /// as a load of the chunk's bytes (`Tx::mem_src`): the chunk is not what memory holds.
+    fn load_packed_wider(&mut self, r: VReg, ms: MemSem, p: u8, host: Value, f: MemFlagsData) {
+        let sign = ms.ext == Ext::Sign;
+        let bytes = (self.vl as usize) << ms.log2e;
+        let v = if bytes == 8 {
+            // One extending load: bytes to halfwords or halfwords to words (p = log2e + 1).
+            let x = match (ms.log2e, sign) {
+                (0, true) => self.b.ins().sload8x8(f, host, 0),
+                (0, false) => self.b.ins().uload8x8(f, host, 0),
+                (_, true) => self.b.ins().sload16x4(f, host, 0),
+                (_, false) => self.b.ins().uload16x4(f, host, 0),
+            };
+            self.bitcast(I8X16, x)
+        } else {
+            // Four bytes to words: a 32-bit load, widened twice.
+            let x = self.b.ins().load(I32, f, host, 0);
+            let v = self.b.ins().scalar_to_vector(I32X4, x);
+            let mut v = self.bitcast(I8X16, v);
+            for _ in ms.log2e..p {
+                v = if sign {
+                    self.b.ins().swiden_low(v)
+                } else {
+                    self.b.ins().uwiden_low(v)
+                };
+            }
+            self.bitcast(I8X16, v)
+        };
+        self.def_packed(r, p, ms.ext, &[v]);
     }
 
     /// Store data as chunks (`sN` broadcast).
