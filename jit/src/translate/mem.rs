@@ -1405,13 +1405,11 @@ impl Tx<'_, '_> {
                     // precise. A load leaves its destination
                     // in the form the gather would (packed or wide), so that both reach the
                     // join alike: wide where the gather does not pack (64-bit lanes, which a
-                    // contiguous load elsewhere keeps "packed" at their own width).
-                    let wide = match data {
-                        Reg::V(d) if ms.dir == Dir::Load => {
-                            !self.gather_packs(acc) && self.can_pack(VReg(d), ms.log2e)
-                        }
-                        _ => false,
-                    };
+                    // contiguous load elsewhere keeps "packed" at their own width, and bytes
+                    // or halfwords of a group smaller than a chunk, which it packs wider:
+                    // `Tx::pack_wider`).
+                    let wide =
+                        matches!(data, Reg::V(_)) && ms.dir == Dir::Load && !self.gather_packs(acc);
                     packed = self.gather_packs(acc);
                     // The helper path starts from the state before the access (its exits
                     // write the destination's old value back), whatever form the inline
