@@ -1124,7 +1124,8 @@ impl Jit {
                 hints,
             });
         }
-        if (!(hints.tail && hints.ordered_tail) || translate::speculates(&region, hints.sregs))
+        if (!(hints.tail && hints.ordered_tail)
+            || translate::speculates(&region, hints.sregs, self.vl))
             && region.loop_head.is_some()
             && plan == Plan::Registers
         {

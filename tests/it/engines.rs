@@ -4552,6 +4552,89 @@ fn narrow_loads_at_small_vls_pack_extended_to_one_chunk() {
 }
 
 #[test]
+fn accesses_through_stepped_vector_bases_are_hoisted_when_their_lanes_allow() {
+    // A vector of lane addresses built before the loop and bumped by a scalar each iteration
+    // (`V.ADD v9, v9, s5`, as a compiler steps a pointer), read with immediate offsets, and a
+    // lane index bumped by VL read as a register offset: hoisted like a vector address built
+    // from `V.LC0` when the lanes are one element apart and the step is VL elements
+    // (`analysis::stepped_bases`), tested at every loop entry. The variants: the speculation
+    // holds; the step is two groups (never speculated); lanes not one element apart from the
+    // start, or only on the third entry (the loop leaves for the straight form there, and is
+    // compiled again without the speculation after a few such entries); the step subtracted
+    // as a negative scalar; an immediate step (VL * 4 only at VL 32); a step doubled on the
+    // third entry; and reads running past the mapped bytes in the middle of the loop (a
+    // precise trap).
+    let x = f32_words(2100, 29);
+    let prog = |step: &str, bump: &str, post: &str, n: u32| {
+        format!(
+            "
+            .mem 0x10000, 0x4000, rw
+            .mem 0x20000, 0x8000, rw
+            .data 0x10000
+            {x}
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, 0x20000
+            S.LI s6, 3
+            S.LI s10, 0x3e000000
+            S.LI s11, 0x3f000000
+            S.LI s14, 2
+    top:    V.LANEID v9
+            V.LANEID v7
+            S.SHR s13, s14, s6
+            V.MUL v6, v7, v7
+            V.MUL v6, v6, s13
+            {step}
+            V.SHL v9, v9, 2
+            V.ADD v9, v9, s1
+            S.VL s16
+            S.SHL s5, s16, 2
+            S.SUB s15, s0, s5
+            {post}
+            S.LI s3, {n}
+            LOOP s3
+            V.LWI.U [v9 + 0], ->v0
+            V.LWI.U [v9 + 4], ->v1
+            V.FMUL.S v8, v0, s10
+            V.FMUL.S v1, v1, s11
+            V.FADD.S v8, v8, v1
+            V.LW [s1 + (v7 << 2)], ->v2
+            V.FADD.S v8, v8, v2
+            V.SW v8, [s2, lc0<<2, 0]
+            {bump}
+            V.ADD v7, v7, s16
+            ENDLOOP
+            S.ADD s1, s1, 4
+            S.ADD s2, s2, 0x40
+            S.SUB s6, s6, 1
+            BNE s6, 0, top
+            HALT
+            "
+        )
+    };
+    let cases = [
+        ("", "V.ADD v9, v9, s5", ""),
+        ("", "V.ADD v9, v9, s5\n V.ADD v9, v9, s5", ""),
+        ("V.ADD v9, v9, v7", "V.ADD v9, v9, s5", ""),
+        ("V.ADD v9, v9, v6", "V.ADD v9, v9, s5", ""),
+        ("", "V.SUB v9, v9, s15", ""),
+        ("", "V.ADD v9, v9, 128", ""),
+        // The step doubled on the third entry.
+        ("", "V.ADD v9, v9, s5", "S.SHL s5, s5, s13"),
+    ];
+    for (step, bump, post) in cases {
+        let p = asm(&prog(step, bump, post, 300));
+        for vl in VLS {
+            check(&p, vl, false, None);
+        }
+        check_budgets_at(&p, &[8, 32], 97);
+    }
+    // Lanes from 0x10000 + 4 i read up to 0x10000 + 4 (n + 1): past 0x14000 from n = 4095.
+    let faulting = prog("", "V.ADD v9, v9, s5", "", 4200);
+    check_trap_every_vl(&asm(&faulting), Some(TrapKind::PageFault), &faulting);
+}
+
+#[test]
 fn large_loops_at_vl_64_in_the_baseline_register_form_agree() {
     // An 8-tap filter over rows of several lengths (a tail of each length, rows shorter
     // than VL, and a whole group), with a sum of every row's outputs carried across the

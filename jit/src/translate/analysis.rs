@@ -309,8 +309,102 @@ impl Hoisted {
     }
 }
 
-/// The hoisted accesses of a loop body (see [`Hoisted`]).
-pub(super) fn hoistable(r: &Region) -> Vec<Hoisted> {
+/// A vector register of an `ENDLOOP` loop body bumped by one `V.ADD`/`V.SUB` of a
+/// loop-invariant scalar or immediate per iteration ([`shape::stepped_v`]: a vector of lane
+/// addresses a compiler built before the loop and steps like a pointer), speculated to hold
+/// `b + e * (LC0BASE + i)` at the start of every iteration: its lanes `e` apart at loop entry
+/// and its step `VL * e`, as the entry that made the region compile showed for the step
+/// (`TxConfig::sregs`). Accesses through it are then hoisted like those through a vector
+/// address built from `V.LC0` in the body ([`Hoisted`], `b` the pseudo register
+/// [`shape::vbase`]); `Tx::spec_ok` tests both at every loop entry, and a loop whose test
+/// fails leaves for the straight form of its body (recompiled without the speculation after
+/// a few such entries, as a speculated base distance is).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stepped {
+    /// The vector register.
+    pub(crate) reg: u8,
+    /// The difference between its consecutive lanes: the element width of the first access
+    /// through it (a stepped vector base with an immediate offset) over its scaling.
+    pub(crate) e: i64,
+    /// The scalar register added per iteration (negated when `neg`), or `None` for an
+    /// immediate (then known to be `VL * e`).
+    pub(crate) step: Option<SReg>,
+    /// Whether the step is subtracted.
+    pub(crate) neg: bool,
+}
+
+/// The [`Stepped`] registers of `r` at `vl` lanes, with the entry's scalar registers `sregs`
+/// (none without them: no speculation).
+pub(crate) fn stepped_bases(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Vec<Stepped> {
+    let Some(sregs) = sregs else {
+        return Vec::new();
+    };
+    if r.loop_head.is_none() || !fast_loop_ok(r) {
+        return Vec::new();
+    }
+    let body = r.body();
+    let mut written = 0u32;
+    for (_, i) in body {
+        written |= reg_effects(i).1.s;
+    }
+    let mut out = Vec::new();
+    let cand = shape::stepped_v(r);
+    for n in (0..32u8).filter(|n| cand & (1 << n) != 0) {
+        // Its one update, of a scalar the body never writes or an immediate.
+        let ups: Vec<_> = body
+            .iter()
+            .filter(|(_, i)| reg_effects(i).1.v & (1 << n) != 0)
+            .filter_map(|(_, i)| shape::plus_scalar(i))
+            .collect();
+        let [(_, _, Some(x), neg)] = ups.as_slice() else {
+            continue;
+        };
+        // The lane step: the first access through it, as a base with an immediate, or as
+        // an offset scaled to its elements.
+        let e = body.iter().find_map(|(_, i)| {
+            let ms = i.opcode().mem()?;
+            let w = 1i64 << ms.log2e;
+            match i.mem_operands()?.addr {
+                lanejit_interp::isa::MemAddr::Imm {
+                    base: Reg::V(b), ..
+                } if b == n => Some(w),
+                lanejit_interp::isa::MemAddr::RegOff {
+                    base: Reg::S(_),
+                    off: Reg::V(o),
+                    shamt,
+                } if o == n => {
+                    let sh = ms.reg_shift(shamt);
+                    (sh < 8 && w >> sh << sh == w).then(|| w >> sh)
+                }
+                _ => None,
+            }
+        });
+        let Some(e) = e else { continue };
+        let want = (vl as i64).wrapping_mul(e);
+        let (step, by) = match *x {
+            VSrc::S(s) if written & (1 << s.0) == 0 && s.0 != 0 => {
+                (Some(s), sregs[s.0 as usize] as i64)
+            }
+            VSrc::Imm(k) => (None, k as i64),
+            _ => continue,
+        };
+        let by = if *neg { by.wrapping_neg() } else { by };
+        if by != want {
+            continue;
+        }
+        out.push(Stepped {
+            reg: n,
+            e,
+            step,
+            neg: *neg,
+        });
+    }
+    out
+}
+
+/// The hoisted accesses of a loop body (see [`Hoisted`]), with the vector registers of
+/// `stepped` taken as they speculate.
+pub(super) fn hoistable(r: &Region, stepped: &[Stepped]) -> Vec<Hoisted> {
     if r.loop_head.is_none() || !fast_loop_ok(r) {
         return Vec::new();
     }
@@ -319,7 +413,8 @@ pub(super) fn hoistable(r: &Region) -> Vec<Hoisted> {
         written |= reg_effects(i).1.s;
     }
     let body = r.body();
-    let forms = shape::lane_forms(body, !written);
+    let bases: Vec<(u8, i64)> = stepped.iter().map(|s| (s.reg, s.e)).collect();
+    let forms = shape::lane_forms(body, !written, &bases);
     body.iter()
         .zip(forms)
         .filter_map(|(&(pc, inst), f)| {
@@ -360,7 +455,13 @@ pub(super) fn speculate_bases(
         return Vec::new();
     };
     let single = |h: &Hoisted| match h.inv.terms.as_slice() {
-        [(r, 1)] if h.ms().dir == lanejit_interp::isa::Dir::Load && !h.contiguous() => Some(*r),
+        [(r, 1)]
+            if h.ms().dir == lanejit_interp::isa::Dir::Load
+                && !h.contiguous()
+                && shape::vbase_of(*r).is_none() =>
+        {
+            Some(*r)
+        }
         _ => None,
     };
     let mut guards: Vec<(SReg, SReg, i64)> = Vec::new();

@@ -294,7 +294,7 @@ impl Tx<'_, '_> {
     /// Whether every speculated base distance (`Tx::spec`) holds now (an `i8`), or `None`
     /// without speculation.
     fn spec_ok(&mut self) -> Option<Value> {
-        if self.spec.is_empty() {
+        if self.spec.is_empty() && self.stepped.is_empty() {
             return None;
         }
         let mut ok = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
@@ -304,6 +304,37 @@ impl Tx<'_, '_> {
             let diff = self.b.ins().isub(vb, va);
             let eq = self.b.ins().icmp_imm_s(IntCC::Equal, diff, d);
             ok = self.b.ins().band(ok, eq);
+        }
+        // Stepped vector bases (`analysis::Stepped`): the step still `VL * e` (an immediate
+        // one was checked when translating), and the lanes `e` apart now.
+        for st in self.stepped.clone() {
+            let want = (self.vl as i64).wrapping_mul(st.e);
+            if let Some(s) = st.step {
+                let x = self.sget(s);
+                let x = if st.neg { self.b.ins().ineg(x) } else { x };
+                let eq = self.b.ins().icmp_imm_s(IntCC::Equal, x, want);
+                ok = self.b.ins().band(ok, eq);
+            }
+            if self.vl > 1 {
+                let chunks = self.vget_all(lanejit_interp::isa::VReg(st.reg));
+                let l0 = self.b.ins().extractlane(chunks[0], 0);
+                let a = super::shape::Affine {
+                    base: l0,
+                    stride: st.e,
+                };
+                let want = self.affine_chunks(a);
+                let mut all = None;
+                for (&x, &w) in chunks.iter().zip(&want) {
+                    let eq = self.b.ins().icmp(IntCC::Equal, x, w);
+                    all = Some(match all {
+                        None => eq,
+                        Some(m) => self.b.ins().band(m, eq),
+                    });
+                }
+                let all = all.expect("at least one chunk");
+                let t = self.b.ins().vall_true(all);
+                ok = self.b.ins().band(ok, t);
+            }
         }
         Some(ok)
     }
@@ -337,7 +368,7 @@ impl Tx<'_, '_> {
             .map(|g| {
                 let hz = &self.hoist[g.low];
                 let d = hz.inv.terms.iter().try_fold(0i64, |acc, &(r, c)| {
-                    let s = count.steps[r.0 as usize]?;
+                    let s = count.steps.get(r.0 as usize).copied().flatten()?;
                     acc.checked_add(c.checked_mul(s)?)
                 })?;
                 let amask = self.align_mask(hz.ms());
@@ -581,7 +612,24 @@ impl Tx<'_, '_> {
     pub(super) fn inv_value(&mut self, s: &super::shape::Sym) -> Value {
         let mut acc = self.iconst(s.k as u64);
         for &(r, c) in &s.terms {
-            let x = self.sget(r);
+            let x = match super::shape::vbase_of(r) {
+                // A stepped vector base, at the start of an iteration (a loop's header or
+                // its masked tail's entry): lane 0 less `e` times LC0BASE.
+                Some(n) => {
+                    let e = self
+                        .stepped
+                        .iter()
+                        .find(|st| st.reg == n)
+                        .expect("a stepped base of this loop")
+                        .e;
+                    let ch = self.vget(lanejit_interp::isa::VReg(n), 0);
+                    let l0 = self.b.ins().extractlane(ch, 0);
+                    let lc = self.b.use_var(self.lc0);
+                    let off = self.b.ins().imul_imm_s(lc, e);
+                    self.b.ins().isub(l0, off)
+                }
+                None => self.sget(r),
+            };
             let t = if c == 1 {
                 x
             } else {

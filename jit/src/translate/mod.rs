@@ -346,11 +346,15 @@ pub struct TxConfig {
     pub sregs: Option<[u64; 32]>,
 }
 
-/// Whether translating `r` with the entry's scalar registers `sregs` speculates on base
-/// distances (`analysis::speculate_bases`): then a loop whose guard fails leaves for the
-/// straight form of its body, and the JIT counts those exits as it does a lazy tail's.
-pub(crate) fn speculates(r: &Region, sregs: Option<[u64; 32]>) -> bool {
-    sregs.is_some() && !analysis::speculate_bases(&mut hoistable(r), sregs).is_empty()
+/// Whether translating `r` at `vl` lanes with the entry's scalar registers `sregs`
+/// speculates on base distances (`analysis::speculate_bases`) or stepped vector bases
+/// (`analysis::stepped_bases`): then a loop whose guard fails leaves for the straight form
+/// of its body, and the JIT counts those exits as it does a lazy tail's.
+pub(crate) fn speculates(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> bool {
+    let stepped = analysis::stepped_bases(r, sregs, vl);
+    sregs.is_some()
+        && (!stepped.is_empty()
+            || !analysis::speculate_bases(&mut hoistable(r, &[]), sregs).is_empty())
 }
 
 /// Most iterations one loop entry's span check covers (see `Tx::precheck`).
@@ -616,6 +620,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// The base-register distances the hoisted accesses take as constants
     /// (`analysis::speculate_bases`): `(a, b, d)`, `b - a == d` checked at loop entry.
     pub(crate) spec: Vec<(SReg, SReg, i64)>,
+    /// Stepped vector bases the hoisted accesses speculate on (`analysis::stepped_bases`),
+    /// tested with `spec` at loop entry.
+    pub(crate) stepped: Vec<analysis::Stepped>,
     /// Whether the current code is a full copy entered through `Tx::precheck`: the hoisted
     /// accesses need no check.
     pub(crate) prechecked: bool,
@@ -1508,7 +1515,12 @@ pub(crate) fn translate(
     let ro_v = if vmem { 0 } else { used.v & !dirty.v };
     used.v &= !ro_v;
     let ind_v = if vmem { 0 } else { shape::stepped_v(r) };
-    let mut hoist = hoistable(r);
+    let stepped = if vmem {
+        Vec::new()
+    } else {
+        analysis::stepped_bases(r, cfg.sregs, cfg.vl)
+    };
+    let mut hoist = hoistable(r, &stepped);
     let spec = analysis::speculate_bases(&mut hoist, cfg.sregs);
     let copy = if cfg.budgeted {
         None
@@ -1688,6 +1700,7 @@ pub(crate) fn translate(
         copy_loop: copy,
         hoist,
         spec,
+        stepped,
         local_v,
         local_stored: 0,
         plocal: None,
