@@ -4632,6 +4632,71 @@ fn accesses_through_stepped_vector_bases_are_hoisted_when_their_lanes_allow() {
     // Lanes from 0x10000 + 4 i read up to 0x10000 + 4 (n + 1): past 0x14000 from n = 4095.
     let faulting = prog("", "V.ADD v9, v9, s5", "", 4200);
     check_trap_every_vl(&asm(&faulting), Some(TrapKind::PageFault), &faulting);
+    // A nest: a 5-point stencil whose rows build the vector of lane addresses and step it,
+    // tested at every row's entry. Rows whose lanes are not 4 bytes apart (every third: the
+    // lane index squared added), whose step is doubled (every fifth row), and a grid whose
+    // last row reads past the mapped bytes.
+    let nest = |rows: u32| {
+        format!(
+            "
+            .mem 0x10000, 0x4000, rw
+            .mem 0x20000, 0x4000, rw
+            .data 0x10000
+            {x}
+            .text
+            S.LI s1, 0x10084
+            S.LI s2, 0x20084
+            S.LI s4, {rows}
+            S.LI s10, 0x3f000000
+            S.LI s11, 0x3e000000
+            S.LI s12, 0
+    row:    V.LANEID v9
+            V.LANEID v7
+            S.ADD s12, s12, 1
+            S.LI s15, 0x9249249249249249
+            S.SHR s13, s15, s12
+            S.AND s13, s13, 1
+            V.MUL v7, v7, v7
+            V.MUL v7, v7, s13
+            V.SHL v9, v9, 2
+            V.ADD v9, v9, s1
+            V.ADD v9, v9, v7
+            S.VL s5
+            S.SHL s5, s5, 2
+            S.LI s15, 0x1084210842108421
+            S.SHR s14, s15, s12
+            S.AND s14, s14, 1
+            S.SHL s5, s5, s14
+            S.LI s3, 30
+            LOOP s3
+            V.LWI.U [v9 + 0], ->v0
+            V.LWI.U [v9 - 4], ->v1
+            V.LWI.U [v9 + 4], ->v2
+            V.LWI.U [v9 - 128], ->v3
+            V.LWI.U [v9 + 128], ->v4
+            V.FADD.S v1, v1, v2
+            V.FADD.S v3, v3, v4
+            V.FADD.S v1, v1, v3
+            V.FMUL.S v1, v1, s11
+            V.FMA.S v1, v0, s10
+            V.SW v1, [s2, lc0<<2, 0]
+            V.ADD v9, v9, s5
+            ENDLOOP
+            S.ADD s1, s1, 128
+            S.ADD s2, s2, 128
+            S.SUB s4, s4, 1
+            BNE s4, 0, row
+            HALT
+            "
+        )
+    };
+    let p = asm(&nest(30));
+    for vl in VLS {
+        check(&p, vl, false, None);
+    }
+    check_budgets_at(&p, &[8, 32], 131);
+    let faulting = nest(128);
+    check_trap_every_vl(&asm(&faulting), Some(TrapKind::PageFault), &faulting);
 }
 
 #[test]

@@ -309,9 +309,10 @@ impl Hoisted {
     }
 }
 
-/// A vector register of an `ENDLOOP` loop body bumped by one `V.ADD`/`V.SUB` of a
-/// loop-invariant scalar or immediate per iteration ([`shape::stepped_v`]: a vector of lane
-/// addresses a compiler built before the loop and steps like a pointer), speculated to hold
+/// A vector register of an `ENDLOOP` loop body (a nest's inner loop too) bumped by one
+/// `V.ADD`/`V.SUB` of a loop-invariant scalar or immediate per iteration and otherwise not
+/// written in the body (a vector of lane addresses a compiler built before the loop, or in
+/// the outer loop for each row, and steps like a pointer), speculated to hold
 /// `b + e * (LC0BASE + i)` at the start of every iteration: its lanes `e` apart at loop entry
 /// and its step `VL * e`, as the entry that made the region compile showed for the step
 /// (`TxConfig::sregs`). Accesses through it are then hoisted like those through a vector
@@ -347,8 +348,21 @@ pub(crate) fn stepped_bases(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Ve
     for (_, i) in body {
         written |= reg_effects(i).1.s;
     }
+    // Written in the body only by adding a scalar or immediate to itself (what a nest's outer
+    // code does to it does not matter: the test runs at every entry of the inner loop).
+    let mut written_v = 0u32;
+    let mut other = 0u32;
+    for (_, i) in body {
+        let w = reg_effects(i).1.v;
+        written_v |= w;
+        let own = match shape::plus_scalar(i) {
+            Some((vd, va, Some(_), _)) if vd == va => 1 << vd.0,
+            _ => 0,
+        };
+        other |= w & !own;
+    }
+    let cand = written_v & !other;
     let mut out = Vec::new();
-    let cand = shape::stepped_v(r);
     for n in (0..32u8).filter(|n| cand & (1 << n) != 0) {
         // Its one update, of a scalar the body never writes or an immediate.
         let ups: Vec<_> = body
