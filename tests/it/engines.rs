@@ -4562,8 +4562,8 @@ fn accesses_through_stepped_vector_bases_are_hoisted_when_their_lanes_allow() {
     // start, or only on the third entry (the loop leaves for the straight form there, and is
     // compiled again without the speculation after a few such entries); the step subtracted
     // as a negative scalar; an immediate step (VL * 4 only at VL 32); a step doubled on the
-    // third entry; and reads running past the mapped bytes in the middle of the loop (a
-    // precise trap).
+    // third entry; lanes 16 bytes apart (strided loads); and reads running past the mapped
+    // bytes in the middle of the loop (a precise trap).
     let x = f32_words(2100, 29);
     let prog = |step: &str, bump: &str, post: &str, n: u32| {
         format!(
@@ -4621,6 +4621,8 @@ fn accesses_through_stepped_vector_bases_are_hoisted_when_their_lanes_allow() {
         ("", "V.ADD v9, v9, 128", ""),
         // The step doubled on the third entry.
         ("", "V.ADD v9, v9, s5", "S.SHL s5, s5, s13"),
+        // Lanes 16 bytes apart (fields of 16-byte records: strided loads).
+        ("V.SHL v9, v9, 2", "V.ADD v9, v9, s5", "S.SHL s5, s5, 2"),
     ];
     for (step, bump, post) in cases {
         let p = asm(&prog(step, bump, post, 300));

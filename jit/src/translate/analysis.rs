@@ -314,8 +314,8 @@ impl Hoisted {
 /// written in the body (a vector of lane addresses a compiler built before the loop, or in
 /// the outer loop for each row, and steps like a pointer), speculated to hold
 /// `b + e * (LC0BASE + i)` at the start of every iteration: its lanes `e` apart at loop entry
-/// and its step `VL * e`, as the entry that made the region compile showed for the step
-/// (`TxConfig::sregs`). Accesses through it are then hoisted like those through a vector
+/// and its step `VL * e`, `e` the step the entry that made the region compile showed
+/// (`TxConfig::sregs`) over VL. Accesses through it are then hoisted like those through a vector
 /// address built from `V.LC0` in the body ([`Hoisted`], `b` the pseudo register
 /// [`shape::vbase`]); `Tx::spec_ok` tests both at every loop entry, and a loop whose test
 /// fails leaves for the straight form of its body (recompiled without the speculation after
@@ -324,8 +324,9 @@ impl Hoisted {
 pub(crate) struct Stepped {
     /// The vector register.
     pub(crate) reg: u8,
-    /// The difference between its consecutive lanes: the element width of the first access
-    /// through it (a stepped vector base with an immediate offset) over its scaling.
+    /// The difference between its consecutive lanes: its step over VL, positive (the
+    /// accesses through it are hoisted when that makes them contiguous or one of the strides
+    /// `Hoisted` allows).
     pub(crate) e: i64,
     /// The scalar register added per iteration (negated when `neg`), or `None` for an
     /// immediate (then known to be `VL * e`).
@@ -336,7 +337,7 @@ pub(crate) struct Stepped {
 
 /// The [`Stepped`] registers of `r` at `vl` lanes, with the entry's scalar registers `sregs`
 /// (none without them: no speculation).
-pub(crate) fn stepped_bases(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Vec<Stepped> {
+fn stepped_bases(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Vec<Stepped> {
     let Some(sregs) = sregs else {
         return Vec::new();
     };
@@ -373,28 +374,7 @@ pub(crate) fn stepped_bases(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Ve
         let [(_, _, Some(x), neg)] = ups.as_slice() else {
             continue;
         };
-        // The lane step: the first access through it, as a base with an immediate, or as
-        // an offset scaled to its elements.
-        let e = body.iter().find_map(|(_, i)| {
-            let ms = i.opcode().mem()?;
-            let w = 1i64 << ms.log2e;
-            match i.mem_operands()?.addr {
-                lanejit_interp::isa::MemAddr::Imm {
-                    base: Reg::V(b), ..
-                } if b == n => Some(w),
-                lanejit_interp::isa::MemAddr::RegOff {
-                    base: Reg::S(_),
-                    off: Reg::V(o),
-                    shamt,
-                } if o == n => {
-                    let sh = ms.reg_shift(shamt);
-                    (sh < 8 && w >> sh << sh == w).then(|| w >> sh)
-                }
-                _ => None,
-            }
-        });
-        let Some(e) = e else { continue };
-        let want = (vl as i64).wrapping_mul(e);
+        // The lane step: the step over VL (lanes one group apart per iteration).
         let (step, by) = match *x {
             VSrc::S(s) if written & (1 << s.0) == 0 && s.0 != 0 => {
                 (Some(s), sregs[s.0 as usize] as i64)
@@ -403,7 +383,8 @@ pub(crate) fn stepped_bases(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Ve
             _ => continue,
         };
         let by = if *neg { by.wrapping_neg() } else { by };
-        if by != want {
+        let e = by / vl as i64;
+        if e <= 0 || e.wrapping_mul(vl as i64) != by {
             continue;
         }
         out.push(Stepped {
@@ -414,6 +395,27 @@ pub(crate) fn stepped_bases(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Ve
         });
     }
     out
+}
+
+/// The hoisted accesses of loop region `r` at `vl` lanes with the entry's scalar registers
+/// `sregs`, and the [`Stepped`] bases they speculate on (only those some hoisted access goes
+/// through: a stepped vector that is no address, a counter, is not tested).
+pub(super) fn hoisted_and_stepped(
+    r: &Region,
+    sregs: Option<[u64; 32]>,
+    vl: u32,
+) -> (Vec<Hoisted>, Vec<Stepped>) {
+    let mut stepped = stepped_bases(r, sregs, vl);
+    let hoist = hoistable(r, &stepped);
+    stepped.retain(|st| {
+        hoist.iter().any(|h| {
+            h.inv
+                .terms
+                .iter()
+                .any(|&(t, _)| shape::vbase_of(t) == Some(st.reg))
+        })
+    });
+    (hoist, stepped)
 }
 
 /// The hoisted accesses of a loop body (see [`Hoisted`]), with the vector registers of

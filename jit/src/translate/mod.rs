@@ -351,10 +351,9 @@ pub struct TxConfig {
 /// (`analysis::stepped_bases`): then a loop whose guard fails leaves for the straight form
 /// of its body, and the JIT counts those exits as it does a lazy tail's.
 pub(crate) fn speculates(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> bool {
-    let stepped = analysis::stepped_bases(r, sregs, vl);
+    let (mut hoist, stepped) = analysis::hoisted_and_stepped(r, sregs, vl);
     sregs.is_some()
-        && (!stepped.is_empty()
-            || !analysis::speculate_bases(&mut hoistable(r, &[]), sregs).is_empty())
+        && (!stepped.is_empty() || !analysis::speculate_bases(&mut hoist, sregs).is_empty())
 }
 
 /// Most iterations one loop entry's span check covers (see `Tx::precheck`).
@@ -1515,12 +1514,11 @@ pub(crate) fn translate(
     let ro_v = if vmem { 0 } else { used.v & !dirty.v };
     used.v &= !ro_v;
     let ind_v = if vmem { 0 } else { shape::stepped_v(r) };
-    let stepped = if vmem {
-        Vec::new()
+    let (mut hoist, stepped) = if vmem {
+        (hoistable(r, &[]), Vec::new())
     } else {
-        analysis::stepped_bases(r, cfg.sregs, cfg.vl)
+        analysis::hoisted_and_stepped(r, cfg.sregs, cfg.vl)
     };
-    let mut hoist = hoistable(r, &stepped);
     let spec = analysis::speculate_bases(&mut hoist, cfg.sregs);
     let copy = if cfg.budgeted {
         None
