@@ -27,7 +27,10 @@
 //! loops run two or three times, the trip halved each time (or, half of them, kept: rows
 //! of one length) and the registers as the run before left them (a loop entered once per
 //! row). A fifth index by lane id through vectors
-//! computed before the loop, which the loop only reads (the JIT's read-only index bounds).
+//! computed before the loop, which the loop only reads (the JIT's read-only index bounds),
+//! or adds to a register of its own; in a hardware loop, half of those vectors are also
+//! stepped by VL times 1, 2, 4, 8, 16 bytes or their lane step every iteration (a stepped
+//! pointer: the JIT's speculated stepped bases, hoisted when the step matches the lanes).
 //! Some bodies repeat in a scalar branch loop instead (`BNE` back to their start, 2 to 6
 //! rounds): the JIT carries packed registers around such back edges.
 //! The table is mapped with
@@ -438,6 +441,31 @@ impl Shapes {
                         _ => (Inst::VMul, 3),
                     };
                     body.push(valu(op, to, to, VSrc::Imm(k)));
+                } else if !self.rounds_loop && u.ratio(1, 2)? {
+                    // In an `ENDLOOP` loop, the offsets stepped by VL times a lane step each
+                    // iteration, as a compiler steps a pointer (the JIT's
+                    // `analysis::Stepped`): by their own lanes' step, every iteration's lanes
+                    // step as the entry's did and the accesses through `vd` are hoisted; by
+                    // another, the JIT's entry test fails. Iterations after the first leave
+                    // the modelled lanes.
+                    let m = pick(u, &[1u64, 2, 4, 8, 16, mul])?;
+                    let step = u64::from(self.vl).wrapping_mul(m);
+                    match u.int_in_range(0..=2)? {
+                        0 if imm32(step).is_some() => {
+                            let k = imm32(step).unwrap_or(0);
+                            body.push(valu(Inst::VAdd, to, to, VSrc::Imm(k)));
+                        }
+                        1 => {
+                            let r = self.pre_reg();
+                            pre.push(li(r, step.wrapping_neg()));
+                            body.push(valu(Inst::VSub, to, to, VSrc::S(r)));
+                        }
+                        _ => {
+                            let r = self.pre_reg();
+                            pre.push(li(r, step));
+                            body.push(valu(Inst::VAdd, to, to, VSrc::S(r)));
+                        }
+                    }
                 }
             }
             return exact;
@@ -1692,7 +1720,7 @@ mod tests {
         let (mut tables, mut fma, mut halted) = (0, 0, 0);
         let (mut first, mut later, mut perm) = (0, 0, 0);
         let (mut rounds, mut ro_index, mut taps, mut aos) = (0, 0, 0, 0);
-        let mut rows = 0;
+        let (mut rows, mut stepped) = (0, 0);
         let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
         for i in 0..1100 {
             let g = case(9, i);
@@ -1722,6 +1750,7 @@ mod tests {
             ro_index += u32::from(r.trap.is_none() && read_only_index(&g.items));
             taps += u32::from(r.trap.is_none() && tap_loop(&g.items));
             aos += u32::from(r.trap.is_none() && aos_loop(&g.items));
+            stepped += u32::from(stepped_root(&g.items));
             let Some(t) = r.trap else { continue };
             let Some(mf) = t.mem else { continue };
             if (TABLE_BASE..table_end).contains(&mf.ea) {
@@ -1734,11 +1763,11 @@ mod tests {
             }
         }
         let counts = (
-            tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos,
+            tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, stepped,
         );
         eprintln!(
-            "tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos: \
-             {counts:?}"
+            "tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, \
+             stepped: {counts:?}"
         );
         assert!(tables >= 120 && fma >= 100 && halted >= 20, "{counts:?}");
         assert!(rounds >= 10, "loops run again: {counts:?}");
@@ -1753,6 +1782,56 @@ mod tests {
             "field loads of one vector address, stored to two arrays or more: {counts:?}"
         );
         assert!(first >= 8 && later >= 3 && perm >= 2, "{counts:?}");
+        assert!(
+            stepped >= 10,
+            "lane offsets stepped each iteration of a hardware loop: {counts:?}"
+        );
+    }
+
+    /// Whether a hardware loop of `items` adds a scalar or immediate to a vector register
+    /// from which it makes, by adding a scalar or immediate or by a move, a vector register
+    /// that an access takes as its address (lane offsets stepped like a pointer, the JIT's
+    /// `analysis::Stepped`).
+    fn stepped_root(items: &[Item]) -> bool {
+        let addr_regs = |insts: &[&Inst]| {
+            insts
+                .iter()
+                .fold(0u32, |m, i| match i.mem_operands().map(|o| o.addr) {
+                    Some(MemAddr::RegOff { base, off, .. }) => [base, off].iter().fold(
+                        m,
+                        |m, r| {
+                            if let Reg::V(n) = r { m | 1 << n } else { m }
+                        },
+                    ),
+                    Some(MemAddr::Imm {
+                        base: Reg::V(n), ..
+                    }) => m | 1 << n,
+                    _ => m,
+                })
+        };
+        loop_bodies(items).iter().any(|insts| {
+            let addrs = addr_regs(insts);
+            let made_from = |n: u8| {
+                insts.iter().any(|j| match j {
+                    Inst::VAdd(o) | Inst::VSub(o) => {
+                        o.va.0 == n
+                            && o.vd.0 != n
+                            && !matches!(o.vb, VSrc::V(_))
+                            && addrs & (1 << o.vd.0) != 0
+                    }
+                    Inst::VMov(m) => {
+                        m.src == VSrc::V(VReg(n)) && m.vd.0 != n && addrs & (1 << m.vd.0) != 0
+                    }
+                    _ => false,
+                })
+            };
+            insts.iter().any(|i| match i {
+                Inst::VAdd(o) | Inst::VSub(o) if o.vd == o.va && !matches!(o.vb, VSrc::V(_)) => {
+                    made_from(o.vd.0)
+                }
+                _ => false,
+            })
+        })
     }
 
     /// Whether a hardware loop of `items` loads two fields or more of records through one
