@@ -317,22 +317,7 @@ impl Tx<'_, '_> {
             }
             if self.vl > 1 {
                 let chunks = self.vget_all(lanejit_interp::isa::VReg(st.reg));
-                let l0 = self.b.ins().extractlane(chunks[0], 0);
-                let a = super::shape::Affine {
-                    base: l0,
-                    stride: st.e,
-                };
-                let want = self.affine_chunks(a);
-                let mut all = None;
-                for (&x, &w) in chunks.iter().zip(&want) {
-                    let eq = self.b.ins().icmp(IntCC::Equal, x, w);
-                    all = Some(match all {
-                        None => eq,
-                        Some(m) => self.b.ins().band(m, eq),
-                    });
-                }
-                let all = all.expect("at least one chunk");
-                let t = self.b.ins().vall_true(all);
+                let (_, t) = self.lanes_step(&chunks, st.e);
                 ok = self.b.ins().band(ok, t);
             }
         }

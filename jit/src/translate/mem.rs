@@ -463,19 +463,7 @@ impl Tx<'_, '_> {
             }
             let step = step_of(reg, shift);
             if step != 0 {
-                // Lane i - lane 0 == i * step in every lane (64-bit wrapping).
-                let lane0 = self.b.ins().extractlane(chunks[0], 0);
-                let s0 = self.b.ins().splat(I64X2, lane0);
-                let mut all = None;
-                for (c, &ch) in chunks.iter().enumerate() {
-                    let d = self.b.ins().isub(ch, s0);
-                    let (i, j) = (2 * c as u64, 2 * c as u64 + 1);
-                    let k = self.vconst2(i.wrapping_mul(step as u64), j.wrapping_mul(step as u64));
-                    let eq = self.b.ins().icmp(IntCC::Equal, d, k);
-                    all = Some(all.map_or(eq, |a| self.b.ins().band(a, eq)));
-                }
-                let all = all.expect("at least one chunk");
-                let mut ok = self.b.ins().vall_true(all);
+                let (lane0, mut ok) = self.lanes_step(&chunks, step);
                 if self.ind_v & (1 << reg) != 0 {
                     // A register the loop bumps keeps stepping only through full-mask
                     // iterations: from an entry under a full mask, every iteration is one but
@@ -495,6 +483,25 @@ impl Tx<'_, '_> {
                 step,
             });
         }
+    }
+
+    /// Lane 0 of the `i64x2` chunks `chunks` (two lanes each), and an `i8` that is 1 when lane
+    /// `i` is lane 0 plus `i * step` in every lane (64-bit wrapping): the entry tests of
+    /// read-only lane offsets (`Tx::ro_offsets`) and of stepped vector bases
+    /// (`analysis::Stepped`).
+    pub(crate) fn lanes_step(&mut self, chunks: &[Value], step: i64) -> (Value, Value) {
+        let lane0 = self.b.ins().extractlane(chunks[0], 0);
+        let s0 = self.b.ins().splat(I64X2, lane0);
+        let mut all = None;
+        for (c, &ch) in chunks.iter().enumerate() {
+            let d = self.b.ins().isub(ch, s0);
+            let (i, j) = (2 * c as u64, 2 * c as u64 + 1);
+            let k = self.vconst2(i.wrapping_mul(step as u64), j.wrapping_mul(step as u64));
+            let eq = self.b.ins().icmp(IntCC::Equal, d, k);
+            all = Some(all.map_or(eq, |a| self.b.ins().band(a, eq)));
+        }
+        let all = all.expect("at least one chunk");
+        (lane0, self.b.ins().vall_true(all))
     }
 
     /// The lowest and highest lane EA of `addr`, the or of every lane EA's low bits (enough
