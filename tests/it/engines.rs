@@ -4498,9 +4498,12 @@ fn narrow_loads_at_small_vls_pack_extended_to_one_chunk() {
     // At VL 8 (bytes) and VL 4 (bytes and halfwords) a group's elements fill less than one
     // 16-byte chunk: such loads stay packed extended to lanes that fill one
     // (`Tx::pack_wider`). Their registers are read by an accumulator's narrow sums, narrow
-    // multiplies, stores of their own and of other widths, a compare, a float add and a
-    // gather index, and written back at every exit: under instruction limits, and by a
-    // halfword load that faults in the middle of the loop (the second program).
+    // multiplies (of bytes packed as halfwords on 16-bit lanes: `Tx::byte_lanes`, signed and
+    // unsigned, into accumulators; of halfwords, and of a register loaded as bytes and then
+    // as halfwords, on 32-bit lanes), stores of their own and of other widths, a compare, a
+    // float add and a gather index, and written back at every exit: under instruction
+    // limits, and by a halfword load that faults in the middle of the loop (the second
+    // program).
     let bytes = words(1024, |i| i.wrapping_mul(0x9e37_79b9) ^ 0x8080_8080);
     let prog = |s2: u32| {
         format!(
@@ -4535,10 +4538,24 @@ fn narrow_loads_at_small_vls_pack_extended_to_one_chunk() {
             V.LW [s1 + (v2 << 2)], ->v9
             V.ADD v12, v12, v9
             V.SB v2, [s5, lc0, 0x300]
+            V.MUL v13, v1, v1
+            V.ADD v14, v14, v13
+            V.LBU [s2, lc0, 0x100], ->v15
+            V.MUL v15, v15, v2
+            V.ADD v16, v16, v15
+            V.MUL v17, v3, v3
+            V.LB [s1, lc0, 0x200], ->v18
+            V.LH [s2, lc0<<1, 0x200], ->v18
+            V.MUL v18, v18, v18
+            V.ADD v19, v19, v18
             ENDLOOP
             V.REDSUM s20, v10
             V.REDSUM s21, v11
             V.REDSUM s22, v12
+            V.REDSUM s23, v14
+            V.REDSUM s24, v16
+            V.REDSUM s25, v17
+            V.REDSUM s26, v19
             HALT
             "
         )

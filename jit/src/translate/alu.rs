@@ -469,7 +469,13 @@ impl Tx<'_, '_> {
         if la > 1 || lb > 1 || ea == Ext::None || eb == Ext::None {
             return None;
         }
-        let t = if la == 0 && lb == 0 && ea == eb { 1 } else { 2 };
+        // Bytes: packed as bytes, or as halfwords by a byte load at VL 8 (`Tx::byte_lanes`).
+        let byte = |l: u8, r: VReg| l == 0 || (l == 1 && self.byte_lanes & (1 << r.0) != 0);
+        let t = if byte(la, o.va) && byte(lb, vb) && ea == eb {
+            1
+        } else {
+            2
+        };
         if !self.can_pack(o.vd, t) {
             return None;
         }

@@ -3021,6 +3021,9 @@ impl Tx<'_, '_> {
             self.bitcast(I8X16, v)
         };
         self.def_packed(r, p, ms.ext, &[v]);
+        if ms.log2e == 0 {
+            self.bytes_made |= 1 << r.0;
+        }
     }
 
     /// Store data as chunks (`sN` broadcast).

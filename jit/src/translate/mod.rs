@@ -571,6 +571,13 @@ pub(crate) struct Tx<'a, 'f> {
     /// is a compare): an AND of 32-bit packed lanes with one stays packed
     /// (`Tx::packed_int_operands`).
     pub(crate) sign_masks: u32,
+    /// The vector registers whose every lane is a byte, sign- or zero-extended as their packed
+    /// form says, though packed as wider lanes: a byte load at VL 8 (`Tx::pack_wider`), in
+    /// this body copy. A multiply of two such registers stays on 16-bit lanes
+    /// (`Tx::narrow_mul_operands`), as one of bytes packed as bytes does.
+    pub(crate) byte_lanes: u32,
+    /// The registers of `byte_lanes` the instruction being translated made so.
+    pub(crate) bytes_made: u32,
     /// The instruction after the one being translated, in the same run of a body copy
     /// (`None` elsewhere): what a pair's lowering looks at (`Tx::packed_sign_mask`).
     pub(crate) next: Option<Inst>,
@@ -1222,6 +1229,8 @@ impl<'a, 'f> Tx<'a, 'f> {
             }
         }
         self.sign_masks &= !w.v;
+        // Read for the operands' old values; what the instruction writes is known after it.
+        self.bytes_made = 0;
         if !self.full && !self.lmask_valid && self.blends(inst, w) {
             self.refresh_lane_masks();
         }
@@ -1267,6 +1276,7 @@ impl<'a, 'f> Tx<'a, 'f> {
         if !self.mem_inst(pc, inst) && !self.alu_inst(inst) {
             unreachable!("region discovery only admits lowerable instructions: {inst}");
         }
+        self.byte_lanes = (self.byte_lanes & !w.v) | self.bytes_made;
         // What the instruction wrote is canonical unless it left a raw FP result.
         for n in 0..32 {
             if w.v & !self.nan_set & (1 << n) != 0 {
@@ -1310,6 +1320,7 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.mem_src.clear();
         self.mref = [None; 32];
         self.sign_masks = 0;
+        self.byte_lanes = 0;
         self.forget_shapes();
         // Every edge into a body copy canonicalised what it carried, but the raw f32 and f64
         // results the edges into a loop's second copy carry (`Tx::entry_nan`).
@@ -1390,6 +1401,7 @@ impl Tx<'_, '_> {
         self.stream = None;
         self.lmask_valid = false;
         self.sign_masks = 0;
+        self.byte_lanes = 0;
         self.forget_shapes();
         self.off = 0;
         let head_pc = r.insts[r.loop_head.unwrap_or(0)].0;
@@ -1711,6 +1723,8 @@ pub(crate) fn translate(
         mref: [None; 32],
         mref_nest: false,
         sign_masks: 0,
+        byte_lanes: 0,
+        bytes_made: 0,
         next: None,
         fused: false,
         repack: pack & repackable(r),
