@@ -2986,9 +2986,8 @@ impl Tx<'_, '_> {
         if ms.ext == Ext::None || ms.log2e >= 2 || self.can_pack(r, ms.log2e) {
             return None;
         }
-        let bytes = (self.vl as usize) << ms.log2e;
-        (ms.log2e + 1..=2)
-            .find(|&p| (self.vl as usize) << p == 16 && bytes >= 4 && self.can_pack(r, p))
+        // `VL << p` is 16 with `p` at most two above `log2e`: the group is 4 or 8 bytes.
+        (ms.log2e + 1..=2).find(|&p| (self.vl as usize) << p == 16 && self.can_pack(r, p))
     }
 
     /// Load `r`'s VL elements of `ms` (4 or 8 bytes from `host`) extended to lanes of
