@@ -130,6 +130,7 @@ impl TxSetup {
         plan: Plan,
         hot: bool,
         hints: region::Hints,
+        pairs: bool,
     ) -> translate::TxConfig {
         translate::TxConfig {
             vl: self.vl,
@@ -144,6 +145,7 @@ impl TxSetup {
             ordered_tail: hints.ordered_tail,
             steps: hints.steps,
             sregs: hints.sregs,
+            pairs,
         }
     }
 }
@@ -702,7 +704,7 @@ impl Jit {
         let isa = cache::new_isa(cache::Settings::Optimizing).ok()?;
         let cfg = self
             .tx_setup()
-            .config(&*isa, base.plan, base.key.hot, base.hints);
+            .config(&*isa, base.plan, base.key.hot, base.hints, true);
         let mut ctx = cranelift_codegen::Context::new();
         translate_into(
             &mut ctx.func,
@@ -978,7 +980,13 @@ impl Jit {
             }
             // Anonymous and unnamed: nothing links to a region by name.
             ctx.clear();
-            let cfg = setup.config(isa, plan, key.hot, hints);
+            // A loop that gets a baseline compile first gets its baseline from IR without
+            // paired streaming rounds (`TxConfig::pairs`); its optimised recompile has them.
+            let baseline = self.baseline
+                && probes.is_none()
+                && region.loop_head.is_some()
+                && plan == Plan::Registers;
+            let cfg = setup.config(isa, plan, key.hot, hints, !baseline);
             translate_into(
                 &mut ctx.func,
                 fctx,

@@ -547,6 +547,68 @@ fn a_baseline_loop_is_replaced_by_its_optimised_code_with_the_same_results() {
 }
 
 #[test]
+fn a_baseline_streams_one_iteration_per_round_and_its_optimised_code_two() {
+    // At VL 32, a body of three instructions streams two iterations per round in optimised code
+    // (`StreamLoop::pair`); its baseline, whose compile time matters more, one
+    // (`TxConfig::pairs`): a smaller IR, the same results (interpreter, baseline code and
+    // optimised code agree).
+    let src = "        S.LI s1, 0x11000\n        S.LI s3, 500\n        S.LI s4, 0x9e3779b97f4a7c15\n\
+               LOOP s3\n        V.LC0 v1\n        V.MUL v1, v1, s4\n\
+               V.SD v1, [s1, lc0<<3, 0]\n        ENDLOOP\n        HALT\n";
+    let p = lanejit_interp::asm::assemble(src, "pairs.s").expect("assembles");
+    let d = lanejit_interp::interp::Decoded::new(&p.code);
+    let mut reference = machine(&p.code, 32);
+    lanejit_interp::interp::run(&mut reference, &d);
+    let agree = |m: &Machine, what: &str| {
+        assert_eq!(
+            (m.pc, m.retired),
+            (reference.pc, reference.retired),
+            "{what}"
+        );
+        assert_eq!(m.regs, reference.regs, "{what}");
+        assert_eq!(
+            m.mem.bytes(0x11000, 0x1000),
+            reference.mem.bytes(0x11000, 0x1000),
+            "{what}"
+        );
+    };
+    let mut m = machine(&p.code, 32);
+    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    jit.set_baseline(true);
+    run_compiled(&mut jit, &mut m);
+    lanejit_interp::interp::run(&mut m, &d);
+    agree(&m, "baseline");
+    let base = jit.next_baseline().expect("the loop is queued");
+    let mut job = jit.prepare_optimized(base).expect("the baseline is there");
+    let optimised_ir = job.ctx.func.dfg.num_insts();
+    // The pair's copy: per chunk of two lanes at least the add to LC0BASE, the multiply,
+    // the store and its bitcast.
+    assert!(
+        optimised_ir >= base.ir_insts + 4 * 16,
+        "the pair is a body copy more: {} vs {optimised_ir}",
+        base.ir_insts
+    );
+    job.compile();
+    assert!(jit.install_optimized(job).expect("compiles"));
+    let mut m = machine(&p.code, 32);
+    run_compiled(&mut jit, &mut m);
+    lanejit_interp::interp::run(&mut m, &d);
+    agree(&m, "optimised");
+    // Without a baseline tier the first code is the optimised one, pair included.
+    let mut m = machine(&p.code, 32);
+    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    run_compiled(&mut jit, &mut m);
+    let ir = jit
+        .stats()
+        .regions
+        .iter()
+        .find(|r| r.kind == crate::RegionKind::Loop)
+        .expect("the loop")
+        .ir_insts;
+    assert_eq!(ir, optimised_ir);
+}
+
+#[test]
 fn without_a_baseline_tier_loops_are_optimised_at_once() {
     let code = encode(&copy_loop());
     let mut m = machine(&code, 8);

@@ -281,7 +281,10 @@ fn long_fma_chains(r: &Region) -> u32 {
 /// once per two iterations. widensum8's streaming iteration runs 21 instructions, 13 of
 /// them that bookkeeping. Larger bodies gain less and double more code. Bodies with a
 /// gather or scatter do not pair: lut32 at 16 MiB ran at half speed paired (with 8% fewer
-/// instructions), its table loads missing the cache.
+/// instructions), its table loads missing the cache. A loop's baseline compile does not pair
+/// ([`TxConfig::pairs`]): the pair is a copy of the body more to compile, and the baseline
+/// is the code a tiered run waits for (loops of 3 to 7 instructions at VL 32, baseline
+/// compile us: 604 -> 488, 644 -> 530, 688 -> 572, 1,445 -> 1,115, 17-23% less).
 pub(crate) const STREAM_PAIR_MAX_BODY: u64 = 10;
 
 /// The outer loop of a loop nest ([`Region::body`]).
@@ -344,6 +347,11 @@ pub struct TxConfig {
     /// sregs`): the distances between the base registers of strided loads that the
     /// translator takes as constants (`analysis::speculate_bases`), guarded at loop entry.
     pub sregs: Option<[u64; 32]>,
+    /// Whether small loop bodies may stream two iterations per round
+    /// ([`StreamLoop::pair`]). Off for the IR of a loop's baseline compile, whose compile
+    /// time matters more than its bookkeeping: the pair is one more copy of the body (a
+    /// quarter to a third of such a loop's IR); the optimised recompile has it.
+    pub pairs: bool,
 }
 
 /// Whether translating `r` at `vl` lanes with the entry's scalar registers `sregs`
@@ -2007,7 +2015,8 @@ pub(crate) fn translate(
             // Pairs: small bodies, not a nest's packed slot of iteration-local registers
             // (whose stores follow each iteration) and narrow sums that hold at least two
             // iterations.
-            st.pair = body_len <= STREAM_PAIR_MAX_BODY
+            st.pair = cfg.pairs
+                && body_len <= STREAM_PAIR_MAX_BODY
                 && last.is_none()
                 && analysis::accesses_hoisted(r, &tx.hoist)
                 && (tx.plocal.is_none() || tx.local_v == 0)
