@@ -954,7 +954,7 @@ impl Jit {
         let pc = key.pc;
         let vector = region.loop_head.is_some() || key.hot;
         let mut plan = if vector {
-            plan::choose(&region, self.vl)
+            plan::choose(&region, self.vl, hints.sregs)
         } else {
             Plan::Memory
         };

@@ -276,7 +276,7 @@ pub fn discover(code: &Code, pc: u64, straight: bool) -> Option<Region> {
 pub fn discover_for(code: &Code, pc: u64, straight: bool, vl: u32) -> Option<Region> {
     let r = discover(code, pc, straight)?;
     if r.outer.is_some()
-        && crate::translate::plan::choose(&r, vl) != crate::translate::plan::Plan::Registers
+        && crate::translate::plan::choose(&r, vl, None) != crate::translate::plan::Plan::Registers
     {
         return discover_run(code, pc, straight);
     }

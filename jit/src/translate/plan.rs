@@ -20,7 +20,11 @@
 //! [`estimate`] predicts the IR size of the register form from the ISA table's semantic
 //! classes (per instruction: a constant plus a cost per `i64x2` chunk or per lane), measured
 //! on the bench kernels and the hostile kernels of the bounded-cost issue (250 shifts, 250
-//! multiplies, 250 gathers, 250 FMAs at VL 64). A region gets the register form when the
+//! multiplies, 250 gathers, 250 FMAs at VL 64), and from the loop's hoisted accesses: one
+//! through a vector address whose lanes the loop proves adjacent costs what a contiguous one
+//! does (an unfused 8-tap FIR reading through a stepped vector of lane addresses, at VL 64:
+//! its eight loads costed as gathers put it over every bound, and the straight-line fallback
+//! ran it at 0.6x the interpreter; in the register form, 9.2x). A region gets the register form when the
 //! estimate is at most 1.5 times [`registers_ir`] and its live vector state at most
 //! [`REGISTERS_STATE`] chunks (and the emitted IR at most [`registers_ir`]); at VL 64 also
 //! when they are at most 1.5 times [`REGISTERS_BASELINE_IR`] and [`REGISTERS_BASELINE_STATE`]
@@ -105,12 +109,14 @@ fn uniform_access(inst: &Inst) -> bool {
     }
 }
 
-fn inst_cost(inst: &Inst, vl: usize, nch: usize, memory: bool) -> usize {
+fn inst_cost(inst: &Inst, vl: usize, nch: usize, memory: bool, adjacent: bool) -> usize {
     let io = if memory { nch } else { 0 };
     io + match inst.opcode().sem() {
         Sem::Mem(_) if uniform_access(inst) => 20 + nch,
         Sem::Mem(ms) => match ms.mode {
             Mode::Contig => 20 + 3 * nch,
+            // A hoisted access whose lanes are adjacent elements: a contiguous one.
+            _ if adjacent => 20 + 3 * nch,
             Mode::RegOff { .. } | Mode::Imm { .. } if memory && vl >= LANE_LOOP_MIN_VL => {
                 60 + 6 * nch
             }
@@ -136,13 +142,26 @@ fn inst_cost(inst: &Inst, vl: usize, nch: usize, memory: bool) -> usize {
 /// The estimated IR size of `r` at `vl` lanes in the register form or (`memory`) the memory
 /// form: a loop's body is emitted twice (the full copy and the partial or second full copy),
 /// and so is a hot straight-line region (a copy for a full mask and one for a partial mask).
-pub fn estimate(r: &Region, vl: u32, memory: bool) -> usize {
+/// In the register form, an access through a vector address that the loop hoists with
+/// adjacent lanes (`analysis::hoistable`, with the stepped bases `sregs`, the entry's scalar
+/// registers, make) costs what a contiguous one does: the lane shapes make it one.
+pub fn estimate(r: &Region, vl: u32, memory: bool, sregs: Option<[u64; 32]>) -> usize {
+    let adjacent: Vec<u64> = if memory {
+        Vec::new()
+    } else {
+        let (hoist, _) = super::analysis::hoisted_and_stepped(r, sregs, vl);
+        hoist
+            .iter()
+            .filter(|h| h.contiguous())
+            .map(|h| h.pc)
+            .collect()
+    };
     let vl = vl as usize;
     let nch = vl.div_ceil(2);
     let body: usize = r
         .insts
         .iter()
-        .map(|(_, i)| inst_cost(i, vl, nch, memory))
+        .map(|(pc, i)| inst_cost(i, vl, nch, memory, adjacent.contains(pc)))
         .sum();
     2 * body + 100
 }
@@ -166,14 +185,15 @@ pub fn state(r: &Region, vl: u32) -> usize {
     other.count_ones() as usize * nch + (written & !other).count_ones() as usize
 }
 
-/// The form `r` is compiled in at `vl` lanes.
-pub fn choose(r: &Region, vl: u32) -> Plan {
+/// The form `r` is compiled in at `vl` lanes, for an entry with scalar registers `sregs`
+/// (the stepped vector bases they show, see [`estimate`]; `None`: none).
+pub fn choose(r: &Region, vl: u32, sregs: Option<[u64; 32]>) -> Plan {
     // The estimate runs up to 1.5x over what is emitted; the emitted size is what is bounded.
-    if estimate(r, vl, false) <= registers_max_ir(vl) * 3 / 2
+    if estimate(r, vl, false, sregs) <= registers_max_ir(vl) * 3 / 2
         && state(r, vl) <= registers_max_state(vl)
     {
         Plan::Registers
-    } else if estimate(r, vl, true) <= MEMORY_IR {
+    } else if estimate(r, vl, true, None) <= MEMORY_IR {
         Plan::Memory
     } else {
         Plan::Interpret
