@@ -611,58 +611,64 @@ fn a_baseline_streams_one_iteration_per_round_and_its_optimised_code_two() {
 #[test]
 fn loads_through_a_stepped_lane_address_are_costed_as_contiguous_ones() {
     use crate::RegionKind;
-    // An unfused 8-tap FIR at VL 64 reading through a vector of lane addresses stepped like
-    // a pointer (`V.ADD v9, v9, s5`). Its loads hoist with adjacent lanes, so the plan
-    // costs them as contiguous loads (`plan::estimate`): the loop gets the register form.
-    // Costed as gathers (5 IR instructions per lane) it went over every bound, and ran as the
-    // straight-line form of its body on helpers, slower than the interpreter.
-    let taps: String = (0..8)
-        .map(|k| {
-            format!(
-                "        V.LWI.U [v9 + {}], ->v{k}\n        V.FMUL.S v{k}, v{k}, s10\n\
-                 V.FADD.S v8, v8, v{k}\n",
-                4 * k
-            )
-        })
-        .collect();
-    let src = format!(
-        "        S.LI s1, 0x10000\n        S.LI s2, 0x11000\n        S.LI s3, 960\n\
-         S.LI s10, 0x3e000000\n        V.LANEID v9\n        V.SHL v9, v9, 2\n\
-         V.ADD v9, v9, s1\n        S.VL s5\n        S.SHL s5, s5, 2\n        LOOP s3\n\
-         V.MOV v8, 0\n{taps}        V.SW v8, [s2, lc0<<2, 0]\n        V.ADD v9, v9, s5\n\
-         ENDLOOP\n        HALT\n"
-    );
-    let p = lanejit_interp::asm::assemble(&src, "fir.s").expect("assembles");
-    let d = lanejit_interp::interp::Decoded::new(&p.code);
-    let mut reference = machine(&p.code, 64);
-    lanejit_interp::interp::run(&mut reference, &d);
-    let mut m = machine(&p.code, 64);
-    let mut jit = Jit::new(&p.code, &m).expect("jit");
-    loop {
-        while let Some(c) = jit.compile_for(m.pc, &m.regs).expect("compiles") {
-            if jit.run(c, &mut m).interp_next {
+    // Unfused FIRs reading through a vector of lane addresses stepped like a pointer
+    // (`V.ADD v9, v9, s5`): 8 taps at VL 64, 16 at VL 32. Their loads hoist with adjacent
+    // lanes, so the plan costs them as contiguous loads, and their f32 operations at what
+    // packed lanes emit (`plan::estimate`): the loops get the register form. Costed as
+    // gathers (5 IR instructions per lane) and 10 IR instructions per chunk of f32 work, they
+    // went over every bound and ran as the straight-line form of their bodies on helpers,
+    // slower than the interpreter.
+    for (ntaps, vl) in [(8, 64), (16, 32)] {
+        let taps: String = (0..ntaps)
+            .map(|k| {
+                format!(
+                    "        V.LWI.U [v9 + {}], ->v{}\n        V.FMUL.S v{1}, v{1}, s10\n\
+                     V.FADD.S v8, v8, v{1}\n",
+                    4 * k,
+                    k % 8
+                )
+            })
+            .collect();
+        let src = format!(
+            "        S.LI s1, 0x10000\n        S.LI s2, 0x11000\n        S.LI s3, 960\n\
+             S.LI s10, 0x3e000000\n        V.LANEID v9\n        V.SHL v9, v9, 2\n\
+             V.ADD v9, v9, s1\n        S.VL s5\n        S.SHL s5, s5, 2\n        LOOP s3\n\
+             V.MOV v8, 0\n{taps}        V.SW v8, [s2, lc0<<2, 0]\n        V.ADD v9, v9, s5\n\
+             ENDLOOP\n        HALT\n"
+        );
+        let p = lanejit_interp::asm::assemble(&src, "fir.s").expect("assembles");
+        let d = lanejit_interp::interp::Decoded::new(&p.code);
+        let mut reference = machine(&p.code, vl);
+        lanejit_interp::interp::run(&mut reference, &d);
+        let mut m = machine(&p.code, vl);
+        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        loop {
+            while let Some(c) = jit.compile_for(m.pc, &m.regs).expect("compiles") {
+                if jit.run(c, &mut m).interp_next {
+                    break;
+                }
+            }
+            if lanejit_interp::interp::step(&mut m, &d).is_some() {
                 break;
             }
         }
-        if lanejit_interp::interp::step(&mut m, &d).is_some() {
-            break;
-        }
+        assert_eq!((m.pc, m.retired), (reference.pc, reference.retired));
+        assert_eq!(m.regs, reference.regs);
+        assert_eq!(
+            m.mem.bytes(0x11000, 0x1000),
+            reference.mem.bytes(0x11000, 0x1000)
+        );
+        let regions = jit.stats().regions;
+        // The body starts after four two-word S.LI, V.LANEID, V.SHL, V.ADD, S.VL, S.SHL and
+        // LOOP.
+        let body = 0x70;
+        assert!(
+            regions.iter().any(|r| r.pc == body
+                && r.kind == RegionKind::Loop
+                && r.plan == crate::translate::plan::Plan::Registers),
+            "{ntaps} taps at VL {vl}: {regions:?}"
+        );
     }
-    assert_eq!((m.pc, m.retired), (reference.pc, reference.retired));
-    assert_eq!(m.regs, reference.regs);
-    assert_eq!(
-        m.mem.bytes(0x11000, 0x1000),
-        reference.mem.bytes(0x11000, 0x1000)
-    );
-    let regions = jit.stats().regions;
-    // The body starts after four two-word S.LI, V.LANEID, V.SHL, V.ADD, S.VL, S.SHL and LOOP.
-    let body = 0x70;
-    assert!(
-        regions.iter().any(|r| r.pc == body
-            && r.kind == RegionKind::Loop
-            && r.plan == crate::translate::plan::Plan::Registers),
-        "{regions:?}"
-    );
 }
 
 #[test]
