@@ -1073,3 +1073,59 @@ fn paced_compiles_wait_outside_their_compile_time() {
     assert_eq!(shared.stats().optimized_regions, 1);
     assert_eq!(shared.optimize_one_paced(|_| true), Recompile::Nothing);
 }
+
+#[test]
+fn lj_vop_runs_every_vector_alu_op_as_the_lane_semantics_say() {
+    use lanejit_interp::isa::{Opcode, Sem};
+    use lanejit_interp::machine::Regs;
+    // Every vector ALU opcode, on a vector or a scalar `b`, with `vd` apart from or the same
+    // as `va` and `vb`, under masks full over 64 and 5 lanes, sparse, with only the last
+    // lane, and empty: active lanes get `op(va[i], b[i])`, inactive ones keep their value.
+    let masks = [u64::MAX, 0x1f, 0x8000_0000_0000_0a51, 1 << 63, 0];
+    let regs3 = [(1u8, 2u8, 3u8), (2, 2, 3), (3, 2, 3), (2, 2, 2)];
+    let mut ops = 0;
+    for &opc in Opcode::ALL {
+        let Sem::VAlu(op) = opc.sem() else { continue };
+        ops += 1;
+        for scalar in [false, true] {
+            for &(vd, va, vb) in &regs3 {
+                for &mask in &masks {
+                    let mut r = Regs::reset(64);
+                    for n in 1..4 {
+                        for i in 0..64 {
+                            r.v[n][i] = (i as u64 + 1)
+                                .wrapping_mul(0x9e37_79b9_7f4a_7c15 >> n)
+                                .rotate_left(n as u32 * 7 + i as u32);
+                        }
+                    }
+                    let before = r.clone();
+                    let b = if scalar {
+                        0xfedc_ba98_7654_3217
+                    } else {
+                        u64::from(vb)
+                    };
+                    let code =
+                        u32::from(opc as u8) | if scalar { crate::abi::vop::SCALAR_B } else { 0 };
+                    // SAFETY: a live register file.
+                    unsafe {
+                        abi::lj_vop(&mut *r, crate::abi::vop::word(code, vd, va), b, mask);
+                    }
+                    for i in 0..64 {
+                        let x = before.v[va as usize][i];
+                        let y = if scalar { b } else { before.v[vb as usize][i] };
+                        let want = if mask >> i & 1 != 0 {
+                            op.apply(x, y)
+                        } else {
+                            before.v[vd as usize][i]
+                        };
+                        assert_eq!(
+                            r.v[vd as usize][i], want,
+                            "{opc:?} scalar {scalar} v{vd} v{va} v{vb} mask {mask:#x} lane {i}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(ops, 9, "every vector ALU opcode");
+}
