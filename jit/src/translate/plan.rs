@@ -24,8 +24,8 @@
 //! through a vector address whose lanes the loop proves adjacent costs what a contiguous one
 //! does (an unfused 8-tap FIR reading through a stepped vector of lane addresses, at VL 64:
 //! its eight loads costed as gathers put it over every bound, and the straight-line fallback
-//! ran it at 0.6x the interpreter; in the register form, 9.2x). A region gets the register form when the
-//! estimate is at most 1.5 times [`registers_ir`] and its live vector state at most
+//! ran it at 0.6x the interpreter; in the register form, 9.2x). A region gets the register
+//! form when the estimate is at most 1.5 times [`registers_ir`] and its live vector state at most
 //! [`REGISTERS_STATE`] chunks (and the emitted IR at most [`registers_ir`]); at VL 64 also
 //! when they are at most 1.5 times [`REGISTERS_BASELINE_IR`] and [`REGISTERS_BASELINE_STATE`]
 //! (and the emitted IR at most [`REGISTERS_BASELINE_IR`]), and then it is compiled with the
@@ -133,12 +133,13 @@ fn inst_cost(inst: &Inst, vl: usize, nch: usize, memory: bool, adjacent: bool) -
             };
             5 + per_chunk * nch
         }
-        // Packed f32 lanes emit about two IR instructions per chunk (three bitcasts and the
-        // operation per four lanes), f64 and wide ones a few more; 10 per chunk put the
-        // estimate of FP loops at 2.2-2.6x what they emit (fir8, daxpy at VL 32 and 64) and
-        // a 16-tap FIR at VL 32 over every bound. With 4: 0.8x their emitted IR in the
-        // median over the bench, example and user-shaped kernels' loops at VL 8, 32, 64
-        // (at most 1.9x, at least 0.39x: spmv's gathers, whose emitted IR the bound checks).
+        // Packed f32 lanes emitted about two IR instructions per chunk (the operation and
+        // three bitcasts per four lanes, before `Tx::bitcast` folded bitcast chains), f64 and
+        // wide ones a few more; 10 per chunk put the estimate of FP loops at 2.2-2.6x what
+        // they emitted (fir8, daxpy at VL 32 and 64) and a 16-tap FIR at VL 32 over every
+        // bound. With 4: 0.8x their emitted IR in the median over the bench, example and
+        // user-shaped kernels' loops at VL 8, 32, 64 (at most 1.9x, at least 0.39x: spmv's
+        // gathers; the emitted IR is what the bounds check).
         Sem::Fp(..) => 10 + 4 * nch,
         Sem::VMov | Sem::VRead(_) | Sem::RedSum => 5 + 3 * nch,
         _ => 6,
