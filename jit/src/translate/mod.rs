@@ -282,9 +282,11 @@ fn long_fma_chains(r: &Region) -> u32 {
 /// them that bookkeeping. Larger bodies gain less and double more code. Bodies with a
 /// gather or scatter do not pair: lut32 at 16 MiB ran at half speed paired (with 8% fewer
 /// instructions), its table loads missing the cache. A loop's baseline compile does not pair
-/// ([`TxConfig::pairs`]): the pair is a copy of the body more to compile, and the baseline
-/// is the code a tiered run waits for (loops of 3 to 7 instructions at VL 32, baseline
-/// compile us: 604 -> 488, 644 -> 530, 688 -> 572, 1,445 -> 1,115, 17-23% less).
+/// ([`TxConfig::pairs`]) unless the body has narrow accumulators: the pair is a copy of the
+/// body more to compile, and the baseline is the code a tiered run waits for (loops of 3 to 7
+/// instructions at VL 32, baseline compile us: 604 -> 488, 644 -> 530, 688 -> 572, 1,445 ->
+/// 1,115, 17-23% less); but the narrow sums of an unpaired round cost more than the compile
+/// saved (tiered at 16 MiB, Melem/s: widensum8 4,950 -> 3,700, dot8 3,900 -> 2,400).
 pub(crate) const STREAM_PAIR_MAX_BODY: u64 = 10;
 
 /// The outer loop of a loop nest ([`Region::body`]).
@@ -350,7 +352,8 @@ pub struct TxConfig {
     /// Whether small loop bodies may stream two iterations per round
     /// ([`StreamLoop::pair`]). Off for the IR of a loop's baseline compile, whose compile
     /// time matters more than its bookkeeping: the pair is one more copy of the body (a
-    /// quarter to a third of such a loop's IR); the optimised recompile has it.
+    /// quarter to a third of such a loop's IR); the optimised recompile has it. Bodies with
+    /// narrow accumulators pair either way (see [`STREAM_PAIR_MAX_BODY`]).
     pub pairs: bool,
 }
 
@@ -2053,7 +2056,7 @@ pub(crate) fn translate(
             // Pairs: small bodies, not a nest's packed slot of iteration-local registers
             // (whose stores follow each iteration) and narrow sums that hold at least two
             // iterations.
-            st.pair = cfg.pairs
+            st.pair = (cfg.pairs || !accs.is_empty())
                 && body_len <= STREAM_PAIR_MAX_BODY
                 && last.is_none()
                 && analysis::accesses_hoisted(r, &tx.hoist)
