@@ -7,8 +7,9 @@
 //! [`shared::SharedJit`] lets the worker threads of a launch share one JIT, and [`diskcache`]
 //! keeps compiled regions on disk across runs (`--code-cache`). With a baseline tier
 //! ([`Jit::set_baseline`]) loops are first compiled with the baseline settings
-//! ([`cache::Settings::Baseline`]: single-pass register allocation), and their
-//! optimised code, compiled from the same IR off the JIT's lock, replaces it later.
+//! ([`cache::Settings::Baseline`]: single-pass register allocation, and small bodies
+//! streaming one iteration per round, `translate::TxConfig::pairs`), and their optimised
+//! code, compiled from the same translation off the JIT's lock, replaces it later.
 //! Between Cranelift's optimiser and its lowering, [`schedule`] moves vector loads down to
 //! their first use ([`cache::compile`]), which the optimiser's placement does not do for
 //! chains of fused multiply-adds.
@@ -361,8 +362,8 @@ pub struct CompileJob {
 
 impl Baseline {
     /// About how long its optimising recompile will take, in microseconds (as
-    /// [`CompileJob::estimated_us`], from the baseline's IR size, which the recompile
-    /// translates again to the same IR).
+    /// [`CompileJob::estimated_us`], from the baseline's IR size: the recompile translates
+    /// again to the same IR, but for a small body's paired rounds).
     pub fn estimated_us(&self) -> u64 {
         cache::Settings::Optimizing.estimated_us(self.ir_insts as u64)
     }
@@ -676,7 +677,9 @@ impl Jit {
     /// queued for its optimised code, which replaces it once [`Jit::prepare_optimized`],
     /// [`CompileJob::compile`] and [`Jit::install_optimized`] have run (the tiered
     /// engine's compiler thread does so when no region waits to be compiled). Both codes
-    /// come from the same IR, so results do not depend on which one runs. The compile budget
+    /// come from the same translation (the baseline's small bodies stream one iteration per
+    /// round, `translate::TxConfig::pairs`, the optimised code's two), and every code agrees
+    /// with the interpreter, so results do not depend on which one runs. The compile budget
     /// is charged once per region; the optimised code is the one kept in the disk cache. Off
     /// (the default) for `--engine jit` and launches, and while the region report counts.
     pub fn set_baseline(&mut self, on: bool) {
