@@ -344,6 +344,73 @@ fn hot_straight_line_regions_run_under_full_and_partial_masks() {
 }
 
 #[test]
+fn hot_straight_line_gathers_test_their_lanes_for_consecutive_addresses() {
+    // A branch loop with a scalar `if` inside runs as hot straight-line regions, one entry
+    // per iteration; its gathers and scatters through `v1 = v9 + s7` test the lanes for
+    // consecutive elements at each access (`Tx::dyn_contig`) and take one contiguous access
+    // when they are. Cases: consecutive lanes; lanes two elements apart (the test fails: the
+    // lanes one by one); lanes whose neighbours swap on every iteration the `if` takes (the
+    // same code passes and fails the test by turns); consecutive lanes walking into an
+    // unmapped page (a precise trap from the contiguous path); a scatter into a read-only
+    // tile granule.
+    let prog = |setup: &str, flip: &str, src: &str, tile_ro: &str| {
+        format!(
+            "
+            .mem 0x10000, 0x4000, rw
+            .mem 0x20000, 0x4000, rw
+            .tilesize 0x4000
+            .tileprotect {tile_ro}, 0x40, r
+            .data 0x10000
+            .fill 4096, 4, 0x3c4d5e6f
+            .text
+            S.LI s1, {src}
+            S.LI s2, 0x20000
+            S.LI s3, 3000
+            S.VL s8
+            S.MOV s7, s0
+            V.LANEID v9
+            {setup}
+    top:    V.ADD v1, v9, s7
+            V.LW [s1 + (v1 << 2)], ->v3
+            S.AND s20, s7, s8
+            S.AND s20, s20, 1
+            S.SHR s21, s7, 3
+            S.AND s21, s21, 1
+            S.OR s20, s20, s21
+            BEQ s20, 0, skip
+            V.MUL v3, v3, 3
+            {flip}
+    skip:   V.ADD v3, v3, v1
+            V.SW v3, [s2 + (v1 << 2)]
+            V.SW.local v3, [s0 + (v1 << 2)]
+            S.ADD s7, s7, s8
+            BLT s7, s3, top
+            V.REDSUM s9, v3
+            HALT
+            "
+        )
+    };
+    let cases = [
+        ("", "", "0x10000", "0x3fc0", None),
+        ("V.SHL v9, v9, 1", "", "0x10000", "0x3fc0", None),
+        ("", "V.XOR v9, v9, 1", "0x10000", "0x3fc0", None),
+        ("", "", "0x12000", "0x3fc0", Some(TrapKind::PageFault)),
+        (
+            "",
+            "",
+            "0x10000",
+            "0x1000",
+            Some(TrapKind::TileUnauthorized),
+        ),
+    ];
+    for (setup, flip, src, tile_ro, kind) in cases {
+        let p = asm(&prog(setup, flip, src, tile_ro));
+        check_trap_every_vl(&p, kind, &format!("{setup}/{flip}/{src}/{tile_ro}"));
+        check_budgets_at(&p, &[8, 32], 97);
+    }
+}
+
+#[test]
 fn hot_branch_loops_gather_and_scatter_in_line_when_the_mask_is_full() {
     // A branch loop (one straight-line region, recompiled inline once hot) gathering from and
     // scattering to guest memory and tile space. The mask is all ones except every 8th

@@ -407,6 +407,10 @@ pub(crate) struct Tx<'a, 'f> {
     /// Whether straight-line code hands vector work to the register-file helpers (first
     /// compile: compile speed first) rather than inline code (a hot region's recompile).
     pub(crate) helpers: bool,
+    /// A hot straight-line region (inline vector code, one entry per pass): its gathers and
+    /// scatters through a register test the lanes for consecutive addresses at each access
+    /// (`Tx::dyn_contig`).
+    pub(crate) straight_hot: bool,
     /// [`TxConfig::native_fma`].
     pub(crate) native_fma: bool,
     /// [`TxConfig::tail`].
@@ -1711,6 +1715,7 @@ pub(crate) fn translate(
         s,
         v,
         vmem,
+        straight_hot: r.loop_head.is_none() && cfg.hot,
         helpers,
         native_fma: cfg.native_fma,
         tail: cfg.tail,
