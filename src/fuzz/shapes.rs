@@ -57,8 +57,13 @@ const S_TRIP: SReg = SReg(19);
 const S_BASE2: SReg = SReg(20);
 /// The rounds left of a snippet loop run more than once (see [`Shapes::loop_snippet`]).
 const S_ROUNDS: SReg = SReg(25);
+/// The condition of the branch that splits a snippet loop's body (nothing else uses it).
+const S_SPLIT: SReg = SReg(30);
 /// Labels of the snippets' repeated loops: this plus a count (far above the generator's own).
 const ROUND_LABELS: usize = 1 << 20;
+/// Labels of the branches that split a snippet loop's body (see [`Shapes::loop_snippet`]):
+/// this plus a count (above every round label).
+const SPLIT_LABELS: usize = 1 << 21;
 /// Constants set before a loop (not constants inside its body).
 const S_PRE: [u8; 4] = [21, 22, 23, 24];
 /// An FMA chain's scalar operands set before its loop (a filter's taps), which nothing else
@@ -242,6 +247,8 @@ pub struct Shapes {
     aos_regs: Vec<(SReg, u64, u64)>,
     /// Snippet loops run more than once so far (their labels, see [`ROUND_LABELS`]).
     rounds: usize,
+    /// Snippet loops split by a branch so far (their labels, see [`SPLIT_LABELS`]).
+    splits: usize,
     /// While set, [`Shapes::accesses`] computes its index vectors before the loop (lane-id
     /// based): registers the loop only reads, as a compiler hoists lane offsets.
     hoist_index: bool,
@@ -306,6 +313,7 @@ impl Shapes {
             aos: false,
             aos_regs: Vec::new(),
             rounds: 0,
+            splits: 0,
             hoist_index: false,
         }
     }
@@ -1457,7 +1465,43 @@ impl Shapes {
                 }
             }
             items.push(Item::LoopStart(S_TRIP));
-            items.extend(body);
+            // Half the loops whose index vectors are computed before them, and a sixth of
+            // the others, have a branch inside (over nothing, or over one or two of the
+            // body's instructions, taken by the trip count's low bit): the body then runs as
+            // straight-line regions, one entry per iteration, recompiled with inline vector
+            // code once hot, whose gathers and scatters through vectors test their lanes for
+            // consecutive elements at each access (`Tx::dyn_contig`).
+            let split = if self.hoist_index {
+                u.ratio(1, 2)?
+            } else {
+                u.ratio(1, 6)?
+            };
+            if split {
+                self.splits += 1;
+                let l = SPLIT_LABELS + self.splits;
+                let at = u.int_in_range(0..=body.len())?;
+                let over = u.int_in_range(0..=2usize)?.min(body.len() - at);
+                let (head, tail) = body.split_at(at);
+                items.extend_from_slice(head);
+                items.push(Item::Inst(Inst::SAnd(SAlu {
+                    sd: S_SPLIT,
+                    sa: S_TRIP,
+                    sb: SOrImm::Imm(1),
+                })));
+                items.push(Item::Branch(
+                    Inst::Bne(Branch {
+                        sa: S_SPLIT,
+                        sb: SOrImm::Imm(0),
+                        target: Target(0),
+                    }),
+                    l,
+                ));
+                items.extend_from_slice(&tail[..over]);
+                items.push(Item::Label(l));
+                items.extend_from_slice(&tail[over..]);
+            } else {
+                items.extend(body);
+            }
             items.push(Item::LoopEnd);
             if let Some(l) = again {
                 if halve && !halve_first {
@@ -1720,14 +1764,13 @@ mod tests {
         let (mut tables, mut fma, mut halted) = (0, 0, 0);
         let (mut first, mut later, mut perm) = (0, 0, 0);
         let (mut rounds, mut ro_index, mut taps, mut aos) = (0, 0, 0, 0);
-        let (mut rows, mut stepped) = (0, 0);
+        let (mut rows, mut stepped, mut split) = (0, 0, 0);
         let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
         for i in 0..1100 {
             let g = case(9, i);
-            let again = g
-                .items
-                .iter()
-                .any(|it| matches!(it, Item::Label(l) if *l > ROUND_LABELS));
+            let again = g.items.iter().any(
+                |it| matches!(it, Item::Label(l) if (ROUND_LABELS + 1..SPLIT_LABELS).contains(l)),
+            );
             let has_table = g.mem_map.iter().any(|r| r.start >= TABLE_BASE);
             tables += u32::from(has_table);
             fma += u32::from(
@@ -1751,6 +1794,12 @@ mod tests {
             taps += u32::from(r.trap.is_none() && tap_loop(&g.items));
             aos += u32::from(r.trap.is_none() && aos_loop(&g.items));
             stepped += u32::from(stepped_root(&g.items));
+            split += u32::from(
+                r.trap.is_none()
+                    && g.items
+                        .iter()
+                        .any(|it| matches!(it, Item::Label(l) if *l > SPLIT_LABELS)),
+            );
             let Some(t) = r.trap else { continue };
             let Some(mf) = t.mem else { continue };
             if (TABLE_BASE..table_end).contains(&mf.ea) {
@@ -1762,12 +1811,13 @@ mod tests {
                 perm += u32::from(t.kind == TrapKind::PermissionFault);
             }
         }
-        let counts = (
+        let counts = [
             tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, stepped,
-        );
+            split,
+        ];
         eprintln!(
             "tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, \
-             stepped: {counts:?}"
+             stepped, split: {counts:?}"
         );
         assert!(tables >= 120 && fma >= 100 && halted >= 20, "{counts:?}");
         assert!(rounds >= 10, "loops run again: {counts:?}");
@@ -1785,6 +1835,10 @@ mod tests {
         assert!(
             stepped >= 10,
             "lane offsets stepped each iteration of a hardware loop: {counts:?}"
+        );
+        assert!(
+            split >= 10,
+            "loops through index vectors made before them, split by a branch: {counts:?}"
         );
     }
 
