@@ -352,8 +352,21 @@ fn hot_straight_line_gathers_test_their_lanes_for_consecutive_addresses() {
     // lanes one by one); lanes whose neighbours swap on every iteration the `if` takes (the
     // same code passes and fails the test by turns); consecutive lanes walking into an
     // unmapped page (a precise trap from the contiguous path); a scatter into a read-only
-    // tile granule.
-    let prog = |setup: &str, flip: &str, src: &str, tile_ro: &str| {
+    // tile granule; and each of these with a `V.SETMASK` at the top of the loop that turns
+    // lane 0 off every fourth iteration (the region tests the mask before the lanes).
+    // Words that differ from their neighbours, so an access one lane off shows.
+    let x = f32_words(4096, 41);
+    let prog = |setup: &str, flip: &str, src: &str, tile_ro: &str, mask: bool| {
+        let mask = if mask {
+            "S.ADD s23, s23, 1
+            S.AND s24, s23, 3
+            S.ADD s24, s24, 1
+            S.SHR s24, s24, 2
+            S.SUB s24, s10, s24
+            V.SETMASK s24"
+        } else {
+            ""
+        };
         format!(
             "
             .mem 0x10000, 0x4000, rw
@@ -361,16 +374,18 @@ fn hot_straight_line_gathers_test_their_lanes_for_consecutive_addresses() {
             .tilesize 0x4000
             .tileprotect {tile_ro}, 0x40, r
             .data 0x10000
-            .fill 4096, 4, 0x3c4d5e6f
+            {x}
             .text
             S.LI s1, {src}
             S.LI s2, 0x20000
             S.LI s3, 3000
             S.VL s8
             S.MOV s7, s0
+            S.LI s10, -1
             V.LANEID v9
             {setup}
-    top:    V.ADD v1, v9, s7
+    top:    {mask}
+            V.ADD v1, v9, s7
             V.LW [s1 + (v1 << 2)], ->v3
             S.AND s20, s7, s8
             S.AND s20, s20, 1
@@ -404,9 +419,11 @@ fn hot_straight_line_gathers_test_their_lanes_for_consecutive_addresses() {
         ),
     ];
     for (setup, flip, src, tile_ro, kind) in cases {
-        let p = asm(&prog(setup, flip, src, tile_ro));
-        check_trap_every_vl(&p, kind, &format!("{setup}/{flip}/{src}/{tile_ro}"));
-        check_budgets_at(&p, &[8, 32], 97);
+        for mask in [false, true] {
+            let p = asm(&prog(setup, flip, src, tile_ro, mask));
+            check_trap_every_vl(&p, kind, &format!("{setup}/{flip}/{src}/{tile_ro}/{mask}"));
+            check_budgets_at(&p, &[8, 32], 97);
+        }
     }
 }
 

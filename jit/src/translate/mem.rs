@@ -2132,6 +2132,22 @@ impl Tx<'_, '_> {
         self.require_full(chk, slow);
         self.b.switch_to_block(chk);
         self.b.seal_block(chk);
+        // In a hot straight-line region, lanes of consecutive elements take one contiguous
+        // access, as under a mask known to be full (after a `V.SETMASK` the region tests
+        // the mask first: a branch loop masking its last group by software).
+        if let Some((ea0, ok)) = self.dyn_contig(acc.addr, acc.ms) {
+            let (contig, other) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(ok, contig, &[], other, &[]);
+            self.b.switch_to_block(contig);
+            self.b.seal_block(contig);
+            let forms = self.form;
+            let fast = self.contig_check(acc.ms, ea0, acc.local, other);
+            self.contig_in(fast, acc.ms, acc.data, ea0, acc.local);
+            self.b.ins().jump(join, &[]);
+            self.form = forms;
+            self.b.switch_to_block(other);
+            self.b.seal_block(other);
+        }
         // Its lane EAs do not dominate `slow`, which computes its own.
         self.lanes_inline(acc, slow);
         self.b.ins().jump(join, &[]);
