@@ -285,6 +285,12 @@ pub struct Jit {
     baseline: bool,
     /// Baseline compiles waiting for their optimised code, oldest first.
     pending: std::collections::VecDeque<Baseline>,
+    /// Hot straight-line regions are recompiled by whoever takes [`Jit::next_hot`] (a
+    /// background compiler), not on the entry that found them hot (see
+    /// [`Jit::set_defer_hot`]).
+    defer_hot: bool,
+    /// Straight-line first compiles found hot and waiting for their recompile, oldest first.
+    hot_pending: std::collections::VecDeque<Key>,
     /// Loops compiled without their partial-mask iterations (`translate::TxConfig::tail`) or
     /// with them but with the masked tail's loads free to move
     /// (`translate::TxConfig::ordered_tail`), with how many times they have exited for one
@@ -509,6 +515,8 @@ impl Jit {
             observer: None,
             baseline: false,
             pending: std::collections::VecDeque::new(),
+            defer_hot: false,
+            hot_pending: std::collections::VecDeque::new(),
             lazy: rustc_hash::FxHashMap::default(),
         })
     }
@@ -684,6 +692,80 @@ impl Jit {
     /// (the default) for `--engine jit` and launches, and while the region report counts.
     pub fn set_baseline(&mut self, on: bool) {
         self.baseline = on;
+    }
+
+    /// Leave the recompiles of hot straight-line regions to whoever takes them
+    /// ([`Jit::next_hot`], [`Jit::prepare_hot`], [`Jit::install_hot`]: a tiered run's
+    /// compiler thread), instead of making them on the entry that found the region hot, on
+    /// the run's path (`on`). The first compile keeps running meanwhile, so results do not
+    /// change. Off (the default) for `--engine jit`, launches and foreground tiered runs.
+    pub fn set_defer_hot(&mut self, on: bool) {
+        self.defer_hot = on;
+    }
+
+    /// The oldest hot straight-line region waiting for its recompile, taken off the queue.
+    pub fn next_hot(&mut self) -> Option<Key> {
+        self.hot_pending.pop_front()
+    }
+
+    /// Forget the hot straight-line regions waiting for their recompile (a run that ended).
+    pub fn discard_hot(&mut self) {
+        self.hot_pending.clear();
+    }
+
+    /// The recompile of the hot straight-line region `key` (from [`Jit::next_hot`]),
+    /// translated while the JIT is only read, for [`CompileJob::compile`] and
+    /// [`Jit::install_hot`]: `None` when there is nothing to translate (its recompile known
+    /// already or declined, a full module, the compile budget spent, report counters).
+    pub fn prepare_hot(&self, key: Key) -> Option<CompileJob> {
+        let hot = Key { hot: true, ..key };
+        let Front::Region(region, loop_alone) = self.front(hot) else {
+            return None;
+        };
+        if self.cache.full() || self.counting() {
+            return None;
+        }
+        let ctx = cranelift_codegen::Context::new();
+        let mut fctx = FunctionBuilderContext::new();
+        self.translate(
+            hot,
+            region::Hints::ALL,
+            (region, loop_alone),
+            None,
+            Instant::now(),
+            ctx,
+            &mut fctx,
+        )
+    }
+
+    /// Place `job`'s recompile (from [`Jit::prepare_hot`], compiled) in place of its first
+    /// compile, as [`Jit::recompile_hot`] does: entries and exits run it from now on.
+    /// `Ok(false)` when the module holding the first compile was retired meanwhile.
+    pub fn install_hot(&mut self, job: CompileJob) -> Result<bool, JitError> {
+        let key = Key {
+            hot: false,
+            ..job.key
+        };
+        if !matches!(self.cache.get(&key), Some(Entry::Code(_, true))) {
+            return Ok(false);
+        }
+        let c = match self.front(job.key) {
+            Front::Known(Some(c)) => c,
+            Front::Known(None) => return Ok(false),
+            _ => {
+                if self.cache.full() {
+                    return Ok(false);
+                }
+                let r = self.install_job(job);
+                if r.is_err() {
+                    self.stats.compile_errors += 1;
+                }
+                r?
+            }
+        };
+        self.cache.insert(key, Entry::Code(c.0, false));
+        self.set_chain(key, c.0);
+        Ok(true)
     }
 
     /// The oldest baseline compile still waiting for its optimised code, taken off the queue.
@@ -1352,7 +1434,12 @@ impl Jit {
             mut status,
         } = e;
         if hot {
-            self.recompile_hot(self.key(pc, false));
+            let key = self.key(pc, false);
+            if !self.defer_hot {
+                self.recompile_hot(key);
+            } else if !self.hot_pending.contains(&key) {
+                self.hot_pending.push_back(key);
+            }
         }
         if status == Status::Partial {
             self.count_lazy_exit(m.pc);

@@ -123,7 +123,7 @@ impl SharedJit {
 
     /// The read lock, after any writer waiting for the write lock or holding it (`wait`), or
     /// now if no writer is there (`None` otherwise, or when poisoned).
-    fn read(&self, wait: bool) -> Option<RwLockReadGuard<'_, Jit>> {
+    pub(crate) fn read(&self, wait: bool) -> Option<RwLockReadGuard<'_, Jit>> {
         if self.writers.load(Ordering::Acquire) != 0 {
             if !wait {
                 return None;
@@ -294,9 +294,27 @@ impl SharedJit {
         }
     }
 
-    /// Replace the oldest baseline compile by its optimised code: the IR is built under the
-    /// shared lock and compiled under none, so other threads run compiled code meanwhile;
-    /// only installing it takes the JIT exclusively. `false` when no baseline waits.
+    /// Queue the recompiles of hot straight-line regions for [`SharedJit::optimize_one`]
+    /// instead of making them on the entry that found the region hot (see
+    /// [`Jit::set_defer_hot`]).
+    pub fn set_defer_hot(&self, on: bool) {
+        if let Some(mut jit) = self.write(true) {
+            jit.set_defer_hot(on);
+        }
+    }
+
+    /// Forget the hot straight-line regions waiting for their recompile (see
+    /// [`Jit::discard_hot`]).
+    pub fn discard_hot(&self) {
+        if let Some(mut jit) = self.write(true) {
+            jit.discard_hot();
+        }
+    }
+
+    /// Recompile the oldest hot straight-line region waiting (see [`Jit::set_defer_hot`]),
+    /// else replace the oldest baseline compile by its optimised code: the IR is built under
+    /// the shared lock and compiled under none, so other threads run compiled code meanwhile;
+    /// only installing it takes the JIT exclusively. `false` when neither waits.
     pub fn optimize_one(&self) -> bool {
         self.optimize_one_paced(|_| true) != Recompile::Nothing
     }
@@ -305,6 +323,21 @@ impl SharedJit {
     /// compile time in microseconds ([`crate::Baseline::estimated_us`]): it may wait, and
     /// `false` defers the recompile (the baseline goes back to the front of the queue).
     pub fn optimize_one_paced(&self, pace: impl FnOnce(u64) -> bool) -> Recompile {
+        // A hot straight-line region's recompile first: its first compile runs vector work
+        // on helpers, often slower than the interpreter. Translated under the shared lock,
+        // compiled under none, placed exclusively; not paced (a region the run asks for
+        // is not either, beyond its turn).
+        if let Some(key) = self.write(true).and_then(|mut j| j.next_hot()) {
+            let job = self.read(true).and_then(|j| j.prepare_hot(key));
+            if let Some(mut job) = job {
+                job.compile();
+                if let Some(mut jit) = self.write(true) {
+                    // A failure leaves the first compile running (counted as an error).
+                    let _ = jit.install_hot(job);
+                }
+            }
+            return Recompile::Done;
+        }
         let Some(base) = self.write(true).and_then(|mut j| j.next_baseline()) else {
             return Recompile::Nothing;
         };

@@ -1033,6 +1033,65 @@ fn entries_counted_by_threads_together_make_a_region_hot_once() {
     assert_eq!(at_0(&shared), 2, "the hot code is not counted");
 }
 
+/// With hot recompiles deferred (a tiered run's compiler thread), the entry that makes a
+/// straight-line region hot only queues it: the first compile keeps running until
+/// `SharedJit::optimize_one` recompiles and places it, and entries and exits run the
+/// recompile from then on, with the same results.
+#[test]
+fn deferred_hot_recompiles_wait_for_the_compiler_and_then_take_over() {
+    use crate::HOT_ENTRIES;
+    use crate::shared::SharedJit;
+    let code = encode(&copy_loop());
+    let m0 = machine(&code, 8);
+    let shared = SharedJit::new(Jit::new(&code, &m0).expect("jit"));
+    shared.set_defer_hot(true);
+    shared
+        .compile_for(0, &m0.regs)
+        .expect("compiles")
+        .expect("the head's straight-line region");
+    let at_0 = |s: &SharedJit| s.stats().regions.iter().filter(|r| r.pc == 0).count();
+    let first = shared
+        .read(true)
+        .expect("jit")
+        .lookup(0)
+        .expect("compiled")
+        .0 as usize;
+    let run = |n: u32| {
+        let mut m = machine(&code, 8);
+        for _ in 0..n {
+            m.pc = 0;
+            shared.run_at(&mut m).expect("compiled");
+        }
+        m
+    };
+    let m1 = run(2 * HOT_ENTRIES);
+    assert_eq!(at_0(&shared), 1, "hot, but only queued");
+    assert_eq!(
+        shared
+            .read(true)
+            .expect("jit")
+            .lookup(0)
+            .expect("compiled")
+            .0 as usize,
+        first,
+        "the first compile still runs"
+    );
+    assert!(shared.optimize_one(), "the queued recompile");
+    assert_eq!(at_0(&shared), 2, "recompiled once");
+    let hot = shared
+        .read(true)
+        .expect("jit")
+        .lookup(0)
+        .expect("compiled")
+        .0 as usize;
+    assert_ne!(hot, first, "entries run the recompile");
+    assert!(!shared.optimize_one(), "queued once, though hot twice");
+    let m2 = run(2 * HOT_ENTRIES);
+    assert_eq!((m2.pc, m2.retired), (m1.pc, m1.retired));
+    assert_eq!(m2.regs, m1.regs);
+    assert_eq!(at_0(&shared), 2, "the recompile is not counted");
+}
+
 /// A paced compile: a refusal leaves the region uncompiled (and compilable later); the wait
 /// before Cranelift is not compile time; a deferred recompile keeps its baseline queued.
 #[test]
