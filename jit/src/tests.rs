@@ -147,6 +147,22 @@ fn discovery_finds_loop_regions() {
 }
 
 /// Drive `m` with compiled regions only; the instruction at a declined pc must be HALT.
+/// Run `m` to its end as the dispatcher does: compiled code, each region compiled for the
+/// entry that reaches it first, until an instruction is left to the interpreter (a first
+/// store to a page, the HALT), which runs it; then compiled code again.
+fn run_as_dispatched(jit: &mut Jit, m: &mut Machine, d: &lanejit_interp::interp::Decoded) {
+    loop {
+        while let Some(c) = jit.compile_for(m.pc, &m.regs).expect("compiles") {
+            if jit.run(c, m).interp_next {
+                break;
+            }
+        }
+        if lanejit_interp::interp::step(m, d).is_some() {
+            break;
+        }
+    }
+}
+
 fn run_compiled(jit: &mut Jit, m: &mut Machine) -> u64 {
     let mut calls = 0;
     loop {
@@ -642,16 +658,7 @@ fn loads_through_a_stepped_lane_address_are_costed_as_contiguous_ones() {
         lanejit_interp::interp::run(&mut reference, &d);
         let mut m = machine(&p.code, vl);
         let mut jit = Jit::new(&p.code, &m).expect("jit");
-        loop {
-            while let Some(c) = jit.compile_for(m.pc, &m.regs).expect("compiles") {
-                if jit.run(c, &mut m).interp_next {
-                    break;
-                }
-            }
-            if lanejit_interp::interp::step(&mut m, &d).is_some() {
-                break;
-            }
-        }
+        run_as_dispatched(&mut jit, &mut m, &d);
         assert_eq!((m.pc, m.retired), (reference.pc, reference.retired));
         assert_eq!(m.regs, reference.regs);
         assert_eq!(
@@ -876,19 +883,7 @@ next:   S.SUB s4, s4, 1
     let mut m = machine(&p.code, 8);
     let mut reference = machine(&p.code, 8);
     let mut jit = Jit::new(&p.code, &m).expect("jit");
-    // Compiled code, each region compiled for the entry that reaches it first as the
-    // dispatcher does, until an instruction is left to the interpreter (a first store to a
-    // page, the HALT), which runs it.
-    loop {
-        while let Some(c) = jit.compile_for(m.pc, &m.regs).expect("compiles") {
-            if jit.run(c, &mut m).interp_next {
-                break;
-            }
-        }
-        if lanejit_interp::interp::step(&mut m, &d).is_some() {
-            break;
-        }
-    }
+    run_as_dispatched(&mut jit, &mut m, &d);
     lanejit_interp::interp::run(&mut reference, &d);
     assert_eq!(m.regs, reference.regs);
     assert_eq!(m.retired, reference.retired);
