@@ -708,6 +708,16 @@ impl Jit {
         self.hot_pending.pop_front()
     }
 
+    /// Whether a hot straight-line region waits for its recompile.
+    pub fn hot_waiting(&self) -> bool {
+        !self.hot_pending.is_empty()
+    }
+
+    /// Whether a baseline compile waits for its optimised code.
+    pub fn baseline_waiting(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     /// Forget the hot straight-line regions waiting for their recompile (a run that ended).
     pub fn discard_hot(&mut self) {
         self.hot_pending.clear();

@@ -327,6 +327,15 @@ impl SharedJit {
         // on helpers, often slower than the interpreter. Translated under the shared lock,
         // compiled under none, placed exclusively; not paced (a region the run asks for
         // is not either, beyond its turn).
+        // Looked at under the shared lock first: an idle compiler thread asks every
+        // millisecond, and a writer makes the run's entries step aside.
+        let (hot, base) = match self.read(true) {
+            Some(j) => (j.hot_waiting(), j.baseline_waiting()),
+            None => return Recompile::Nothing,
+        };
+        if !hot && !base {
+            return Recompile::Nothing;
+        }
         if let Some(key) = self.write(true).and_then(|mut j| j.next_hot()) {
             let job = self.read(true).and_then(|j| j.prepare_hot(key));
             if let Some(mut job) = job {
