@@ -600,9 +600,15 @@ impl Jit {
     fn recompile_hot(&mut self, key: Key) {
         let hot = Key { hot: true, ..key };
         if let Ok(Some(c)) = self.compile_key(hot, region::Hints::ALL) {
-            self.cache.insert(key, Entry::Code(c.0, false));
-            self.set_chain(key, c.0);
+            self.place_hot(key, c);
         }
+    }
+
+    /// Run the recompile `c` of the hot straight-line first compile at `key` in its place:
+    /// entries find it (and no longer count), exits call it.
+    fn place_hot(&mut self, key: Key, c: Compiled) {
+        self.cache.insert(key, Entry::Code(c.0, false));
+        self.set_chain(key, c.0);
     }
 
     /// Let region exits to `key`'s pc call `f` directly: exits with `Status::Next` for a
@@ -728,29 +734,13 @@ impl Jit {
     /// [`Jit::install_hot`]: `None` when there is nothing to translate (its recompile known
     /// already or declined, a full module, the compile budget spent, report counters).
     pub fn prepare_hot(&self, key: Key) -> Option<CompileJob> {
-        let hot = Key { hot: true, ..key };
-        let Front::Region(region, loop_alone) = self.front(hot) else {
-            return None;
-        };
-        if self.cache.full() || self.counting() {
-            return None;
-        }
-        let ctx = cranelift_codegen::Context::new();
-        let mut fctx = FunctionBuilderContext::new();
-        self.translate(
-            hot,
-            region::Hints::ALL,
-            (region, loop_alone),
-            None,
-            Instant::now(),
-            ctx,
-            &mut fctx,
-        )
+        self.prepare_key(Key { hot: true, ..key }, region::Hints::ALL, false)
     }
 
     /// Place `job`'s recompile (from [`Jit::prepare_hot`], compiled) in place of its first
     /// compile, as [`Jit::recompile_hot`] does: entries and exits run it from now on.
-    /// `Ok(false)` when the module holding the first compile was retired meanwhile.
+    /// `Ok(false)` when the first compile is no longer there (its module retired meanwhile)
+    /// or the recompile was declined.
     pub fn install_hot(&mut self, job: CompileJob) -> Result<bool, JitError> {
         let key = Key {
             hot: false,
@@ -759,22 +749,10 @@ impl Jit {
         if !matches!(self.cache.get(&key), Some(Entry::Code(_, true))) {
             return Ok(false);
         }
-        let c = match self.front(job.key) {
-            Front::Known(Some(c)) => c,
-            Front::Known(None) => return Ok(false),
-            _ => {
-                if self.cache.full() {
-                    return Ok(false);
-                }
-                let r = self.install_job(job);
-                if r.is_err() {
-                    self.stats.compile_errors += 1;
-                }
-                r?
-            }
+        let Some(c) = self.install_compiled(job)? else {
+            return Ok(false);
         };
-        self.cache.insert(key, Entry::Code(c.0, false));
-        self.set_chain(key, c.0);
+        self.place_hot(key, c);
         Ok(true)
     }
 
@@ -987,17 +965,25 @@ impl Jit {
     /// full module, an entry in the disk cache, report counters): [`Jit::compile_with`] then
     /// does the whole of it.
     pub fn prepare_compile(&self, pc: u64, hints: region::Hints) -> Option<CompileJob> {
-        let key = self.key(pc, false);
+        self.prepare_key(self.key(pc, false), hints, true)
+    }
+
+    /// The translation of `key` for a compile off the JIT's lock ([`Jit::prepare_compile`],
+    /// [`Jit::prepare_hot`]): `None` when its code or its refusal is known already, there is
+    /// nothing to compile, the compile budget is spent, the module is full, the region
+    /// report counts, or (`disk`) the disk cache holds its code.
+    fn prepare_key(&self, key: Key, hints: region::Hints, disk: bool) -> Option<CompileJob> {
         let Front::Region(region, loop_alone) = self.front(key) else {
             return None;
         };
         if self.cache.full() || self.counting() {
             return None;
         }
-        if self
-            .disk
-            .as_ref()
-            .is_some_and(|d| d.has(&self.prefix, &key))
+        if disk
+            && self
+                .disk
+                .as_ref()
+                .is_some_and(|d| d.has(&self.prefix, &key))
         {
             return None;
         }

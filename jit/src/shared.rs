@@ -323,12 +323,8 @@ impl SharedJit {
     /// compile time in microseconds ([`crate::Baseline::estimated_us`]): it may wait, and
     /// `false` defers the recompile (the baseline goes back to the front of the queue).
     pub fn optimize_one_paced(&self, pace: impl FnOnce(u64) -> bool) -> Recompile {
-        // A hot straight-line region's recompile first: its first compile runs vector work
-        // on helpers, often slower than the interpreter. Translated under the shared lock,
-        // compiled under none, placed exclusively; not paced (a region the run asks for
-        // is not either, beyond its turn).
-        // Looked at under the shared lock first: an idle compiler thread asks every
-        // millisecond, and a writer makes the run's entries step aside.
+        // Both queues looked at under the shared lock first: an idle compiler thread asks
+        // every millisecond, and a writer makes the run's entries step aside.
         let (hot, base) = match self.read(true) {
             Some(j) => (j.hot_waiting(), j.baseline_waiting()),
             None => return Recompile::Nothing,
@@ -336,6 +332,10 @@ impl SharedJit {
         if !hot && !base {
             return Recompile::Nothing;
         }
+        // A hot straight-line region's recompile first: its first compile runs vector work
+        // on helpers, often slower than the interpreter. Translated under the shared lock,
+        // compiled under none, placed exclusively; not paced (a region the run asks for is
+        // not either, beyond its turn).
         if let Some(key) = self.write(true).and_then(|mut j| j.next_hot()) {
             let job = self.read(true).and_then(|j| j.prepare_hot(key));
             if let Some(mut job) = job {
