@@ -428,6 +428,57 @@ fn hot_straight_line_gathers_test_their_lanes_for_consecutive_addresses() {
 }
 
 #[test]
+fn a_loop_carries_what_it_gathered_packed_into_a_store_through_an_index_register() {
+    // tile_stage's column loop: a branch loop gathers words (sign-extended, half of them
+    // negative) through a read-only index vector of a run-time stride, then stores them
+    // through `v1 << 2`, whose entry test finds the lanes consecutive or not. The stored
+    // register stays packed across the store and around the back edge; the paths that widen
+    // it are the store's lanes (v1 not consecutive), its helper (a fault), every exit, and
+    // the final state (`V.REDSUM`, and v4 itself in the snapshot). Cases: consecutive lanes;
+    // lanes two apart; consecutive lanes whose stores walk into an unmapped page in the
+    // last iterations; a store of halfwords (another width: the register is widened first).
+    let x = f32_words(4096, 77);
+    let prog = |lanes: &str, dst: &str, store: &str| {
+        format!(
+            "
+            .mem 0x10000, 0x4000, rw
+            .mem 0x20000, 0x3000, rw
+            .data 0x10000
+            {x}
+            .text
+            S.LI s4, 0x10000
+            S.LI s6, {dst}
+            S.LI s3, 60
+            S.LI s12, 12
+            V.LANEID v1
+            V.MUL v2, v1, s12
+            {lanes}
+            S.MOV s9, s0
+    cols:   V.LW [s4 + v2], ->v4
+            {store} v4, [s6 + (v1 << 2)]
+            S.ADD s4, s4, 4
+            S.ADD s6, s6, 128
+            S.ADD s9, s9, 1
+            BLT s9, s3, cols
+            V.REDSUM s10, v4
+            HALT
+            "
+        )
+    };
+    let cases = [
+        ("", "0x20000", "V.SW", None),
+        ("V.SHL v1, v1, 1", "0x20000", "V.SW", None),
+        ("", "0x22000", "V.SW", Some(TrapKind::PageFault)),
+        ("", "0x20000", "V.SH", None),
+    ];
+    for (lanes, dst, store, kind) in cases {
+        let p = asm(&prog(lanes, dst, store));
+        check_trap_every_vl(&p, kind, &format!("{lanes}/{dst}/{store}"));
+        check_budgets_at(&p, &[8, 32], 61);
+    }
+}
+
+#[test]
 fn hot_branch_loops_gather_and_scatter_in_line_when_the_mask_is_full() {
     // A branch loop (one straight-line region, recompiled inline once hot) gathering from and
     // scattering to guest memory and tile space. The mask is all ones except every 8th

@@ -2199,8 +2199,14 @@ impl Tx<'_, '_> {
         vec![desc, bval, oval]
     }
 
-    /// The operand of a contiguous access that may stay packed across `inst` (the data of a
-    /// same-width store, the destination of a load), when the mask is statically full.
+    /// The operand of an access that may stay packed across `inst`, when the mask is
+    /// statically full: the destination of a contiguous load, the data of a same-width store
+    /// to guest memory. A store whose lanes are contiguous only at run time (a read-only or
+    /// stepped index register's entry test, `Tx::ro_contig`, `Tx::dyn_contig`) writes the
+    /// packed bytes on its contiguous path, and its other paths widen what they read
+    /// (`Tx::vget`) without changing the register's form: a loop that loads a register and
+    /// stores it that way carries it packed around its back edge instead of widening it every
+    /// iteration (tile_stage's column loop, a gather then a scatter through `V.LANEID`).
     pub(crate) fn packed_ok_operand(&self, inst: &Inst) -> Option<VReg> {
         let ms = inst.opcode().mem()?;
         if !self.full {
@@ -2209,11 +2215,11 @@ impl Tx<'_, '_> {
         let (data, addr, local) = operands(inst, ms)?;
         let contiguous =
             matches!(addr, Addr::Contig { .. }) || self.ea_stride(addr) == Some(ms.width() as i64);
-        let (true, false, Reg::V(n)) = (contiguous, local, data) else {
+        let (false, Reg::V(n)) = (local, data) else {
             return None;
         };
         match (ms.dir, self.form[n as usize]) {
-            (Dir::Load, _) => Some(VReg(n)),
+            (Dir::Load, _) if contiguous => Some(VReg(n)),
             (Dir::Store, super::Form::Packed { log2e, .. }) if log2e == ms.log2e => Some(VReg(n)),
             _ => None,
         }
