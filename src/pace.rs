@@ -121,11 +121,7 @@ impl Pacer {
 /// to have work left. The ISA's counted loops tell a future a generic JIT must guess: a
 /// region whose loop has long to go is worth compiling early.
 pub(crate) fn known_ahead(d: &Decoded, pc: u64, m: &Machine, began: Instant) -> Option<Instant> {
-    let at = (pc / 8) as usize;
-    let left = match (hardware_loop_left(d, at, m), branch_loop_left(d, at, m)) {
-        (Some(a), Some(b)) => a.max(b),
-        (a, b) => a.or(b)?,
-    };
+    let left = loops_left(d, pc, m)?;
     let secs = began.elapsed().as_secs_f64();
     if m.retired == 0 || secs <= 0.0 {
         return None;
@@ -133,6 +129,17 @@ pub(crate) fn known_ahead(d: &Decoded, pc: u64, m: &Machine, began: Instant) -> 
     let rate = m.retired as f64 / secs;
     let ahead = (left as f64 / rate).min(3600.0);
     Some(Instant::now() + Duration::from_secs_f64(ahead))
+}
+
+/// Instructions the loops around the instruction at `pc` are known to have left
+/// ([`hardware_loop_left`], [`branch_loop_left`]; the larger), `None` when no loop around it
+/// is known to have work left.
+pub(crate) fn loops_left(d: &Decoded, pc: u64, m: &Machine) -> Option<u64> {
+    let at = (pc / 8) as usize;
+    match (hardware_loop_left(d, at, m), branch_loop_left(d, at, m)) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Instructions left in the hardware loop around instruction `at`: the elements it has left

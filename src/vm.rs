@@ -96,7 +96,8 @@ pub struct VmOptions {
 /// and a JIT costs 0.1-0.3 ms of the run's time (the spawn, then page faults and code
 /// memory mappings the whole process shares), and its first loop takes a millisecond or
 /// more to compile, so a run shorter than this is fastest interpreted throughout. With a
-/// code cache the start is shorter ([`CACHED_START`]): nothing needs compiling.
+/// code cache the start is shorter ([`CACHED_START`]): nothing needs compiling. A run whose
+/// loops are known to go on for long ([`EARLY_AHEAD`]) starts sooner (`interpret_start`).
 pub const COMPILE_AFTER: std::time::Duration = std::time::Duration::from_millis(1);
 
 impl Default for VmOptions {
@@ -245,6 +246,10 @@ fn interpret_slice(m: &mut Machine, d: &Decoded, n: u64) -> Option<Exit> {
 /// only a pause, as the embedding API's stop slices) for about `time`, measured from the end
 /// of the first slice (a short run reads no clock; `first` is set to that end): the run's
 /// exit if it ended by then, else `None` (the machine exactly where the interpreter paused).
+/// Sooner when the loops the run is in are known to go on for [`EARLY_AHEAD`] more at the
+/// rate of the slices so far ([`pace::loops_left`], looked at every [`EARLY_EVERY`] slices):
+/// such a run gains from compiled code, and the time the plain interpreter spends first only
+/// delays it.
 fn interpret_start(
     m: &mut Machine,
     d: &Decoded,
@@ -252,6 +257,8 @@ fn interpret_start(
     interp_retired: &mut u64,
     first: &mut Option<std::time::Instant>,
 ) -> Option<Exit> {
+    let mut slices = 0u64;
+    let mut at_first = 0u64;
     loop {
         let before = m.retired;
         let e = interpret_slice(m, d, START_SLICE);
@@ -260,11 +267,32 @@ fn interpret_start(
             return e;
         }
         let now = std::time::Instant::now();
-        if now >= *first.get_or_insert(now) + time {
+        let start = *first.get_or_insert_with(|| {
+            at_first = m.retired;
+            now
+        });
+        if now >= start + time {
             return None;
+        }
+        slices += 1;
+        if slices % EARLY_EVERY == 0 {
+            let secs = (now - start).as_secs_f64();
+            let done = m.retired - at_first;
+            let left = crate::pace::loops_left(d, m.pc, m).unwrap_or(0);
+            if secs > 0.0 && done > 0 && left as f64 * secs >= done as f64 * EARLY_AHEAD {
+                return None;
+            }
         }
     }
 }
+
+/// Known work left, in seconds of the run's interpretation so far, from which a run starts
+/// its tier before [`COMPILE_AFTER`] (see [`interpret_start`]): about twice a loop's
+/// baseline compile (1-2 ms at VL 32) plus the compiler's start-up.
+const EARLY_AHEAD: f64 = 0.004;
+
+/// Slices between looks at the known work left while a run interprets its start.
+const EARLY_EVERY: u64 = 2;
 
 /// Where a background run's compiler thread runs (see [`ThreadPlace::place`]).
 ///
@@ -1116,5 +1144,61 @@ impl Tier for SharedTier<'_> {
                 false
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lanejit_interp::machine::Config;
+    use std::time::{Duration, Instant};
+
+    fn machine(src: &str) -> (Decoded, Machine) {
+        let p = lanejit_interp::asm::assemble(src, "start.s").expect("assembles");
+        let d = Decoded::new(&p.code);
+        let m = Machine::new(&p, Config::for_program(&p, Some(8))).expect("machine");
+        (d, m)
+    }
+
+    /// A run in a hardware loop with far more work left than [`EARLY_AHEAD`] leaves the plain
+    /// interpreter after a few slices, long before the time it was given; a loop whose end
+    /// is not known (a branch on a value it loads) interprets until that time.
+    #[test]
+    fn a_long_counted_loop_starts_its_tier_early() {
+        let counted = "        S.LI s3, 0x7fffffff\n        LOOP s3\n        \
+                       V.ADD v1, v1, 1\n        V.ADD v2, v2, v1\n        ENDLOOP\n        HALT\n";
+        let (d, mut m) = machine(counted);
+        let (mut retired, mut first) = (0, None);
+        let t = Instant::now();
+        let e = interpret_start(
+            &mut m,
+            &d,
+            Duration::from_secs(20),
+            &mut retired,
+            &mut first,
+        );
+        assert_eq!(e, None);
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        assert!(retired <= 16 * START_SLICE, "{retired}");
+        assert_eq!(retired, m.retired);
+        // A loop on a value it multiplies (never 1000): nothing known, the whole 50 ms.
+        let unknown = "        S.LI s2, 5\ntop:    V.ADD v1, v1, 1\n        S.MUL s2, s2, 3\n\
+                       \x20       S.AND s2, s2, 255\n        BNE s2, 1000, top\n        HALT\n";
+        let (d, mut m) = machine(unknown);
+        let (mut retired, mut first) = (0, None);
+        let t = Instant::now();
+        let e = interpret_start(
+            &mut m,
+            &d,
+            Duration::from_millis(50),
+            &mut retired,
+            &mut first,
+        );
+        assert_eq!(e, None);
+        assert!(
+            t.elapsed() >= Duration::from_millis(50),
+            "{:?}",
+            t.elapsed()
+        );
     }
 }
