@@ -117,8 +117,9 @@ fn inst_cost(inst: &Inst, vl: usize, nch: usize, memory: bool, adjacent: bool) -
             Mode::Contig => 20 + 3 * nch,
             // A hoisted access whose lanes are adjacent elements: a contiguous one.
             _ if adjacent => 20 + 3 * nch,
+            // The lane loops and the range check of their EA chunks (`Tx::lanes_loop`).
             Mode::RegOff { .. } | Mode::Imm { .. } if memory && vl >= LANE_LOOP_MIN_VL => {
-                60 + 6 * nch
+                75 + 8 * nch
             }
             // Any of these may turn out contiguous (lane shapes), or gather lane by lane.
             Mode::RegOff { .. } | Mode::Imm { .. } => 40 + 2 * nch + 5 * vl,
