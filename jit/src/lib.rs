@@ -151,6 +151,14 @@ impl TxSetup {
     }
 }
 
+/// The block parameters of `func`'s blocks, in all.
+fn block_params(func: &cranelift_codegen::ir::Function) -> usize {
+    func.layout
+        .blocks()
+        .map(|b| func.dfg.block_params(b).len())
+        .sum()
+}
+
 /// Translate `region` into `func` (empty, named) with signature `sig`.
 fn translate_into(
     func: &mut cranelift_codegen::ir::Function,
@@ -1106,7 +1114,7 @@ impl Jit {
         // the baseline settings for good: its optimised compile would pass the ceiling.
         let capped = optimizing
             && cfg.plan == Plan::Registers
-            && !plan::optimizing_fits(&region, ir_insts, self.vl);
+            && !plan::optimizing_fits(&region, ir_insts, block_params(&ctx.func), self.vl);
         let baseline = optimizing && self.baseline && probes.is_none() && !capped;
         // Straight-line code runs once per entry, and the memory form of a large loop must
         // compile in bounded time: the quick settings. Every code is placed in the module

@@ -51,11 +51,29 @@ pub enum Plan {
     Interpret,
 }
 
-/// Most IR instructions the translator may emit for [`Plan::Registers`] at VL 64: the
-/// optimising settings cost 4-7 µs per IR instruction on this project's machines (measured
-/// over the bench and example kernels at VL 32 and 64), so about 20 ms at most on a loaded
-/// machine, the bounded-cost issue's ceiling at VL 64.
-pub const REGISTERS_IR: usize = 3_500;
+/// Most IR instructions of a region compiled in [`Plan::Registers`] with the optimising
+/// settings at VL 64 (with at most [`OPTIMIZING_STATE_64`] live chunks and
+/// [`OPTIMIZING_PARAMS_64`] block parameters; over any of them, the baseline settings for
+/// good, see [`REGISTERS_BASELINE_IR`]). Measured with the optimising settings at VL 64
+/// (`lanejit run --vl 64 --engine jit --regions`, this project's 2-vCPU hosts): the bench
+/// kernels' loops 1.9-3.0 us per IR instruction (stencil5_vaddr 4,276: 8.1 ms; tile_stage's
+/// column loop 4,039: 9.9 ms; fir8_lc0 with its tail 4,558: 13.5 ms); per-lane vector shifts,
+/// scalar code for every lane, 2.3 us (4,330: 10.0-10.2 ms); so at most about 15 ms, within
+/// the bounded-cost issue's 20 ms ceiling at VL 64. It was 3,500 (4-7 us per IR instruction
+/// assumed), which left fir8_lc0, stencil5_vaddr and tile_stage at VL 64 with the
+/// single-pass allocator at 0.17-0.58x native; optimised, 0.52-1.05x.
+pub const REGISTERS_IR: usize = 5_000;
+/// Most live `i64x2` chunks ([`state`]) of a region compiled with the optimising settings at
+/// VL 64: fir8_lc0 writes nine registers (288 chunks), all but its accumulator loaded and
+/// used at once; its optimised compile takes 13.5 ms (see [`REGISTERS_IR`]).
+pub const OPTIMIZING_STATE_64: usize = 320;
+/// Most block parameters (the values the IR carries from block to block: about the live
+/// chunks times the blocks where they are live) of a region compiled with the optimising
+/// settings at VL 64: the register allocator's cost grows with them beyond its cost per IR
+/// instruction. The loop of `seeds/kernels/strided.s`, 3,887 IR instructions with 3,032
+/// block parameters, took 24 ms (6.3 us per IR instruction); the bench kernels' loops within
+/// [`REGISTERS_IR`] have 9-250.
+pub const OPTIMIZING_PARAMS_64: usize = 1_000;
 /// The same below VL 64, where a loop's state is half as large or less: the memory form of
 /// such loops runs 4-16x slower than the register form (fir8_vaddr at VL 32: 60 against 1000
 /// Melem/s), so the register form is kept up to twice the IR (about 40 ms at most).
@@ -246,9 +264,18 @@ pub const fn registers_max_state(vl: u32) -> usize {
     }
 }
 
-/// Whether region `r`, `emitted` IR instructions in [`Plan::Registers`], may be compiled
-/// with the optimising settings at `vl` lanes: within [`registers_ir`] and
-/// [`REGISTERS_STATE`] (else only with the baseline ones, see [`REGISTERS_BASELINE_IR`]).
-pub fn optimizing_fits(r: &Region, emitted: usize, vl: u32) -> bool {
-    emitted <= registers_ir(vl) && state(r, vl) <= REGISTERS_STATE
+/// Whether region `r`, `emitted` IR instructions with `params` block parameters in
+/// [`Plan::Registers`], may be compiled with the optimising settings at `vl` lanes: within
+/// [`registers_ir`] and [`REGISTERS_STATE`], at VL 64 [`OPTIMIZING_STATE_64`] and
+/// [`OPTIMIZING_PARAMS_64`] (else only with the baseline ones, see
+/// [`REGISTERS_BASELINE_IR`]).
+pub fn optimizing_fits(r: &Region, emitted: usize, params: usize, vl: u32) -> bool {
+    let state_max = if vl >= 64 {
+        OPTIMIZING_STATE_64
+    } else {
+        REGISTERS_STATE
+    };
+    emitted <= registers_ir(vl)
+        && state(r, vl) <= state_max
+        && (vl < 64 || params <= OPTIMIZING_PARAMS_64)
 }
