@@ -1160,45 +1160,32 @@ mod tests {
         (d, m)
     }
 
+    /// Interpret `src` from its start for at most `time` ([`interpret_start`]): how long it
+    /// took and the instructions it retired (checked against the machine's count).
+    fn start(src: &str, time: Duration) -> (Duration, u64) {
+        let (d, mut m) = machine(src);
+        let (mut retired, mut first) = (0, None);
+        let t = Instant::now();
+        let e = interpret_start(&mut m, &d, time, &mut retired, &mut first);
+        assert_eq!(e, None, "{src}");
+        assert_eq!(retired, m.retired);
+        (t.elapsed(), retired)
+    }
+
     /// A run in a hardware loop with far more work left than [`EARLY_AHEAD`] leaves the plain
     /// interpreter after a few slices, long before the time it was given; a loop whose end
-    /// is not known (a branch on a value it loads) interprets until that time.
+    /// is not known (a branch on a value it multiplies) interprets until that time.
     #[test]
     fn a_long_counted_loop_starts_its_tier_early() {
         let counted = "        S.LI s3, 0x7fffffff\n        LOOP s3\n        \
                        V.ADD v1, v1, 1\n        V.ADD v2, v2, v1\n        ENDLOOP\n        HALT\n";
-        let (d, mut m) = machine(counted);
-        let (mut retired, mut first) = (0, None);
-        let t = Instant::now();
-        let e = interpret_start(
-            &mut m,
-            &d,
-            Duration::from_secs(20),
-            &mut retired,
-            &mut first,
-        );
-        assert_eq!(e, None);
-        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        let (took, retired) = start(counted, Duration::from_secs(20));
+        assert!(took < Duration::from_secs(1), "{took:?}");
         assert!(retired <= 16 * START_SLICE, "{retired}");
-        assert_eq!(retired, m.retired);
-        // A loop on a value it multiplies (never 1000): nothing known, the whole 50 ms.
+        // Never 1000: nothing known, the whole 50 ms.
         let unknown = "        S.LI s2, 5\ntop:    V.ADD v1, v1, 1\n        S.MUL s2, s2, 3\n\
                        \x20       S.AND s2, s2, 255\n        BNE s2, 1000, top\n        HALT\n";
-        let (d, mut m) = machine(unknown);
-        let (mut retired, mut first) = (0, None);
-        let t = Instant::now();
-        let e = interpret_start(
-            &mut m,
-            &d,
-            Duration::from_millis(50),
-            &mut retired,
-            &mut first,
-        );
-        assert_eq!(e, None);
-        assert!(
-            t.elapsed() >= Duration::from_millis(50),
-            "{:?}",
-            t.elapsed()
-        );
+        let (took, _) = start(unknown, Duration::from_millis(50));
+        assert!(took >= Duration::from_millis(50), "{took:?}");
     }
 }
