@@ -247,9 +247,9 @@ fn interpret_slice(m: &mut Machine, d: &Decoded, n: u64) -> Option<Exit> {
 /// of the first slice (a short run reads no clock; `first` is set to that end): the run's
 /// exit if it ended by then, else `None` (the machine exactly where the interpreter paused).
 /// Sooner when the loops the run is in are known to go on for [`EARLY_AHEAD`] more at the
-/// rate of the slices so far ([`pace::loops_left`], looked at every [`EARLY_EVERY`] slices):
-/// such a run gains from compiled code, and the time the plain interpreter spends first only
-/// delays it.
+/// rate of the slices so far ([`crate::pace::loops_left`], looked at every [`EARLY_EVERY`]
+/// slices): such a run gains from compiled code, and the time the plain interpreter spends
+/// first only delays it.
 fn interpret_start(
     m: &mut Machine,
     d: &Decoded,

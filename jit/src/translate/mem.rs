@@ -1979,7 +1979,7 @@ impl Tx<'_, '_> {
     /// lane order. Entered with `extent >= E`; ends in the block after the accesses.
     ///
     /// The range check instead of a check per lane took spmv_csr at VL 64 (its nest in the
-    /// memory form) from 1.3x to 2.5x the interpreter (see `benches/README.md`).
+    /// memory form) from 1.4x to 1.8-2.0x the interpreter (see `benches/README.md`).
     fn lanes_loop(&mut self, acc: Access, eas: &[Value], slow: Block) {
         let (base, _, _) = self.space(acc.local);
         let ms = acc.ms;
