@@ -141,6 +141,29 @@ fn li(sd: SReg, imm: u64) -> Item {
     Item::Inst(Inst::SLi(SLi { sd, imm }))
 }
 
+/// `BNE sa, 0` to label `l`.
+fn bne_zero(sa: SReg, l: usize) -> Item {
+    Item::Branch(
+        Inst::Bne(Branch {
+            sa,
+            sb: SOrImm::Imm(0),
+            target: Target(0),
+        }),
+        l,
+    )
+}
+
+/// The end of a round of the rounds at label `l`: `S_ROUNDS` counted down, back to `l`
+/// while rounds are left.
+fn round_end(l: usize) -> [Item; 2] {
+    let dec = SAlu {
+        sd: S_ROUNDS,
+        sa: S_ROUNDS,
+        sb: SOrImm::Imm(1),
+    };
+    [Item::Inst(Inst::SSub(dec)), bne_zero(S_ROUNDS, l)]
+}
+
 fn valu(f: fn(VAlu) -> Inst, vd: VReg, va: VReg, vb: VSrc) -> Item {
     Item::Inst(f(VAlu { vd, va, vb }))
 }
@@ -1416,19 +1439,7 @@ impl Shapes {
             }
             items.push(Item::Label(l));
             items.extend(body);
-            items.push(Item::Inst(Inst::SSub(SAlu {
-                sd: S_ROUNDS,
-                sa: S_ROUNDS,
-                sb: SOrImm::Imm(1),
-            })));
-            items.push(Item::Branch(
-                Inst::Bne(Branch {
-                    sa: S_ROUNDS,
-                    sb: SOrImm::Imm(0),
-                    target: Target(0),
-                }),
-                l,
-            ));
+            items.extend(round_end(l));
         } else if straight {
             items.extend(body);
         } else {
@@ -1488,14 +1499,7 @@ impl Shapes {
                     sa: S_TRIP,
                     sb: SOrImm::Imm(1),
                 })));
-                items.push(Item::Branch(
-                    Inst::Bne(Branch {
-                        sa: S_SPLIT,
-                        sb: SOrImm::Imm(0),
-                        target: Target(0),
-                    }),
-                    l,
-                ));
+                items.push(bne_zero(S_SPLIT, l));
                 items.extend_from_slice(&tail[..over]);
                 items.push(Item::Label(l));
                 items.extend_from_slice(&tail[over..]);
@@ -1515,15 +1519,7 @@ impl Shapes {
                     let by = pick(u, &[width as i32, d as i32, -(width as i32)])?;
                     items.push(Item::Inst(Inst::SAdd(alu(r, by))));
                 }
-                items.push(Item::Inst(Inst::SSub(alu(S_ROUNDS, 1))));
-                items.push(Item::Branch(
-                    Inst::Bne(Branch {
-                        sa: S_ROUNDS,
-                        sb: SOrImm::Imm(0),
-                        target: Target(0),
-                    }),
-                    l,
-                ));
+                items.extend(round_end(l));
             }
         }
         self.hoist_index = false;
