@@ -959,6 +959,21 @@ trait Tier {
     }
 }
 
+/// Before a region is compiled on the run's thread (its code runs next): fill guest memory's
+/// page tables where the scalar registers point. A large map's tables are filled 16 MiB at a
+/// time on first use (`Memory::fill_at`), and compiled code reads an entry not filled yet as
+/// unmapped: a loop's entry check that starts in such a chunk proves no iteration and the
+/// iteration leaves for the interpreter. On `--engine jit`, which compiles every region it
+/// meets, that first exit also compiled the rest of the loop as a region of its own: a
+/// stencil's row loop (8 ms) and tail on top of its nest, the tail and the code after it of
+/// every bench kernel. The registers at this point hold the bases those checks start from
+/// (at most 32 chunks, each filled once per run; a value outside the map costs a compare).
+fn fill_tables_at_registers(m: &Machine) {
+    for &s in &m.regs.s {
+        m.mem.fill_at(s);
+    }
+}
+
 /// One more entry on `n`, the entry count of a region start: whether the region is hot now
 /// (more than `threshold` entries); `u32::MAX` marks a pc left to the interpreter for good.
 fn hot(n: u32, threshold: u32) -> bool {
@@ -1033,6 +1048,7 @@ impl Tier for OwnTier<'_> {
         if !hot(*n, self.threshold) {
             return false;
         }
+        fill_tables_at_registers(m);
         match self.jit.compile_for(pc, &m.regs) {
             Ok(Some(_)) => {
                 self.compiled.push(pc);
@@ -1137,6 +1153,7 @@ impl Tier for SharedTier<'_> {
         ) {
             return false;
         }
+        fill_tables_at_registers(m);
         match self.code.jit.compile_for(pc, &m.regs) {
             Ok(Some(_)) => true,
             Ok(None) | Err(_) => {
@@ -1187,5 +1204,31 @@ mod tests {
                        \x20       S.AND s2, s2, 255\n        BNE s2, 1000, top\n        HALT\n";
         let (took, _) = start(unknown, Duration::from_millis(50));
         assert!(took >= Duration::from_millis(50), "{took:?}");
+    }
+
+    /// On `--engine jit`, a loop into a large map (tables filled 16 MiB at a time) runs all
+    /// its iterations in its one region: the tables where the registers point are filled
+    /// before it is compiled ([`fill_tables_at_registers`]). Before, its first entry check
+    /// read the unfilled chunk as unmapped, the iteration left for the interpreter, and the
+    /// loop's tail and the code after it were compiled as regions of their own (5 in all).
+    #[test]
+    fn a_loop_into_a_large_map_runs_in_its_one_region() {
+        let src = "
+        .mem 0x10000000, 0x4400000, rw
+        .mem 0x20000000, 0x4400000, rw
+        S.LI s1, 0x10000000
+        S.LI s2, 0x20000000
+        S.LI s3, 1024
+        LOOP s3
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.SW v1, [s2, lc0<<2, 0]
+        ENDLOOP
+        HALT
+";
+        let (d, mut m) = machine(src);
+        let (e, stats) = run(Engine::Jit, &mut m, &d, &VmOptions::default());
+        assert_eq!(e, Exit::Halted);
+        assert_eq!(stats.compiled_regions, 2, "{stats:?}");
+        assert_eq!(stats.interp_retired, 1, "only the HALT: {stats:?}");
     }
 }

@@ -484,6 +484,24 @@ impl Memory {
         self.filled[word].fetch_or(bit, Ordering::Release);
     }
 
+    /// Fill the chunk of the per-page tables that holds `addr`, as the first check there
+    /// would: what compiled code calls when its check of a range starting at `addr` failed
+    /// (a chunk not filled yet reads as unmapped), before it checks again. Whether this call
+    /// filled it: `false` when `addr` is beyond the extent or the chunk was filled already
+    /// (then the check failed for a real reason, and checking again would fail again).
+    pub fn fill_at(&self, addr: u64) -> bool {
+        if addr >= self.extent {
+            return false;
+        }
+        let c = addr / PAGE_SIZE / CHUNK_PAGES;
+        let (word, bit) = ((c / 64) as usize, 1u64 << (c % 64));
+        if self.filled[word].load(Ordering::Acquire) & bit != 0 {
+            return false;
+        }
+        self.fill(c);
+        true
+    }
+
     /// The permission bits of page `page` (< extent / 4096), its chunk filled first.
     #[inline(always)]
     fn perm_of(&self, page: u64) -> u8 {
@@ -928,6 +946,11 @@ mod tests {
         assert_eq!(m.runs_at(0x10), (4, 3));
         assert_eq!(at(v.run_r, 0x10), 4, "filled by the look-up");
         assert_eq!(at(v.run_r, 0x100000), 0, "another chunk is not");
+        assert!(!m.fill_at(0x10000), "filled already");
+        assert!(m.fill_at(0x1_0000_0000), "filled by this call");
+        assert_eq!(at(v.run_r, 0x100000), 0x100000, "as a check fills it");
+        assert!(!m.fill_at(0x1_0000_0000), "only once");
+        assert!(!m.fill_at(1 << 40), "beyond the extent");
         assert_eq!(m.check(0x1_8000_0000, 8, Access::Write), Ok(()));
         let page = 0x1_8000_0000 / PAGE_SIZE as usize;
         assert_eq!(at(v.run_w, page), 0x80000, "filled by the check");
