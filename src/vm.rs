@@ -384,12 +384,33 @@ impl ThreadPlace {
 const HOT_POLL: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// A hot region handed to a background run's compiler thread: its pc, the hints of the entry
-/// that made it hot, and until when the run is known to go on ([`known_ahead`]).
+/// that made it hot, and until when the run is known to go on ([`known_ahead`]); for a loop
+/// nest asked for in place of its hot inner loop ([`Redirect`]), the inner loop's pc and
+/// hints, compiled instead when the nest is not.
 struct Request {
     pc: u64,
     hints: lanejit_jit::region::Hints,
     ahead: Option<std::time::Instant>,
+    fallback: Option<(u64, lanejit_jit::region::Hints)>,
 }
+
+/// A hot inner loop whose loop nest was asked for instead (`region::nest_around`): the run
+/// interprets the inner loop until its row ends and enters the nest's code at the next row.
+/// A tiered run used to compile the inner loop first (it gets hot within the first row) and
+/// the nest when its rows had got hot too: two optimised compiles of the same loop, and the
+/// nest's arriving late (a 5-point stencil's nest at 16 MiB: requested 8 ms into an 18 ms
+/// run). Should the row not end, the inner loop is asked for after all: when it has been
+/// entered [`REDIRECT_PATIENCE`] times since the nest's start last was.
+struct Redirect {
+    inner: u64,
+    nest: u64,
+    since: u32,
+}
+
+/// Entries of a redirected inner loop without one of its nest's start, after which the inner
+/// loop is compiled itself (a row of a few hundred thousand iterations: about 1,000 of them
+/// interpreted more, at most a millisecond or two).
+const REDIRECT_PATIENCE: u32 = 1024;
 
 /// Compiler threads of background runs still working (see [`wait_for_compilers`]).
 static COMPILERS: AtomicU32 = AtomicU32::new(0);
@@ -476,7 +497,12 @@ fn compiler_thread(
     // A hot region that arrived while a recompile waited for its turn.
     let mut next = None;
     loop {
-        let Request { pc, hints, ahead } = match next.take().map_or_else(|| rx.try_recv(), Ok) {
+        let Request {
+            pc,
+            hints,
+            ahead,
+            fallback,
+        } = match next.take().map_or_else(|| rx.try_recv(), Ok) {
             Ok(job) => job,
             Err(std::sync::mpsc::TryRecvError::Empty) => {
                 delay();
@@ -513,9 +539,15 @@ fn compiler_thread(
         };
         delay();
         // Declined or failed pcs stay requested: the run interprets them.
-        let _ = code
+        let nest = code
             .jit
             .compile_paced(pc, hints, |us| pacer.wait(us, ahead, || false));
+        if let (Ok(None), Some((inner, hints))) = (nest, fallback) {
+            // A nest asked for in place of its inner loop, and not compiled: the inner loop.
+            let _ = code
+                .jit
+                .compile_paced(inner, hints, |us| pacer.wait(us, ahead, || false));
+        }
         pacer.done();
         done.fetch_add(1, Ordering::Release);
     }
@@ -555,6 +587,10 @@ struct BackgroundTier<'d> {
     /// When the run started, and whether it has ended (for the compiler thread's [`Pacer`]).
     began: std::time::Instant,
     ended: Arc<AtomicBool>,
+    /// The program as the JIT's region discovery reads it, made at the first hot region.
+    regions: Option<lanejit_jit::region::Code>,
+    /// Hot inner loops whose nests were asked for instead.
+    redirects: Vec<Redirect>,
 }
 
 impl Drop for BackgroundTier<'_> {
@@ -606,6 +642,8 @@ impl<'d> BackgroundTier<'d> {
             misses: 0,
             began,
             ended: Arc::new(AtomicBool::new(false)),
+            regions: None,
+            redirects: Vec::new(),
         };
         if opts.code_cache.is_some() {
             // With a code cache the JIT is made with the tier (after the run's interpreted
@@ -639,6 +677,50 @@ impl<'d> BackgroundTier<'d> {
             stats.optimized_regions = cs.optimized_regions;
         }
         stats
+    }
+
+    /// The hints of an entry at `pc` with `m`'s registers.
+    fn hints_at(&self, pc: u64, m: &Machine) -> lanejit_jit::region::Hints {
+        lanejit_jit::region::Hints::of(self.d.inst((pc / 8) as usize), &m.regs, m.config.vl)
+    }
+
+    /// Hand `req` to the compiler thread (a closed channel, the compiler thread gone, leaves
+    /// its pc interpreted).
+    fn send(&mut self, req: Request) {
+        if let Some(tx) = &self.tx {
+            if tx.send(req).is_ok() {
+                self.sent += 1;
+            }
+        }
+    }
+
+    /// The block at `pc` with redirected inner loops (see [`Redirect`]): an entry of a nest's
+    /// start restarts its inner loop's patience; an entry of a redirected inner loop uses it
+    /// up, and at its end asks for the inner loop itself. Whether `pc` is such an inner loop
+    /// (counted here, not as a region start).
+    fn redirected(&mut self, pc: u64, m: &Machine) -> bool {
+        for r in self.redirects.iter_mut().filter(|r| r.nest == pc) {
+            r.since = 0;
+        }
+        let Some(i) = self.redirects.iter().position(|r| r.inner == pc) else {
+            return false;
+        };
+        // Every block start is looked at while the row goes on (no sampling, see
+        // `SAMPLE_SLICE`): the row's end at the nest's start is where its code is entered, a
+        // block that slices of a fixed length may never stop at.
+        self.misses = 0;
+        self.redirects[i].since += 1;
+        if self.redirects[i].since > REDIRECT_PATIENCE {
+            self.redirects.swap_remove(i);
+            let req = Request {
+                pc,
+                hints: self.hints_at(pc, m),
+                ahead: known_ahead(self.d, pc, m, self.began),
+                fallback: None,
+            };
+            self.send(req);
+        }
+        true
     }
 
     /// Start the compiler thread (first hot region).
@@ -703,6 +785,9 @@ impl Tier for BackgroundTier<'_> {
     }
 
     fn count(&mut self, pc: u64, m: &Machine) -> bool {
+        if !self.redirects.is_empty() && self.redirected(pc, m) {
+            return false;
+        }
         let Some(n) = self.counts.get_mut((pc / 8) as usize) else {
             return false;
         };
@@ -720,17 +805,47 @@ impl Tier for BackgroundTier<'_> {
         if self.tx.is_none() && !self.failed {
             self.start(m);
         }
-        if let Some(tx) = &self.tx {
-            // A closed channel (the compiler thread is gone) leaves the pc interpreted.
-            let hints = lanejit_jit::region::Hints::of(
-                self.d.inst((pc / 8) as usize),
-                &m.regs,
-                m.config.vl,
-            );
-            let ahead = known_ahead(self.d, pc, m, self.began);
-            if tx.send(Request { pc, hints, ahead }).is_ok() {
-                self.sent += 1;
-            }
+        if self.tx.is_some() {
+            let hints = self.hints_at(pc, m);
+            let vl = m.config.vl;
+            let words = || {
+                (0..self.d.len())
+                    .map(|i| self.d.word(i).unwrap_or(0))
+                    .collect::<Vec<u64>>()
+            };
+            let code = self
+                .regions
+                .get_or_insert_with(|| lanejit_jit::region::Code::new(&words()));
+            let req = match lanejit_jit::region::nest_around(code, pc, vl) {
+                Some(nest) => {
+                    self.redirects.push(Redirect {
+                        inner: pc,
+                        nest,
+                        since: 0,
+                    });
+                    let mut nh = self.hints_at(nest, m);
+                    if let Some(tail) = self
+                        .regions
+                        .as_ref()
+                        .and_then(|c| lanejit_jit::region::prologue_tail(c, nest, &m.regs, vl))
+                    {
+                        nh.tail = tail;
+                    }
+                    Request {
+                        pc: nest,
+                        hints: nh,
+                        ahead: known_ahead(self.d, pc, m, self.began),
+                        fallback: Some((pc, hints)),
+                    }
+                }
+                None => Request {
+                    pc,
+                    hints,
+                    ahead: known_ahead(self.d, pc, m, self.began),
+                    fallback: None,
+                },
+            };
+            self.send(req);
         }
         if let Some(r) = self.wait_rng.as_mut() {
             // The test hook: wait for this compile about every other time.
@@ -1204,6 +1319,67 @@ mod tests {
                        \x20       S.AND s2, s2, 255\n        BNE s2, 1000, top\n        HALT\n";
         let (took, _) = start(unknown, Duration::from_millis(50));
         assert!(took >= Duration::from_millis(50), "{took:?}");
+    }
+
+    /// A hot inner loop of a stencil-like nest asks for the nest (with the inner loop as the
+    /// fallback), is not asked for again while the nest's start keeps being entered, and is
+    /// asked for itself after [`REDIRECT_PATIENCE`] entries without one (a row that does not
+    /// end). The requests are read from the channel the compiler thread would.
+    #[test]
+    fn a_hot_inner_loop_asks_for_its_nest_and_itself_only_when_its_row_goes_on() {
+        let src = "
+        .mem 0x10000, 0x1000, rw
+        S.LI s1, 0x10000
+        S.LI s3, 64
+        S.LI s4, 100
+row:    LOOP s3
+body:   V.LW [s1, lc0<<2, 0], ->v1
+        V.ADD v1, v1, 1
+        V.SW v1, [s1, lc0<<2, 0]
+        ENDLOOP
+        S.SUB s4, s4, 1
+        BNE s4, 0, row
+        HALT
+";
+        let p = lanejit_interp::asm::assemble(src, "rows.s").expect("assembles");
+        let (row, body) = (
+            p.symbol("row").unwrap().value,
+            p.symbol("body").unwrap().value,
+        );
+        let d = Decoded::new(&p.code);
+        let m = Machine::new(&p, Config::for_program(&p, Some(8))).expect("machine");
+        let mut tier = BackgroundTier::new(&d, &m, 2, &VmOptions::default(), Instant::now());
+        let (tx, rx) = std::sync::mpsc::channel();
+        tier.tx = Some(tx);
+        for _ in 0..3 {
+            tier.count(body, &m);
+        }
+        let r = rx.try_recv().expect("a request when hot");
+        assert_eq!(r.pc, row, "the nest");
+        assert_eq!(r.fallback.map(|(pc, _)| pc), Some(body));
+        // Rows that end: the nest's start entered every 8 entries of the inner loop.
+        for i in 0..4 * REDIRECT_PATIENCE {
+            tier.count(body, &m);
+            if i % 8 == 7 {
+                tier.count(row, &m);
+            }
+        }
+        // (The nest's start gets hot itself, and is asked for: the compiler finds its code.)
+        assert!(
+            rx.try_iter().all(|r| r.pc == row),
+            "not the inner loop while rows end"
+        );
+        // A row that goes on: the inner loop itself.
+        for _ in 0..=REDIRECT_PATIENCE {
+            tier.count(body, &m);
+        }
+        let r = rx.try_recv().expect("the inner loop after its patience");
+        assert_eq!((r.pc, r.fallback.is_none()), (body, true));
+        assert!(tier.redirects.is_empty());
+        for _ in 0..4 * REDIRECT_PATIENCE {
+            tier.count(body, &m);
+        }
+        assert!(rx.try_recv().is_err(), "asked for once");
     }
 
     /// On `--engine jit`, a loop into a large map (tables filled 16 MiB at a time) runs all

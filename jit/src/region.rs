@@ -154,6 +154,39 @@ pub fn tail_expected(first: Option<&Inst>, regs: &lanejit_interp::machine::Regs,
     }
 }
 
+/// [`tail_expected`] for a region at `pc` that reaches its `LOOP` through a prologue (a loop
+/// nest's rows: set-up, then the `LOOP`), where the registers at the entry do not say how
+/// many iterations the `LOOP` will count: from the last write to its count register in the
+/// prologue, a `S.LI` of a constant (what `LOOP` will latch), any other write (unknown: a
+/// tail expected), or none (the register's value at the entry). `None` when the region's run
+/// from `pc` does not end in a `LOOP` after other instructions.
+pub fn prologue_tail(
+    code: &Code,
+    pc: u64,
+    regs: &lanejit_interp::machine::Regs,
+    vl: u32,
+) -> Option<bool> {
+    let r = discover_run(code, pc, false)?;
+    let (last, prologue) = r.insts.split_last()?;
+    let Inst::Loop(l) = last.1 else {
+        return None;
+    };
+    if prologue.is_empty() {
+        return None;
+    }
+    let vl = u64::from(vl.max(1));
+    let sa = l.sa.0;
+    let written = prologue
+        .iter()
+        .rev()
+        .find(|(_, i)| i.effects().writes_s & (1 << sa) != 0);
+    Some(match written {
+        None => regs.s[sa as usize] % vl != 0,
+        Some((_, Inst::SLi(li))) => li.imm % vl != 0,
+        Some(_) => true,
+    })
+}
+
 /// Which vector registers' lanes step by exactly 1, 2, 4 or 8 in `regs` (lane `i` equal to
 /// lane 0 plus `i * step`, 64-bit wrapping): bit `4 * r + log2(step)` for register `r`. Every
 /// bit at VL 1 (any step fits one lane). What a lane-index vector built before a loop looks
@@ -258,13 +291,25 @@ pub fn discover(code: &Code, pc: u64, straight: bool) -> Option<Region> {
     // rows' loop at a label the outer loop branches back to) stops before it, so that the
     // first row enters the nest too, not the inner loop's region (whose rows shorter than
     // VL all left for its lazy tail: about 15% of a 32 x 32 stencil's run).
-    if let (true, Some((at, Inst::Loop(_)))) = (r.insts.len() > 1, r.insts.last()) {
-        let at = *at;
-        let starts_nest = discover_run(code, at, false).is_some_and(|l| nest(code, &l).is_some());
-        if r.end == RunEnd::Control && starts_nest {
-            r.insts.pop();
-            r.end_pc = at;
-            r.end = RunEnd::MaxLen;
+    // So does a run that passes through the start of a nest whose prologue leads to that
+    // `LOOP` (set-up, then the rows' label, a row's set-up and its `LOOP`: a matrix product's
+    // rows, each loading its broadcasts before the column loop): the first row's inner loop
+    // ran as a region of its own (matmul256 on `--engine jit`: its column loop, 35
+    // instructions, compiled a second time, 6-10 ms).
+    if let (true, Some((_, Inst::Loop(_)))) = (r.insts.len() > 1, r.insts.last()) {
+        // Where the nest would start: the taken target of the branch closing the epilogue
+        // after the loop's `ENDLOOP` (checked by `nest` itself).
+        let (_, body_end, _) = run(code, r.end_pc, MAX_REGION_LEN);
+        let (epi, _, _) = run(code, body_end, MAX_REGION_LEN);
+        let t = epi.last().and_then(|(_, i)| taken_target(i));
+        let i = t.and_then(|t| r.insts.iter().skip(1).position(|&(p, _)| p == t));
+        if let (RunEnd::Control, Some(i)) = (r.end, i.map(|i| i + 1)) {
+            let at = r.insts[i].0;
+            if discover_run(code, at, false).is_some_and(|l| nest(code, &l).is_some()) {
+                r.insts.truncate(i);
+                r.end_pc = at;
+                r.end = RunEnd::MaxLen;
+            }
         }
     }
     Some(r)
@@ -281,6 +326,50 @@ pub fn discover_for(code: &Code, pc: u64, straight: bool, vl: u32) -> Option<Reg
         return discover_run(code, pc, straight);
     }
     Some(r)
+}
+
+/// Estimated IR instructions a loop nest may add to its inner loop's and still be compiled
+/// in its place ([`nest_around`]): about half a millisecond of optimised compile.
+const NEST_SLACK_IR: usize = 256;
+
+/// The start of the loop nest, compiled as one region ([`discover_for`] at `vl` lanes), whose
+/// inner loop starts at `pc`: `pc` is the first instruction of an `ENDLOOP` loop's body
+/// whose epilogue branches back to the nest's start, or the head of a branch loop inside an
+/// `ENDLOOP` loop's body. What a tiered run compiles when the inner loop gets hot, instead
+/// of the inner loop alone: every later row enters the nest, and the inner loop is not
+/// compiled twice. `None` when there is no such nest.
+pub fn nest_around(code: &Code, pc: u64, vl: u32) -> Option<u64> {
+    let r = discover_run(code, pc, false)?;
+    if r.loop_head != Some(0) || r.end != RunEnd::Control {
+        return None;
+    }
+    // The instructions after the inner loop up to the control instruction closing the outer
+    // one: a branch back to the nest's start, or the `ENDLOOP` whose body starts there.
+    let (epi, _, end) = run(code, r.end_pc, MAX_REGION_LEN);
+    let q = match (end, epi.last()) {
+        (RunEnd::Control, Some((_, i))) => taken_target(i)?,
+        _ => return None,
+    };
+    if q >= pc {
+        return None;
+    }
+    let n = discover_for(code, q, false, vl)?;
+    let h = n.loop_head?;
+    if n.outer.is_none() || n.insts.get(h).is_none_or(|&(p, _)| p != pc) {
+        return None;
+    }
+    // Only a nest that compiles about as fast as its inner loop (estimated IR at most 1.2
+    // times its inner loop's, or [`NEST_SLACK_IR`] more): until its code arrives the run
+    // interprets, where it would have run the inner loop's code. A 5-point stencil's nest (its inner loop, a `LOOP`
+    // and four scalar instructions: 1.04 times the IR) came 1.2-1.4x faster (tiered at 16
+    // MiB); a matrix product's, whose rows load 16 broadcasts (1.25 times), 1.3x slower.
+    // Between them, tile_stage's column nest (1.16 times) alike either way; SpMV's row
+    // nest, 1.27 times, is not redirected.
+    use crate::translate::plan::estimate;
+    let est = |r: &Region| estimate(r, vl, false, None);
+    let inner = discover_run(code, pc, false)?;
+    let inner = est(&inner);
+    (est(&n).saturating_sub(inner) <= (inner / 5).max(NEST_SLACK_IR)).then_some(q)
 }
 
 /// The straight run from `pc` up to its `end`, and whether it ends in a control instruction.

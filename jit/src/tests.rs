@@ -122,6 +122,98 @@ fn a_set_up_run_stops_before_the_loop_that_starts_a_nest() {
     assert_eq!(r.end, RunEnd::Control);
 }
 
+/// Set-up, then rows whose own set-up comes before their `LOOP` (`row:` loads a row's
+/// base, then counts its points): the set-up's run stops at `row`, where the nest starts,
+/// not at the `LOOP`; from the inner loop's body, `nest_around` finds that nest; the tail
+/// hint of an entry at `row` comes from the `S.LI` there, not from the registers.
+fn row_setup_nest(points: u64) -> String {
+    format!(
+        "
+        S.LI s1, 0x11000
+        S.LI s4, 3
+    row:
+        S.MOV s2, s1
+        S.LI s3, {points}
+        LOOP s3
+    body:
+        V.LW [s2, lc0<<2, 0], ->v1
+        V.ADD v1, v1, 1
+        V.SW v1, [s2, lc0<<2, 0]
+        ENDLOOP
+        S.ADD s1, s1, 128
+        S.SUB s4, s4, 1
+        BNE s4, 0, row
+        HALT
+        "
+    )
+}
+
+#[test]
+fn a_run_stops_where_a_nest_with_a_row_set_up_starts() {
+    let p = lanejit_interp::asm::assemble(&row_setup_nest(30), "rows.s").expect("assembles");
+    let code = Code::new(&p.code);
+    let row = p.symbol("row").expect("label").value;
+    let body = p.symbol("body").expect("label").value;
+    let r = discover(&code, 0, false).expect("set-up");
+    assert_eq!((r.end_pc, r.end), (row, RunEnd::MaxLen), "{r:?}");
+    let n = discover(&code, row, false).expect("the nest");
+    assert!(n.outer.is_some(), "{n:?}");
+    assert_eq!(crate::region::nest_around(&code, body, 8), Some(row));
+    // Not from the nest's start, nor where no nest encloses the loop.
+    assert_eq!(crate::region::nest_around(&code, row, 8), None);
+    let plain = Code::new(&encode(&copy_loop()));
+    assert_eq!(crate::region::nest_around(&plain, 8, 8), None);
+    // The tail hint: 30 points at VL 8 leave a tail, 32 none, whatever s3 holds now.
+    let m = machine(&p.code, 8);
+    assert_eq!(
+        crate::region::prologue_tail(&code, row, &m.regs, 8),
+        Some(true)
+    );
+    let p32 = lanejit_interp::asm::assemble(&row_setup_nest(32), "rows.s").expect("assembles");
+    let code32 = Code::new(&p32.code);
+    assert_eq!(
+        crate::region::prologue_tail(&code32, row, &m.regs, 8),
+        Some(false)
+    );
+    // No `LOOP` after a prologue (a loop's body): none (`Hints::of` decides).
+    assert_eq!(crate::region::prologue_tail(&code, body, &m.regs, 8), None);
+}
+
+#[test]
+fn a_nest_much_larger_than_its_inner_loop_is_not_asked_for_instead() {
+    // Rows that load 16 broadcasts before their column loop (a matrix product's): the nest's
+    // IR is far above its inner loop's, so a hot inner loop is compiled alone first.
+    let loads: String = (0..16)
+        .map(|k| format!("        V.LWI [s9 + ({k} << 2)], ->v{}\n", 16 + k))
+        .collect();
+    let fmas: String = (0..16)
+        .map(|k| format!("        V.FMA.S v1, v2, v{}\n", 16 + k))
+        .collect();
+    let src = format!(
+        "
+        S.LI s9, 0x11000
+        S.LI s3, 64
+        S.LI s4, 3
+    row:
+{loads}        LOOP s3
+    body:
+        V.LW [s9, lc0<<2, 0], ->v2
+        V.LW [s9, lc0<<2, 0], ->v1
+{fmas}        V.SW v1, [s9, lc0<<2, 0]
+        ENDLOOP
+        S.SUB s4, s4, 1
+        BNE s4, 0, row
+        HALT
+        "
+    );
+    let p = lanejit_interp::asm::assemble(&src, "mm.s").expect("assembles");
+    let code = Code::new(&p.code);
+    let row = p.symbol("row").expect("label").value;
+    let body = p.symbol("body").expect("label").value;
+    assert!(discover(&code, row, false).expect("nest").outer.is_some());
+    assert_eq!(crate::region::nest_around(&code, body, 32), None);
+}
+
 #[test]
 fn discovery_finds_loop_regions() {
     let code = Code::new(&encode(&copy_loop()));
