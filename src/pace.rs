@@ -131,6 +131,59 @@ pub(crate) fn known_ahead(d: &Decoded, pc: u64, m: &Machine, began: Instant) -> 
     Some(Instant::now() + Duration::from_secs_f64(ahead))
 }
 
+/// Where a background run stood when it began counting entries: its instructions retired,
+/// and the running hardware loop's LC0BASE and trip count ([`Progress::ahead`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Progress {
+    retired: u64,
+    lc0base: u64,
+    trip: u64,
+}
+
+impl Progress {
+    /// `m` now.
+    pub(crate) fn of(m: &Machine) -> Progress {
+        Progress {
+            retired: m.retired,
+            lc0base: m.regs.lc0base,
+            trip: m.regs.trip,
+        }
+    }
+
+    /// Until when the run is known to go on, measured: when the hardware loop running at
+    /// this mark is still running (the same trip count, LC0BASE further on), its elements
+    /// left at the instructions per element it took since, at the run's instruction rate so
+    /// far. Where the static count of [`loops_left`] sees only one pass over the body, this
+    /// sees whatever the body runs per element: a row loop around a data-dependent branch
+    /// loop (SpMV's rows, 16 steps of a branch loop each), whose static count was 1/13 of the
+    /// real one, so its region's compile waited for the rent-or-buy rule (8 ms of a 32 ms
+    /// run, `lanejit run spmv_csr.s --set N=65536 --timeline`). `None` when no loop has
+    /// progressed since the mark.
+    pub(crate) fn ahead(self, m: &Machine, began: Instant) -> Option<Instant> {
+        let (lc, trip) = (m.regs.lc0base, m.regs.trip);
+        if trip != self.trip || lc <= self.lc0base || lc >= trip || m.retired <= self.retired {
+            return None;
+        }
+        let per = (m.retired - self.retired) as f64 / (lc - self.lc0base) as f64;
+        let left = (trip - lc) as f64 * per;
+        let secs = began.elapsed().as_secs_f64();
+        if secs <= 0.0 {
+            return None;
+        }
+        let rate = m.retired as f64 / secs;
+        let ahead = (left / rate).min(3600.0);
+        Some(Instant::now() + Duration::from_secs_f64(ahead))
+    }
+}
+
+/// The later of two ends a run is known to reach.
+pub(crate) fn later(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Instructions the loops around the instruction at `pc` are known to have left
 /// ([`hardware_loop_left`], [`branch_loop_left`]; the larger), `None` when no loop around it
 /// is known to have work left.
@@ -474,5 +527,30 @@ mod tests {
             )
             .is_some_and(|t| t > Instant::now() + Duration::from_secs(60))
         );
+    }
+
+    /// The measured end: a row loop that took 100 instructions per element since the mark,
+    /// with 1,000 elements left, goes on for 100,000 instructions at the run's rate (here
+    /// 1,000 instructions in 1 ms: 100 ms); none once the loop is another (a new trip count)
+    /// or has not moved.
+    #[test]
+    fn a_running_loop_measures_what_it_has_left() {
+        let p = lanejit_interp::asm::assemble("        HALT\n", "t.s").expect("assembles");
+        let mut m = Machine::new(&p, Config::for_program(&p, Some(8))).expect("machine");
+        m.regs.trip = 1_080;
+        m.regs.lc0base = 72;
+        m.retired = 200;
+        let mark = Progress::of(&m);
+        let began = Instant::now() - Duration::from_millis(1);
+        assert!(mark.ahead(&m, began).is_none(), "no progress yet");
+        m.regs.lc0base = 80;
+        m.retired = 1_000;
+        let t = mark.ahead(&m, began).expect("measured");
+        let ms = t.duration_since(Instant::now()).as_secs_f64() * 1e3;
+        assert!((70.0..=101.0).contains(&ms), "{ms}");
+        m.regs.trip = 2_000;
+        assert!(mark.ahead(&m, began).is_none(), "another loop");
+        assert_eq!(later(None, Some(t)), Some(t));
+        assert_eq!(later(Some(began), Some(t)), Some(t));
     }
 }

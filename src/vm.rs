@@ -32,7 +32,7 @@
 //! point ([`fill_tables_at_registers`]), so that its first entry check does not read an
 //! unfilled chunk as unmapped.
 
-use crate::pace::{Pacer, known_ahead};
+use crate::pace::{Pacer, Progress, known_ahead, later};
 use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_jit::diskcache::DiskCache;
@@ -599,6 +599,8 @@ struct BackgroundTier<'d> {
     regions: Option<lanejit_jit::region::Code>,
     /// Hot inner loops whose nests were asked for instead.
     redirects: Vec<Redirect>,
+    /// Where the run stood at its first entry count (see [`Progress::ahead`]).
+    progress: Option<Progress>,
 }
 
 impl Drop for BackgroundTier<'_> {
@@ -652,6 +654,7 @@ impl<'d> BackgroundTier<'d> {
             ended: Arc::new(AtomicBool::new(false)),
             regions: None,
             redirects: Vec::new(),
+            progress: None,
         };
         if opts.code_cache.is_some() {
             // With a code cache the JIT is made with the tier (after the run's interpreted
@@ -685,6 +688,14 @@ impl<'d> BackgroundTier<'d> {
             stats.optimized_regions = cs.optimized_regions;
         }
         stats
+    }
+
+    /// Until when the run is known to go on, for a region at `pc` hot now: what the loops'
+    /// counts say ([`known_ahead`]) or what the running hardware loop's progress since
+    /// counting began says ([`Progress::ahead`]), the later.
+    fn ahead(&self, pc: u64, m: &Machine) -> Option<std::time::Instant> {
+        let measured = self.progress.and_then(|p| p.ahead(m, self.began));
+        later(known_ahead(self.d, pc, m, self.began), measured)
     }
 
     /// The hints of an entry at `pc` with `m`'s registers.
@@ -723,7 +734,7 @@ impl<'d> BackgroundTier<'d> {
             let req = Request {
                 pc,
                 hints: self.hints_at(pc, m),
-                ahead: known_ahead(self.d, pc, m, self.began),
+                ahead: self.ahead(pc, m),
                 fallback: None,
             };
             self.send(req);
@@ -793,6 +804,9 @@ impl Tier for BackgroundTier<'_> {
     }
 
     fn count(&mut self, pc: u64, m: &Machine) -> bool {
+        if self.progress.is_none() {
+            self.progress = Some(Progress::of(m));
+        }
         if !self.redirects.is_empty() && self.redirected(pc, m) {
             return false;
         }
@@ -842,14 +856,14 @@ impl Tier for BackgroundTier<'_> {
                     Request {
                         pc: nest,
                         hints: nh,
-                        ahead: known_ahead(self.d, pc, m, self.began),
+                        ahead: self.ahead(pc, m),
                         fallback: Some((pc, hints)),
                     }
                 }
                 None => Request {
                     pc,
                     hints,
-                    ahead: known_ahead(self.d, pc, m, self.began),
+                    ahead: self.ahead(pc, m),
                     fallback: None,
                 },
             };
