@@ -121,13 +121,18 @@ impl Pacer {
 /// to have work left. The ISA's counted loops tell a future a generic JIT must guess: a
 /// region whose loop has long to go is worth compiling early.
 pub(crate) fn known_ahead(d: &Decoded, pc: u64, m: &Machine, began: Instant) -> Option<Instant> {
-    let left = loops_left(d, pc, m)?;
+    after(loops_left(d, pc, m)? as f64, m, began)
+}
+
+/// When a run that began at `began` will have run `left` more instructions, at its
+/// instruction rate so far (`None` before it has retired any).
+fn after(left: f64, m: &Machine, began: Instant) -> Option<Instant> {
     let secs = began.elapsed().as_secs_f64();
     if m.retired == 0 || secs <= 0.0 {
         return None;
     }
     let rate = m.retired as f64 / secs;
-    let ahead = (left as f64 / rate).min(3600.0);
+    let ahead = (left / rate).min(3600.0);
     Some(Instant::now() + Duration::from_secs_f64(ahead))
 }
 
@@ -165,14 +170,7 @@ impl Progress {
             return None;
         }
         let per = (m.retired - self.retired) as f64 / (lc - self.lc0base) as f64;
-        let left = (trip - lc) as f64 * per;
-        let secs = began.elapsed().as_secs_f64();
-        if secs <= 0.0 {
-            return None;
-        }
-        let rate = m.retired as f64 / secs;
-        let ahead = (left / rate).min(3600.0);
-        Some(Instant::now() + Duration::from_secs_f64(ahead))
+        after((trip - lc) as f64 * per, m, began)
     }
 }
 

@@ -700,9 +700,20 @@ impl<'d> BackgroundTier<'d> {
         later(known_ahead(self.d, pc, m, self.began), measured)
     }
 
-    /// The hints of an entry at `pc` with `m`'s registers.
-    fn hints_at(&self, pc: u64, m: &Machine) -> lanejit_jit::region::Hints {
-        lanejit_jit::region::Hints::of(self.d.inst((pc / 8) as usize), &m.regs, m.config.vl)
+    /// The program as the JIT's region discovery reads it (made on first need).
+    fn regions(&mut self) -> &lanejit_jit::region::Code {
+        let d = self.d;
+        self.regions.get_or_insert_with(|| {
+            let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
+            lanejit_jit::region::Code::new(&words)
+        })
+    }
+
+    /// The hints of an entry at `pc` with `m`'s registers (`Hints::at`, as the JIT's
+    /// `hints_for`).
+    fn hints_at(&mut self, pc: u64, m: &Machine) -> lanejit_jit::region::Hints {
+        let vl = m.config.vl;
+        lanejit_jit::region::Hints::at(self.regions(), pc, &m.regs, vl)
     }
 
     /// Hand `req` to the compiler thread (a closed channel, the compiler thread gone, leaves
@@ -837,15 +848,7 @@ impl Tier for BackgroundTier<'_> {
         if self.tx.is_some() {
             let hints = self.hints_at(pc, m);
             let vl = m.config.vl;
-            let words = || {
-                (0..self.d.len())
-                    .map(|i| self.d.word(i).unwrap_or(0))
-                    .collect::<Vec<u64>>()
-            };
-            let code = self
-                .regions
-                .get_or_insert_with(|| lanejit_jit::region::Code::new(&words()));
-            let req = match lanejit_jit::region::nest_around(code, pc, vl) {
+            let req = match lanejit_jit::region::nest_around(self.regions(), pc, vl) {
                 Some(nest) => {
                     self.redirects.push(Redirect {
                         inner: pc,
@@ -853,17 +856,9 @@ impl Tier for BackgroundTier<'_> {
                         since: 0,
                         ticket: self.sent + 1,
                     });
-                    let mut nh = self.hints_at(nest, m);
-                    if let Some(tail) = self
-                        .regions
-                        .as_ref()
-                        .and_then(|c| lanejit_jit::region::prologue_tail(c, nest, &m.regs, vl))
-                    {
-                        nh.tail = tail;
-                    }
                     Request {
                         pc: nest,
-                        hints: nh,
+                        hints: self.hints_at(nest, m),
                         ahead: self.ahead(pc, m),
                         fallback: Some((pc, hints)),
                     }

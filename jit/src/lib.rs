@@ -669,11 +669,7 @@ impl Jit {
     /// The hints [`Jit::compile_for`] compiles the region at `pc` with, for an entry with
     /// registers `regs`.
     pub fn hints_for(&self, pc: u64, regs: &lanejit_interp::machine::Regs) -> region::Hints {
-        let mut h = region::Hints::of(self.code.at(pc), regs, self.vl);
-        if let Some(tail) = region::prologue_tail(&self.code, pc, regs, self.vl) {
-            h.tail = tail;
-        }
-        h
+        region::Hints::at(&self.code, pc, regs, self.vl)
     }
 
     /// [`Jit::compile`] with the hints decided by the caller (as [`region::Hints::of`] says of

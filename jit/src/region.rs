@@ -256,6 +256,17 @@ impl Hints {
         sregs: None,
     };
 
+    /// The hints of an entry at `pc` of `code` with registers `regs`: [`Hints::of`] its first
+    /// instruction, the tail hint of a `LOOP` reached through a prologue from that prologue
+    /// ([`prologue_tail`]).
+    pub fn at(code: &Code, pc: u64, regs: &lanejit_interp::machine::Regs, vl: u32) -> Hints {
+        let mut h = Hints::of(code.at(pc), regs, vl);
+        if let Some(tail) = prologue_tail(code, pc, regs, vl) {
+            h.tail = tail;
+        }
+        h
+    }
+
     /// The hints of an entry at `first` with registers `regs`.
     pub fn of(first: Option<&Inst>, regs: &lanejit_interp::machine::Regs, vl: u32) -> Hints {
         Hints {
