@@ -209,8 +209,7 @@ pub fn launch_reusing(
     let threads = opts.threads.clamp(1, g as usize);
     let shared;
     let d = if threads > 1 {
-        let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
-        shared = Decoded::new(&words).for_shared_memory();
+        shared = Decoded::new(d.words()).for_shared_memory();
         &shared
     } else {
         d

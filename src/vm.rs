@@ -663,8 +663,7 @@ impl<'d> BackgroundTier<'d> {
             // start, `CACHED_START`; making it takes 0.2-0.5 ms): it installs the regions the
             // cache holds for this program, which then run compiled from their next entry; the
             // compiler thread still starts at the first hot region.
-            let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
-            if let Ok(code) = SharedCode::for_config(&words, &m.config, threshold) {
+            if let Ok(code) = SharedCode::for_config(d.words(), &m.config, threshold) {
                 // The observer first: a counting JIT takes nothing from the cache.
                 if let Some(o) = &opts.observer {
                     code.set_observer(o.clone());
@@ -703,10 +702,8 @@ impl<'d> BackgroundTier<'d> {
     /// The program as the JIT's region discovery reads it (made on first need).
     fn regions(&mut self) -> &lanejit_jit::region::Code {
         let d = self.d;
-        self.regions.get_or_insert_with(|| {
-            let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
-            lanejit_jit::region::Code::new(&words)
-        })
+        self.regions
+            .get_or_insert_with(|| lanejit_jit::region::Code::new(d.words()))
     }
 
     /// The hints of an entry at `pc` with `m`'s registers (`Hints::at`, as the JIT's
@@ -768,7 +765,7 @@ impl<'d> BackgroundTier<'d> {
         let compiler = std::sync::Arc::clone(&cell);
         let (threshold, config) = (self.threshold, m.config);
         let d = self.d;
-        let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
+        let words = d.words().to_vec();
         let opts = self.opts.clone();
         let run = FromRun {
             rx,
@@ -847,6 +844,7 @@ impl Tier for BackgroundTier<'_> {
         }
         if self.tx.is_some() {
             let hints = self.hints_at(pc, m);
+            let ahead = self.ahead(pc, m);
             let vl = m.config.vl;
             let req = match lanejit_jit::region::nest_around(self.regions(), pc, vl) {
                 Some(nest) => {
@@ -859,14 +857,14 @@ impl Tier for BackgroundTier<'_> {
                     Request {
                         pc: nest,
                         hints: self.hints_at(nest, m),
-                        ahead: self.ahead(pc, m),
+                        ahead,
                         fallback: Some((pc, hints)),
                     }
                 }
                 None => Request {
                     pc,
                     hints,
-                    ahead: self.ahead(pc, m),
+                    ahead,
                     fallback: None,
                 },
             };
@@ -1024,9 +1022,8 @@ impl Dispatcher {
     /// A dispatcher for program `d` under `m`'s configuration that compiles a region once it
     /// has been entered more than `threshold` times (0: on first entry).
     pub fn new(d: &Decoded, m: &Machine, threshold: u32) -> Result<Dispatcher, JitError> {
-        let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
         Ok(Dispatcher {
-            jit: Jit::new(&words, m)?,
+            jit: Jit::new(d.words(), m)?,
             counts: vec![0; d.len()],
             threshold,
             compiled: Vec::new(),
@@ -1216,8 +1213,7 @@ impl SharedCode {
     /// Shared code for program `d` under `m`'s configuration, compiling a region once it has
     /// been entered more than `threshold` times in all (0: on first entry).
     pub fn new(d: &Decoded, m: &Machine, threshold: u32) -> Result<SharedCode, JitError> {
-        let words: Vec<u64> = (0..d.len()).map(|i| d.word(i).unwrap_or(0)).collect();
-        Self::for_config(&words, &m.config, threshold)
+        Self::for_config(d.words(), &m.config, threshold)
     }
 
     /// As [`SharedCode::new`], for the program of code words `words` and machines of

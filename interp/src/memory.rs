@@ -448,12 +448,13 @@ impl Memory {
         unsafe { std::ptr::write_bytes(self.map.as_mut_ptr().add(addr as usize), 0, len as usize) }
     }
 
-    /// Fill chunk `c` of the per-page tables from the range list (once).
+    /// Fill chunk `c` of the per-page tables from the range list (once): whether this call
+    /// filled it.
     #[cold]
-    fn fill(&self, c: u64) {
+    fn fill(&self, c: u64) -> bool {
         let (word, bit) = ((c / 64) as usize, 1u64 << (c % 64));
         if self.filled[word].load(Ordering::Acquire) & bit != 0 {
-            return;
+            return false;
         }
         let pages = (self.extent / PAGE_SIZE).min((c + 1) * CHUNK_PAGES);
         let (lo, hi) = (c * CHUNK_PAGES * PAGE_SIZE, pages * PAGE_SIZE);
@@ -482,24 +483,15 @@ impl Memory {
             }
         }
         self.filled[word].fetch_or(bit, Ordering::Release);
+        true
     }
 
     /// Fill the chunk of the per-page tables that holds `addr`, as the first check there
-    /// would: what compiled code calls when its check of a range starting at `addr` failed
-    /// (a chunk not filled yet reads as unmapped), before it checks again. Whether this call
-    /// filled it: `false` when `addr` is beyond the extent or the chunk was filled already
-    /// (then the check failed for a real reason, and checking again would fail again).
+    /// would: done before code is compiled that will check ranges starting at `addr` (compiled
+    /// code reads a chunk not filled yet as unmapped, see [`Memory`]). Whether this call
+    /// filled it: `false` when `addr` is beyond the extent or the chunk was filled already.
     pub fn fill_at(&self, addr: u64) -> bool {
-        if addr >= self.extent {
-            return false;
-        }
-        let c = addr / PAGE_SIZE / CHUNK_PAGES;
-        let (word, bit) = ((c / 64) as usize, 1u64 << (c % 64));
-        if self.filled[word].load(Ordering::Acquire) & bit != 0 {
-            return false;
-        }
-        self.fill(c);
-        true
+        addr < self.extent && self.fill(addr / PAGE_SIZE / CHUNK_PAGES)
     }
 
     /// The permission bits of page `page` (< extent / 4096), its chunk filled first.

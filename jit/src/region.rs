@@ -322,8 +322,7 @@ pub fn discover(code: &Code, pc: u64, straight: bool) -> Option<Region> {
         // Where the nest would start: the taken target of the branch closing the epilogue
         // after the loop's `ENDLOOP` (checked by `nest` itself).
         let (_, body_end, _) = run(code, r.end_pc, MAX_REGION_LEN);
-        let (epi, _, _) = run(code, body_end, MAX_REGION_LEN);
-        let t = epi.last().and_then(|(_, i)| taken_target(i));
+        let t = closing_target(code, body_end);
         let i = t.and_then(|t| r.insts.iter().skip(1).position(|&(p, _)| p == t));
         if let (RunEnd::Control, Some(i)) = (r.end, i.map(|i| i + 1)) {
             let at = r.insts[i].0;
@@ -365,13 +364,9 @@ pub fn nest_around(code: &Code, pc: u64, vl: u32) -> Option<u64> {
     if r.loop_head != Some(0) || r.end != RunEnd::Control {
         return None;
     }
-    // The instructions after the inner loop up to the control instruction closing the outer
-    // one: a branch back to the nest's start, or the `ENDLOOP` whose body starts there.
-    let (epi, _, end) = run(code, r.end_pc, MAX_REGION_LEN);
-    let q = match (end, epi.last()) {
-        (RunEnd::Control, Some((_, i))) => taken_target(i)?,
-        _ => return None,
-    };
+    // The control instruction closing the outer loop after the inner one: a branch back to
+    // the nest's start, or the `ENDLOOP` whose body starts there.
+    let q = closing_target(code, r.end_pc)?;
     if q >= pc {
         return None;
     }
@@ -389,9 +384,17 @@ pub fn nest_around(code: &Code, pc: u64, vl: u32) -> Option<u64> {
     // nest, 1.27 times, is not redirected.
     use crate::translate::plan::estimate;
     let est = |r: &Region| estimate(r, vl, false, None);
-    let inner = discover_run(code, pc, false)?;
-    let inner = est(&inner);
+    let inner = est(&r);
     (est(&n).saturating_sub(inner) <= (inner / 5).max(NEST_SLACK_IR)).then_some(q)
+}
+
+/// The taken target of the control instruction that ends the straight run from `pc` (the
+/// epilogue after a loop, closed by the outer loop's branch or `ENDLOOP`), if it ends in one.
+fn closing_target(code: &Code, pc: u64) -> Option<u64> {
+    match run(code, pc, MAX_REGION_LEN) {
+        (epi, _, RunEnd::Control) => taken_target(&epi.last()?.1),
+        _ => None,
+    }
 }
 
 /// The straight run from `pc` up to its `end`, and whether it ends in a control instruction.

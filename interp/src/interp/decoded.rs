@@ -162,6 +162,11 @@ impl Decoded {
         self.words.get(index).copied()
     }
 
+    /// The program's raw words (what it was decoded from).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
     /// Index of the instruction that sequentially follows the one at `index` (`index + 2`
     /// after an `S.LI`, else `index + 1`).
     pub fn next_index(&self, index: usize) -> Option<usize> {
