@@ -32,7 +32,7 @@
 //! point ([`fill_tables_at_registers`]), so that its first entry check does not read an
 //! unfilled chunk as unmapped.
 
-use crate::pace::{Pacer, Progress, known_ahead, later};
+use crate::pace::{Pacer, Progress, known_ahead, later, run_rate};
 use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_jit::diskcache::DiskCache;
@@ -603,6 +603,9 @@ struct BackgroundTier<'d> {
     redirects: Vec<Redirect>,
     /// Where the run stood at its first entry count (see [`Progress::ahead`]).
     progress: Option<Progress>,
+    /// Where the run stood at its first entry count since compiled code last ran (see
+    /// [`Progress::rate`]).
+    stretch: Option<Progress>,
 }
 
 impl Drop for BackgroundTier<'_> {
@@ -657,6 +660,7 @@ impl<'d> BackgroundTier<'d> {
             regions: None,
             redirects: Vec::new(),
             progress: None,
+            stretch: None,
         };
         if opts.code_cache.is_some() {
             // With a code cache the JIT is made with the tier (after the run's interpreted
@@ -692,11 +696,18 @@ impl<'d> BackgroundTier<'d> {
     }
 
     /// Until when the run is known to go on, for a region at `pc` hot now: what the loops'
-    /// counts say ([`known_ahead`]) or what the running hardware loop's progress since
-    /// counting began says ([`Progress::ahead`]), the later.
+    /// counts say ([`known_ahead`], at the rate the run has interpreted at since compiled code
+    /// last ran: [`Progress::rate`], or the run's rate so far when that stretch is too short)
+    /// or what the running hardware loop's progress since counting began says
+    /// ([`Progress::ahead`]), the later.
     fn ahead(&self, pc: u64, m: &Machine) -> Option<std::time::Instant> {
-        let measured = self.progress.and_then(|p| p.ahead(m, self.began));
-        later(known_ahead(self.d, pc, m, self.began), measured)
+        let measured = self.progress.and_then(|p| p.ahead(m));
+        let rate = self
+            .stretch
+            .and_then(|p| p.rate(m))
+            .or_else(|| run_rate(m, self.began));
+        let counted = rate.and_then(|r| known_ahead(self.d, pc, m, r));
+        later(counted, measured)
     }
 
     /// The program as the JIT's region discovery reads it (made on first need).
@@ -802,7 +813,13 @@ impl<'d> BackgroundTier<'d> {
 
 impl Tier for BackgroundTier<'_> {
     fn enter(&mut self, m: &mut Machine) -> Option<RegionExit> {
-        self.code.as_ref()?.get()?.jit.try_run_at(m)
+        let exit = self.code.as_ref()?.get()?.jit.try_run_at(m);
+        if exit.is_some() {
+            // Compiled code ran: the interpreted stretch the pace measures starts again at
+            // the next entry count.
+            self.stretch = None;
+        }
+        exit
     }
 
     fn slice(&mut self, hit: bool) -> u64 {
@@ -832,6 +849,12 @@ impl Tier for BackgroundTier<'_> {
             return false;
         }
         *n += 1;
+        // Marked at a count that can make a region hot, not at every interpreted block start
+        // after compiled code: a clock read costs about 300 ns on this project's hosts, and
+        // a row loop whose inner loop alone is compiled returns to the interpreter every row.
+        if self.stretch.is_none() {
+            self.stretch = Some(Progress::of(m));
+        }
         if !hot(*n, self.threshold) {
             return false;
         }
