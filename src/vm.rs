@@ -699,9 +699,13 @@ impl<'d> BackgroundTier<'d> {
     /// counts say ([`known_ahead`], at the rate the run has interpreted at since compiled code
     /// last ran: [`Progress::rate`], or the run's rate so far when that stretch is too short)
     /// or what the running hardware loop's progress since counting began says
-    /// ([`Progress::ahead`]), the later.
+    /// ([`Progress::ahead`]) or the innermost counted branch loop's since that stretch began
+    /// ([`Progress::branch_ahead`]), the latest.
     fn ahead(&self, pc: u64, m: &Machine) -> Option<std::time::Instant> {
-        let measured = self.progress.and_then(|p| p.ahead(m));
+        let measured = later(
+            self.progress.and_then(|p| p.ahead(m)),
+            self.stretch.and_then(|p| p.branch_ahead(self.d, pc, m)),
+        );
         let rate = self
             .stretch
             .and_then(|p| p.rate(m))
