@@ -455,6 +455,9 @@ struct FromRun {
     rx: std::sync::mpsc::Receiver<Request>,
     done: Arc<AtomicU64>,
     pacer: Pacer,
+    /// The pc of the compiled region the run is in now, plus one (0: none; see
+    /// [`BackgroundTier::running`]).
+    running: Arc<AtomicU64>,
 }
 
 /// The compiler thread of a background run: create the JIT into `cell` (with the code cache
@@ -469,7 +472,12 @@ fn compiler_thread(
     opts: VmOptions,
     run: FromRun,
 ) {
-    let FromRun { rx, done, pacer } = run;
+    let FromRun {
+        rx,
+        done,
+        pacer,
+        running,
+    } = run;
     let VmOptions {
         compile_delay_seed: delay_seed,
         code_cache,
@@ -517,25 +525,35 @@ fn compiler_thread(
             Err(std::sync::mpsc::TryRecvError::Empty) => {
                 delay();
                 // A region the run asks for meanwhile goes first: the recompile only makes
-                // running code faster.
-                let waits = |us| {
-                    pacer.wait(us, None, || match rx.try_recv() {
-                        Ok(job) => {
-                            next = Some(job);
-                            true
-                        }
-                        Err(_) => false,
-                    })
+                // running code faster. And only code the run is in when its turn comes: a
+                // loop that has ended (a fill loop before the kernel's own) may never run
+                // again, and its recompile held up the next loop's first compile (a
+                // branch loop of gathers asked for 40 us after one such recompile began
+                // waited 1.6 ms for it) and slowed the interpreter beside it.
+                let now_in = || running.load(Ordering::Relaxed).checked_sub(1);
+                let mut idle = false;
+                let waits = |us, pc| {
+                    let go = now_in() == Some(pc)
+                        && pacer.wait(us, None, || match rx.try_recv() {
+                            Ok(job) => {
+                                next = Some(job);
+                                true
+                            }
+                            Err(_) => false,
+                        });
+                    // Not in that code: wait for a request or the next look.
+                    idle = !go && now_in() != Some(pc);
+                    go
                 };
-                match code.jit.optimize_one_paced(waits) {
+                match code.jit.optimize_one_paced(now_in(), waits) {
                     Recompile::Done => {
                         pacer.done();
                         continue;
                     }
                     Recompile::Deferred if next.is_some() => continue,
                     // The run has ended.
-                    Recompile::Deferred => break,
-                    Recompile::Nothing => {}
+                    Recompile::Deferred if !idle => break,
+                    Recompile::Deferred | Recompile::Nothing => {}
                 }
                 // Nothing waits: the next region the run asks for, or, every millisecond, a
                 // look at what the run's entries queued in the JIT (hot straight-line regions).
@@ -606,6 +624,9 @@ struct BackgroundTier<'d> {
     /// Where the run stood at its first entry count since compiled code last ran (see
     /// [`Progress::rate`]).
     stretch: Option<Progress>,
+    /// The pc of the compiled region the run is in now, plus one, 0 outside compiled code:
+    /// the compiler thread recompiles a baseline only while the run is in it.
+    running: Arc<AtomicU64>,
 }
 
 impl Drop for BackgroundTier<'_> {
@@ -661,6 +682,7 @@ impl<'d> BackgroundTier<'d> {
             redirects: Vec::new(),
             progress: None,
             stretch: None,
+            running: Arc::new(AtomicU64::new(0)),
         };
         if opts.code_cache.is_some() {
             // With a code cache the JIT is made with the tier (after the run's interpreted
@@ -791,6 +813,7 @@ impl<'d> BackgroundTier<'d> {
                 opts.compile_delay_seed.is_none(),
                 opts.code_cache.is_some(),
             ),
+            running: Arc::clone(&self.running),
         };
         let alive = CompilerAlive::new();
         let place = ThreadPlace::here();
@@ -817,7 +840,10 @@ impl<'d> BackgroundTier<'d> {
 
 impl Tier for BackgroundTier<'_> {
     fn enter(&mut self, m: &mut Machine) -> Option<RegionExit> {
-        let exit = self.code.as_ref()?.get()?.jit.try_run_at(m);
+        let jit = &self.code.as_ref()?.get()?.jit;
+        self.running.store(m.pc + 1, Ordering::Relaxed);
+        let exit = jit.try_run_at(m);
+        self.running.store(0, Ordering::Relaxed);
         if exit.is_some() {
             // Compiled code ran: the interpreted stretch the pace measures starts again at
             // the next entry count.

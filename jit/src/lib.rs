@@ -375,6 +375,11 @@ pub struct CompileJob {
 }
 
 impl Baseline {
+    /// The pc its region is entered at.
+    pub fn pc(&self) -> u64 {
+        self.key.pc
+    }
+
     /// About how long its optimising recompile will take, in microseconds (as
     /// [`CompileJob::estimated_us`], from the baseline's IR size: the recompile translates
     /// again to the same IR, but for a small body's paired rounds).
@@ -767,6 +772,16 @@ impl Jit {
     /// The oldest baseline compile still waiting for its optimised code, taken off the queue.
     pub fn next_baseline(&mut self) -> Option<Baseline> {
         self.pending.pop_front()
+    }
+
+    /// The baseline compile of the region entered at `pc` if one waits (a loop running
+    /// now), else the oldest ([`Jit::next_baseline`]), taken off the queue.
+    pub fn next_baseline_at(&mut self, pc: Option<u64>) -> Option<Baseline> {
+        let i = pc.and_then(|pc| self.pending.iter().position(|b| b.key.pc == pc));
+        match i {
+            Some(i) => self.pending.remove(i),
+            None => self.pending.pop_front(),
+        }
     }
 
     /// Put `base` back at the front of the queue (its recompile deferred).

@@ -316,13 +316,19 @@ impl SharedJit {
     /// the shared lock and compiled under none, so other threads run compiled code meanwhile;
     /// only installing it takes the JIT exclusively. `false` when neither waits.
     pub fn optimize_one(&self) -> bool {
-        self.optimize_one_paced(|_| true) != Recompile::Nothing
+        self.optimize_one_paced(None, |_, _| true) != Recompile::Nothing
     }
 
     /// [`SharedJit::optimize_one`], first asking `pace`, with the recompile's estimated
-    /// compile time in microseconds ([`crate::Baseline::estimated_us`]): it may wait, and
-    /// `false` defers the recompile (the baseline goes back to the front of the queue).
-    pub fn optimize_one_paced(&self, pace: impl FnOnce(u64) -> bool) -> Recompile {
+    /// compile time in microseconds ([`crate::Baseline::estimated_us`]) and its region's pc:
+    /// it may wait, and `false` defers the recompile (the baseline goes back to the front of
+    /// the queue). The baseline of the region entered at `running` goes first when one
+    /// waits ([`Jit::next_baseline_at`]).
+    pub fn optimize_one_paced(
+        &self,
+        running: Option<u64>,
+        pace: impl FnOnce(u64, u64) -> bool,
+    ) -> Recompile {
         // Both queues looked at under the shared lock first: an idle compiler thread asks
         // every millisecond, and a writer makes the run's entries step aside.
         let (hot, base) = match self.read(true) {
@@ -347,10 +353,13 @@ impl SharedJit {
             }
             return Recompile::Done;
         }
-        let Some(base) = self.write(true).and_then(|mut j| j.next_baseline()) else {
+        let Some(base) = self
+            .write(true)
+            .and_then(|mut j| j.next_baseline_at(running))
+        else {
             return Recompile::Nothing;
         };
-        if !pace(base.estimated_us()) {
+        if !pace(base.estimated_us(), base.pc()) {
             if let Some(mut jit) = self.write(true) {
                 jit.requeue_baseline(base);
             }

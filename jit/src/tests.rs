@@ -1213,11 +1213,20 @@ fn paced_compiles_wait_outside_their_compile_time() {
         s.compile_us
     );
     // The loop's baseline waits for its optimised code: deferred, then done.
-    assert_eq!(shared.optimize_one_paced(|_| false), Recompile::Deferred);
+    assert_eq!(
+        shared.optimize_one_paced(None, |_, _| false),
+        Recompile::Deferred
+    );
     assert_eq!(shared.stats().optimized_regions, 0);
-    assert_eq!(shared.optimize_one_paced(|us| us > 0), Recompile::Done);
+    assert_eq!(
+        shared.optimize_one_paced(Some(pc), |us, at| us > 0 && at == pc),
+        Recompile::Done
+    );
     assert_eq!(shared.stats().optimized_regions, 1);
-    assert_eq!(shared.optimize_one_paced(|_| true), Recompile::Nothing);
+    assert_eq!(
+        shared.optimize_one_paced(None, |_, _| true),
+        Recompile::Nothing
+    );
 }
 
 #[test]
@@ -1274,4 +1283,45 @@ fn lj_vop_runs_every_vector_alu_op_as_the_lane_semantics_say() {
         }
     }
     assert_eq!(ops, 9, "every vector ALU opcode");
+}
+
+/// The baseline recompile of the region the run is in goes first (a loop running now), the
+/// oldest otherwise: a fill loop that has ended waits behind the kernel's own loop.
+#[test]
+fn the_running_loops_baseline_is_recompiled_first() {
+    let src = "
+        S.LI s3, 64
+        LOOP s3
+        V.ADD v1, v1, 1
+        ENDLOOP
+        LOOP s3
+        V.ADD v2, v2, 2
+        ENDLOOP
+        HALT
+        ";
+    let p = lanejit_interp::asm::assemble(src, "two.s").expect("assembles");
+    let m = machine(&p.code, 8);
+    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    jit.set_baseline(true);
+    let loops: Vec<u64> = (0..p.code.len() as u64)
+        .map(|i| 8 * i)
+        .filter(|&pc| {
+            let d = lanejit_interp::interp::Decoded::new(&p.code);
+            matches!(
+                d.inst((pc / 8) as usize),
+                Some(lanejit_interp::isa::Inst::Loop(_))
+            )
+        })
+        .collect();
+    assert_eq!(loops.len(), 2, "two LOOPs: {loops:?}");
+    for &pc in &loops {
+        jit.compile_for(pc, &m.regs)
+            .expect("compiles")
+            .expect("a loop");
+    }
+    let second = jit.next_baseline_at(Some(loops[1])).expect("queued");
+    assert_eq!(second.pc(), loops[1], "the running loop's first");
+    let first = jit.next_baseline_at(Some(0xdead_0000)).expect("queued");
+    assert_eq!(first.pc(), loops[0], "else the oldest");
+    assert!(jit.next_baseline_at(None).is_none());
 }
