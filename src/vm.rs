@@ -529,23 +529,26 @@ fn compiler_thread(
                 // loop that has ended (a fill loop before the kernel's own) may never run
                 // again, and its recompile held up the next loop's first compile (a
                 // branch loop of gathers asked for 40 us after one such recompile began
-                // waited 1.6 ms for it) and slowed the interpreter beside it.
-                let now_in = || running.load(Ordering::Relaxed).checked_sub(1);
+                // waited 1.6 ms for it) and slowed the interpreter beside it. Looked at
+                // before the JIT is taken: the recompile's write lock waits until the run
+                // is out of compiled code, so after it the run is never in any.
+                let sampled = running.load(Ordering::Relaxed).checked_sub(1);
                 let mut idle = false;
                 let waits = |us, pc| {
-                    let go = now_in() == Some(pc)
-                        && pacer.wait(us, None, || match rx.try_recv() {
-                            Ok(job) => {
-                                next = Some(job);
-                                true
-                            }
-                            Err(_) => false,
-                        });
-                    // Not in that code: wait for a request or the next look.
-                    idle = !go && now_in() != Some(pc);
-                    go
+                    if sampled != Some(pc) {
+                        // Not in that code: wait for a request or the next look.
+                        idle = true;
+                        return false;
+                    }
+                    pacer.wait(us, None, || match rx.try_recv() {
+                        Ok(job) => {
+                            next = Some(job);
+                            true
+                        }
+                        Err(_) => false,
+                    })
                 };
-                match code.jit.optimize_one_paced(now_in(), waits) {
+                match code.jit.optimize_one_paced(sampled, waits) {
                     Recompile::Done => {
                         pacer.done();
                         continue;
