@@ -844,7 +844,8 @@ impl<'d> BackgroundTier<'d> {
 impl Tier for BackgroundTier<'_> {
     fn enter(&mut self, m: &mut Machine) -> Option<RegionExit> {
         let jit = &self.code.as_ref()?.get()?.jit;
-        self.running.store(m.pc + 1, Ordering::Relaxed);
+        // Wrapping: a pc of 2^64 - 1 (never compiled code) reads as none.
+        self.running.store(m.pc.wrapping_add(1), Ordering::Relaxed);
         let exit = jit.try_run_at(m);
         self.running.store(0, Ordering::Relaxed);
         if exit.is_some() {
