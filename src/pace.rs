@@ -134,8 +134,14 @@ pub(crate) fn run_rate(m: &Machine, began: Instant) -> Option<f64> {
 
 /// When a run will have run `left` more instructions at `rate` instructions a second.
 fn after(left: f64, rate: f64) -> Instant {
-    let ahead = (left / rate.max(1.0)).min(3600.0);
-    Instant::now() + Duration::from_secs_f64(ahead)
+    in_secs(left / rate.max(1.0))
+}
+
+/// `secs` seconds from now, at most an hour (a NaN counts as none: `from_secs_f64` would
+/// panic on it).
+fn in_secs(secs: f64) -> Instant {
+    let secs = if secs.is_nan() { 0.0 } else { secs };
+    Instant::now() + Duration::from_secs_f64(secs.clamp(0.0, 3600.0))
 }
 
 /// Shortest stretch since a [`Progress`] mark whose instruction rate stands for the
@@ -171,12 +177,13 @@ impl Progress {
 
     /// The instructions a second the run has retired since this mark, taken where it
     /// began interpreting (at the first entry count after compiled code last ran): what a
-    /// region hot now runs at until its code is ready. `None` within [`MARK_SPAN`] of the mark or with nothing retired
-    /// since. The run's rate so far ([`run_rate`]) mixes in its compiled stretches: after a
-    /// first loop compiled and ran 20-50x faster than the interpreter, the next loop's
-    /// interpreted time left looked that much shorter, and its compile waited for the
-    /// rent-or-buy rule (a lookup-table transform after two loops filling its inputs, 1M
-    /// elements: hot at 3.7 ms, compiled from 5.6 ms, `lanejit run --timeline`).
+    /// region hot now runs at until its code is ready. `None` within [`MARK_SPAN`] of the
+    /// mark or with nothing retired since. The run's rate so far ([`run_rate`]) mixes in its
+    /// compiled stretches: after a first loop compiled and ran 20-50x faster than the
+    /// interpreter, the next loop's interpreted time left looked that much shorter, and its
+    /// compile waited for the rent-or-buy rule (a lookup-table transform after two loops
+    /// filling its inputs, 1M elements: hot at 2.5 ms, compiled from 5.5 ms, `lanejit run
+    /// --timeline`).
     pub(crate) fn rate(self, m: &Machine) -> Option<f64> {
         let secs = self.at.elapsed();
         (secs >= MARK_SPAN && m.retired > self.retired)
@@ -199,13 +206,10 @@ impl Progress {
         let c = counted_loop(d, at, at, None, m)?;
         let moved =
             (m.regs.s[c.reg.0 as usize] as i64).wrapping_sub(self.s[c.reg.0 as usize] as i64);
-        let done = moved / c.step;
-        if done <= 0 {
-            return None;
-        }
+        // Checked: any register values (i64::MIN / -1 overflows).
+        let done = moved.checked_div(c.step).filter(|&n| n > 0)?;
         let per = self.at.elapsed().as_secs_f64() / done as f64;
-        let ahead = (c.iters as f64 * per).min(3600.0);
-        Some(Instant::now() + Duration::from_secs_f64(ahead))
+        Some(in_secs(c.iters as f64 * per))
     }
 
     /// Until when the run is known to go on, measured: when the hardware loop running at
@@ -223,8 +227,7 @@ impl Progress {
             return None;
         }
         let per = self.at.elapsed().as_secs_f64() / (lc - self.lc0base) as f64;
-        let ahead = ((trip - lc) as f64 * per).min(3600.0);
-        Some(Instant::now() + Duration::from_secs_f64(ahead))
+        Some(in_secs((trip - lc) as f64 * per))
     }
 }
 
@@ -663,6 +666,30 @@ mod tests {
         assert!(
             mark.branch_ahead(&d, 0, &m).is_none(),
             "no loop around the first instruction"
+        );
+        // Counting down by one, with any register values: never an overflow.
+        let down = "top:    V.ADD v1, v1, 1\n        S.SUB s4, s4, 1\n        BNE s4, 0, top\n\
+                    HALT\n";
+        let p = lanejit_interp::asm::assemble(down, "down.s").expect("assembles");
+        let d = Decoded::new(&p.code);
+        let mut m = Machine::new(&p, Config::for_program(&p, Some(32))).expect("machine");
+        // Moved by i64::MIN (wrapping) to a counter with 5 iterations left.
+        m.regs.s[4] = (i64::MIN as u64).wrapping_add(5);
+        let mark = Progress {
+            at: Instant::now() - Duration::from_millis(1),
+            ..Progress::of(&m)
+        };
+        m.regs.s[4] = 5;
+        assert!(mark.branch_ahead(&d, 0, &m).is_none(), "i64::MIN / -1");
+        m.regs.s[4] = 90;
+        let mark = Progress {
+            at: Instant::now() - Duration::from_millis(1),
+            ..Progress::of(&m)
+        };
+        m.regs.s[4] = 80;
+        assert!(
+            mark.branch_ahead(&d, 0, &m).is_some(),
+            "10 iterations down, 80 left"
         );
     }
 
