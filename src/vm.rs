@@ -37,7 +37,7 @@ use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_jit::diskcache::DiskCache;
 use lanejit_jit::observe::Observer;
-use lanejit_jit::shared::{Recompile, SharedJit};
+use lanejit_jit::shared::{Baselines, Recompile, SharedJit};
 use lanejit_jit::{Jit, JitError, JitStats, RegionExit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -531,15 +531,14 @@ fn compiler_thread(
                 // branch loop of gathers asked for 40 us after one such recompile began
                 // waited 1.6 ms for it) and slowed the interpreter beside it. Looked at
                 // before the JIT is taken: the recompile's write lock waits until the run
-                // is out of compiled code, so after it the run is never in any.
-                let sampled = running.load(Ordering::Relaxed).checked_sub(1);
-                let mut idle = false;
-                let waits = |us, pc| {
-                    if sampled != Some(pc) {
-                        // Not in that code: wait for a request or the next look.
-                        idle = true;
-                        return false;
-                    }
+                // is out of compiled code, so after it the run is never in any. Not in
+                // compiled code, or in code whose baseline does not wait: no recompile now
+                // (and no exclusive hold of the JIT to find that out).
+                let which = match running.load(Ordering::Relaxed).checked_sub(1) {
+                    Some(pc) => Baselines::Of(pc),
+                    None => Baselines::Not,
+                };
+                let waits = |us, _pc| {
                     pacer.wait(us, None, || match rx.try_recv() {
                         Ok(job) => {
                             next = Some(job);
@@ -548,15 +547,15 @@ fn compiler_thread(
                         Err(_) => false,
                     })
                 };
-                match code.jit.optimize_one_paced(sampled, waits) {
+                match code.jit.optimize_one_paced(which, waits) {
                     Recompile::Done => {
                         pacer.done();
                         continue;
                     }
                     Recompile::Deferred if next.is_some() => continue,
                     // The run has ended.
-                    Recompile::Deferred if !idle => break,
-                    Recompile::Deferred | Recompile::Nothing => {}
+                    Recompile::Deferred => break,
+                    Recompile::Nothing => {}
                 }
                 // Nothing waits: the next region the run asks for, or, every millisecond, a
                 // look at what the run's entries queued in the JIT (hot straight-line regions).
@@ -870,9 +869,6 @@ impl Tier for BackgroundTier<'_> {
     }
 
     fn count(&mut self, pc: u64, m: &Machine) -> bool {
-        if self.progress.is_none() {
-            self.progress = Some(Progress::of(m));
-        }
         if !self.redirects.is_empty() && self.redirected(pc, m) {
             return false;
         }
@@ -886,8 +882,11 @@ impl Tier for BackgroundTier<'_> {
         // Marked at a count that can make a region hot, not at every interpreted block start
         // after compiled code: a clock read costs about 300 ns on this project's hosts, and
         // a row loop whose inner loop alone is compiled returns to the interpreter every row.
+        // The run's first count marks both (nothing is redirected or requested before it).
         if self.stretch.is_none() {
-            self.stretch = Some(Progress::of(m));
+            let mark = Progress::of(m);
+            self.progress.get_or_insert(mark);
+            self.stretch = Some(mark);
         }
         if !hot(*n, self.threshold) {
             return false;

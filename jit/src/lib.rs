@@ -737,6 +737,12 @@ impl Jit {
         !self.pending.is_empty()
     }
 
+    /// Whether the baseline compile of the region entered at `pc` waits for its optimised
+    /// code.
+    pub fn baseline_waiting_at(&self, pc: u64) -> bool {
+        self.pending.iter().any(|b| b.key.pc == pc)
+    }
+
     /// Forget the hot straight-line regions waiting for their recompile (a run that ended).
     pub fn discard_hot(&mut self) {
         self.hot_pending.clear();

@@ -37,6 +37,17 @@ pub enum Recompile {
     Deferred,
 }
 
+/// The baseline compiles [`SharedJit::optimize_one_paced`] may replace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Baselines {
+    /// Any, the oldest first (a run that has ended, for a code cache).
+    Any,
+    /// Only the one of the region entered at this pc (the code the run is in).
+    Of(u64),
+    /// None (the run is in no compiled code: a loop that has ended may never run again).
+    Not,
+}
+
 /// A [`Jit`] shared by threads (see the module docs).
 pub struct SharedJit {
     inner: RwLock<Jit>,
@@ -316,23 +327,31 @@ impl SharedJit {
     /// the shared lock and compiled under none, so other threads run compiled code meanwhile;
     /// only installing it takes the JIT exclusively. `false` when neither waits.
     pub fn optimize_one(&self) -> bool {
-        self.optimize_one_paced(None, |_, _| true) != Recompile::Nothing
+        self.optimize_one_paced(Baselines::Any, |_, _| true) != Recompile::Nothing
     }
 
-    /// [`SharedJit::optimize_one`], first asking `pace`, with the recompile's estimated
-    /// compile time in microseconds ([`crate::Baseline::estimated_us`]) and its region's pc:
-    /// it may wait, and `false` defers the recompile (the baseline goes back to the front of
-    /// the queue). The baseline of the region entered at `running` goes first when one
-    /// waits ([`Jit::next_baseline_at`]).
+    /// [`SharedJit::optimize_one`] among the baseline compiles `which` names, first asking
+    /// `pace`, with the recompile's estimated compile time in microseconds
+    /// ([`crate::Baseline::estimated_us`]) and its region's pc: it may wait, and `false`
+    /// defers the recompile (the baseline goes back to the front of the queue). Whether one
+    /// of them waits is looked at under the shared lock, so that none taking the JIT
+    /// exclusively (which makes the run's entries step aside) when none does.
     pub fn optimize_one_paced(
         &self,
-        running: Option<u64>,
+        which: Baselines,
         pace: impl FnOnce(u64, u64) -> bool,
     ) -> Recompile {
         // Both queues looked at under the shared lock first: an idle compiler thread asks
         // every millisecond, and a writer makes the run's entries step aside.
         let (hot, base) = match self.read(true) {
-            Some(j) => (j.hot_waiting(), j.baseline_waiting()),
+            Some(j) => (
+                j.hot_waiting(),
+                match which {
+                    Baselines::Any => j.baseline_waiting(),
+                    Baselines::Of(pc) => j.baseline_waiting_at(pc),
+                    Baselines::Not => false,
+                },
+            ),
             None => return Recompile::Nothing,
         };
         if !hot && !base {
@@ -353,10 +372,14 @@ impl SharedJit {
             }
             return Recompile::Done;
         }
-        let Some(base) = self
-            .write(true)
-            .and_then(|mut j| j.next_baseline_at(running))
-        else {
+        if !base {
+            return Recompile::Nothing;
+        }
+        let at = match which {
+            Baselines::Of(pc) => Some(pc),
+            _ => None,
+        };
+        let Some(base) = self.write(true).and_then(|mut j| j.next_baseline_at(at)) else {
             return Recompile::Nothing;
         };
         if !pace(base.estimated_us(), base.pc()) {

@@ -1183,7 +1183,7 @@ fn deferred_hot_recompiles_wait_for_the_compiler_and_then_take_over() {
 /// before Cranelift is not compile time; a deferred recompile keeps its baseline queued.
 #[test]
 fn paced_compiles_wait_outside_their_compile_time() {
-    use crate::shared::{Recompile, SharedJit};
+    use crate::shared::{Baselines, Recompile, SharedJit};
     let code = encode(&copy_loop());
     let m = machine(&code, 32);
     let pc = 0x30;
@@ -1214,17 +1214,24 @@ fn paced_compiles_wait_outside_their_compile_time() {
     );
     // The loop's baseline waits for its optimised code: deferred, then done.
     assert_eq!(
-        shared.optimize_one_paced(None, |_, _| false),
+        shared.optimize_one_paced(Baselines::Any, |_, _| false),
         Recompile::Deferred
     );
     assert_eq!(shared.stats().optimized_regions, 0);
+    // Not while the run is in no compiled code, nor in another region's: not even asked.
+    for which in [Baselines::Not, Baselines::Of(pc + 8)] {
+        assert_eq!(
+            shared.optimize_one_paced(which, |_, _| panic!("asked for {which:?}")),
+            Recompile::Nothing
+        );
+    }
     assert_eq!(
-        shared.optimize_one_paced(Some(pc), |us, at| us > 0 && at == pc),
+        shared.optimize_one_paced(Baselines::Of(pc), |us, at| us > 0 && at == pc),
         Recompile::Done
     );
     assert_eq!(shared.stats().optimized_regions, 1);
     assert_eq!(
-        shared.optimize_one_paced(None, |_, _| true),
+        shared.optimize_one_paced(Baselines::Any, |_, _| true),
         Recompile::Nothing
     );
 }
