@@ -377,11 +377,11 @@ pub fn nest_around(code: &Code, pc: u64, vl: u32) -> Option<u64> {
     }
     // Only a nest that compiles about as fast as its inner loop (estimated IR at most 1.2
     // times its inner loop's, or [`NEST_SLACK_IR`] more): until its code arrives the run
-    // interprets, where it would have run the inner loop's code. A 5-point stencil's nest (its inner loop, a `LOOP`
-    // and four scalar instructions: 1.04 times the IR) came 1.2-1.4x faster (tiered at 16
-    // MiB); a matrix product's, whose rows load 16 broadcasts (1.25 times), 1.3x slower.
-    // Between them, tile_stage's column nest (1.16 times) alike either way; SpMV's row
-    // nest, 1.27 times, is not redirected.
+    // interprets, where it would have run the inner loop's code. A 5-point stencil's nest
+    // (its inner loop, a `LOOP` and four scalar instructions: 1.04 times the IR) came
+    // 1.2-1.4x faster (tiered at 16 MiB); a matrix product's, whose rows load 16 broadcasts
+    // (1.25 times), 1.3x slower. Between them, tile_stage's column nest (1.16 times) alike
+    // either way; SpMV's row nest, 1.27 times, is not redirected.
     use crate::translate::plan::estimate;
     let est = |r: &Region| estimate(r, vl, false, None);
     let inner = est(&r);
