@@ -8,8 +8,9 @@
 //! keeps compiled regions on disk across runs (`--code-cache`). With a baseline tier
 //! ([`Jit::set_baseline`]) loops are first compiled with the baseline settings
 //! ([`cache::Settings::Baseline`]: single-pass register allocation, and small bodies
-//! streaming one iteration per round, `translate::TxConfig::pairs`), and their optimised
-//! code, compiled from the same translation off the JIT's lock, replaces it later.
+//! streaming one iteration per round, `translate::TxConfig::pairs`; simple counted loops in
+//! the strip-mined form, `translate::strip`), and their optimised code, compiled off the
+//! JIT's lock, replaces it later.
 //! Between Cranelift's optimiser and its lowering, [`schedule`] moves vector loads down to
 //! their first use ([`cache::compile`]), which the optimiser's placement does not do for
 //! chains of fused multiply-adds.
@@ -147,6 +148,7 @@ impl TxSetup {
             steps: hints.steps,
             sregs: hints.sregs,
             pairs,
+            strip: None,
         }
     }
 }
@@ -168,11 +170,12 @@ fn translate_into(
     region: &region::Region,
     cfg: translate::TxConfig,
     probes: &mut Option<observe::Probes>,
-) {
+) -> bool {
     func.signature = sig;
     let mut b = FunctionBuilder::new(func, fctx);
-    translate::translate(&mut b, region, cfg, probes.as_mut());
+    let ok = translate::translate(&mut b, region, cfg, probes.as_mut());
     b.finalize(fcfg);
+    ok
 }
 
 /// The signature of every compiled region (`RegionFn`: the context in, the status out).
@@ -212,6 +215,8 @@ pub struct RegionStat {
     pub baseline: bool,
     /// The optimised code that replaced a baseline compile of this loop.
     pub optimized: bool,
+    /// A baseline in the strip-mined form (`translate::strip`).
+    pub strip: bool,
 }
 
 /// A handle to a compiled region.
@@ -365,6 +370,11 @@ pub struct CompileJob {
     stored: Stored,
     settings: cache::Settings,
     baseline: bool,
+    /// For a baseline, the IR its optimising recompile is expected to have
+    /// ([`Baseline::estimated_us`]).
+    recompile_ir: usize,
+    /// Translated in the strip-mined form (`translate::strip`).
+    strip: bool,
     ctx: cranelift_codegen::Context,
     ir: Option<String>,
     probes: Option<observe::Probes>,
@@ -705,8 +715,11 @@ impl Jit {
     /// [`CompileJob::compile`] and [`Jit::install_optimized`] have run (the tiered
     /// engine's compiler thread does so when no region waits to be compiled). Both codes
     /// come from the same translation (the baseline's small bodies stream one iteration per
-    /// round, `translate::TxConfig::pairs`, the optimised code's two), and every code agrees
-    /// with the interpreter, so results do not depend on which one runs. The compile budget
+    /// round, `translate::TxConfig::pairs`, the optimised code's two), but for simple counted
+    /// loops, whose baseline is the strip-mined form (`translate::strip`: the body translated
+    /// for 8 lanes of 4-byte elements and looped over each iteration's lanes, so its IR does
+    /// not grow with VL; about half the register form's compile time at VL 32); every code
+    /// agrees with the interpreter, so results do not depend on which one runs. The compile budget
     /// is charged once per region; the optimised code is the one kept in the disk cache. Off
     /// (the default) for `--engine jit` and launches, and while the region report counts.
     pub fn set_baseline(&mut self, on: bool) {
@@ -817,6 +830,15 @@ impl Jit {
             cfg,
             &mut None,
         );
+        // Over the optimising settings' bound (a strip-mined baseline's register form, not
+        // measured before): the baseline settings, as a first compile would have had.
+        let ir_insts = ctx.func.dfg.num_insts();
+        let settings = if plan::optimizing_fits(&region, ir_insts, block_params(&ctx.func), self.vl)
+        {
+            cache::Settings::Optimizing
+        } else {
+            cache::Settings::Baseline
+        };
         let ir = self
             .observer
             .as_ref()
@@ -831,10 +853,12 @@ impl Jit {
                 plan: base.plan,
                 straight_body: false,
                 loop_alone: false,
-                ir_insts: base.ir_insts,
+                ir_insts,
             },
-            settings: cache::Settings::Optimizing,
+            settings,
             baseline: false,
+            recompile_ir: ir_insts,
+            strip: false,
             ctx,
             ir,
             probes: None,
@@ -1096,7 +1120,30 @@ impl Jit {
                 && probes.is_none()
                 && region.loop_head.is_some()
                 && plan == Plan::Registers;
-            let cfg = setup.config(isa, plan, key.hot, hints, !baseline);
+            let mut cfg = setup.config(isa, plan, key.hot, hints, !baseline);
+            // A simple counted loop's baseline: the strip-mined form, whose IR does not grow
+            // with VL (`translate::strip`), when it comes out without exits.
+            let strip = baseline
+                .then(|| translate::strip_width(&region, hints.sregs, self.vl))
+                .flatten();
+            if let Some(w) = strip {
+                let mut scfg = cfg;
+                scfg.vl = w;
+                scfg.strip = Some(self.vl);
+                if translate_into(
+                    &mut ctx.func,
+                    fctx,
+                    sig.clone(),
+                    isa.frontend_config(),
+                    &region,
+                    scfg,
+                    &mut probes,
+                ) {
+                    cfg = scfg;
+                    break cfg;
+                }
+                ctx.clear();
+            }
             translate_into(
                 &mut ctx.func,
                 fctx,
@@ -1133,8 +1180,11 @@ impl Jit {
             || (cfg.hot && !self.baseline);
         // A register form over the optimising settings' bound (large loops at VL 64) gets
         // the baseline settings for good: its optimised compile would pass the ceiling.
+        // (A strip-mined baseline is small whatever the register form's size: its
+        // optimising recompile checks the bound itself, `Jit::prepare_optimized`.)
         let capped = optimizing
             && cfg.plan == Plan::Registers
+            && cfg.strip.is_none()
             && !plan::optimizing_fits(&region, ir_insts, block_params(&ctx.func), self.vl);
         let baseline = optimizing && self.baseline && probes.is_none() && !capped;
         // Straight-line code runs once per entry, and the memory form of a large loop must
@@ -1146,6 +1196,13 @@ impl Jit {
             cache::Settings::Optimizing
         } else {
             cache::Settings::Quick
+        };
+        // The optimising recompile's IR: this one's, or for a strip-mined baseline the
+        // register form's estimate.
+        let recompile_ir = if cfg.strip.is_some() {
+            plan::estimate(&region, self.vl, false, hints.sregs)
+        } else {
+            ir_insts
         };
         Some(CompileJob {
             key,
@@ -1160,6 +1217,8 @@ impl Jit {
             },
             settings,
             baseline,
+            recompile_ir,
+            strip: cfg.strip.is_some(),
             ctx,
             ir,
             probes,
@@ -1179,6 +1238,8 @@ impl Jit {
             stored,
             settings: _,
             baseline,
+            recompile_ir,
+            strip,
             mut ctx,
             ir,
             probes,
@@ -1232,13 +1293,14 @@ impl Jit {
             cached: false,
             baseline,
             optimized: false,
+            strip,
         };
         if baseline {
             self.pending.push_back(Baseline {
                 key,
                 plan,
                 generation: self.cache.stats.retired_modules,
-                ir_insts,
+                ir_insts: recompile_ir,
                 hints,
             });
         }
@@ -1312,6 +1374,7 @@ impl Jit {
             cached: from == Placed::Cached,
             baseline: false,
             optimized: from == Placed::Optimized,
+            strip: false,
         };
         self.finalize(key, id, stat, region, t0, ir, None)
     }

@@ -659,33 +659,22 @@ fn a_baseline_streams_one_iteration_per_round_and_its_optimised_code_two() {
     // At VL 32, a body of three instructions streams two iterations per round in optimised code
     // (`StreamLoop::pair`); its baseline, whose compile time matters more, one
     // (`TxConfig::pairs`): a smaller IR, the same results (interpreter, baseline code and
-    // optimised code agree).
+    // optimised code agree). (`V.LANEID` keeps the loop from the strip-mined form.)
     let src = "        S.LI s1, 0x11000\n        S.LI s3, 500\n        S.LI s4, 0x9e3779b97f4a7c15\n\
-               LOOP s3\n        V.LC0 v1\n        V.MUL v1, v1, s4\n\
+               LOOP s3\n        V.LANEID v1\n        V.MUL v1, v1, s4\n\
                V.SD v1, [s1, lc0<<3, 0]\n        ENDLOOP\n        HALT\n";
     let p = lanejit_interp::asm::assemble(src, "pairs.s").expect("assembles");
     let d = lanejit_interp::interp::Decoded::new(&p.code);
     let mut reference = machine(&p.code, 32);
     lanejit_interp::interp::run(&mut reference, &d);
-    let agree = |m: &Machine, what: &str| {
-        assert_eq!(
-            (m.pc, m.retired),
-            (reference.pc, reference.retired),
-            "{what}"
-        );
-        assert_eq!(m.regs, reference.regs, "{what}");
-        assert_eq!(
-            m.mem.bytes(0x11000, 0x1000),
-            reference.mem.bytes(0x11000, 0x1000),
-            "{what}"
-        );
-    };
+    let agree = |m: &Machine, what: &str| same_state(m, &reference, (0x11000, 0x1000), what);
     let mut m = machine(&p.code, 32);
     let mut jit = Jit::new(&p.code, &m).expect("jit");
     jit.set_baseline(true);
     run_compiled(&mut jit, &mut m);
     lanejit_interp::interp::run(&mut m, &d);
     agree(&m, "baseline");
+    assert!(jit.stats().regions.iter().all(|r| !r.strip));
     let base = jit.next_baseline().expect("the loop is queued");
     let mut job = jit.prepare_optimized(base).expect("the baseline is there");
     let optimised_ir = job.ctx.func.dfg.num_insts();
@@ -1331,4 +1320,180 @@ fn the_running_loops_baseline_is_recompiled_first() {
     let first = jit.next_baseline_at(Some(0xdead_0000)).expect("queued");
     assert_eq!(first.pc(), loops[0], "else the oldest");
     assert!(jit.next_baseline_at(None).is_none());
+}
+
+/// A machine for `code` at `vl` lanes with `limit` as `--max-instructions` and the memory of
+/// [`machine`].
+fn machine_limited(code: &[u64], vl: u32, limit: Option<u64>) -> Machine {
+    let mut m = machine(code, vl);
+    m.config.max_instructions = limit;
+    m
+}
+
+/// `d` run to its end on the interpreter alone, and with a JIT (`baseline`: with a baseline
+/// tier) taking every region it compiles: the exit, pc, count, registers and memory agree.
+/// Returns the JIT's stats.
+fn agree_with_interp(
+    code: &[u64],
+    vl: u32,
+    limit: Option<u64>,
+    baseline: bool,
+    what: &str,
+) -> crate::JitStats {
+    let d = lanejit_interp::interp::Decoded::new(code);
+    let mut reference = machine_limited(code, vl, limit);
+    let want = lanejit_interp::interp::run(&mut reference, &d);
+    let mut m = machine_limited(code, vl, limit);
+    let mut jit = Jit::new(code, &m).expect("jit");
+    jit.set_baseline(baseline);
+    let got = loop {
+        while let Some(c) = jit.compile_for(m.pc, &m.regs).expect("compiles") {
+            if jit.run(c, &mut m).interp_next {
+                break;
+            }
+        }
+        if let Some(e) = lanejit_interp::interp::step(&mut m, &d) {
+            break e;
+        }
+    };
+    assert_eq!(format!("{got:?}"), format!("{want:?}"), "{what}");
+    same_state(&m, &reference, (0x10000, 0x2000), what);
+    jit.stats()
+}
+
+/// `m` and `reference` stopped at the same pc and count, with the same registers and the same
+/// `len` bytes of memory from `at`.
+fn same_state(m: &Machine, reference: &Machine, (at, len): (u64, u64), what: &str) {
+    assert_eq!(
+        (m.pc, m.retired),
+        (reference.pc, reference.retired),
+        "{what}"
+    );
+    assert_eq!(m.regs, reference.regs, "{what}");
+    assert_eq!(m.mem.bytes(at, len), reference.mem.bytes(at, len), "{what}");
+}
+
+#[test]
+fn strip_mined_baselines_agree_with_the_interpreter() {
+    // Simple counted loops whose baseline is the strip-mined form (`translate::strip`): an
+    // in-place SAXPY, neighbours through a vector address built from `V.LC0`, a store read
+    // back, 16-bit and 64-bit elements, and in-place shifts whose stores overlap the next
+    // iteration's loads (the stretch test sends those to the interpreter). At every VL the
+    // form applies to, for trip counts around VL and multiples of it, trips that run off the
+    // writable page (a fault in the first, a middle or the last iteration), and instruction
+    // limits inside the loop: everything agrees with the interpreter.
+    let bodies: [(&str, &str); 7] = [
+        (
+            "saxpy",
+            "V.LW [s1, lc0<<2, 0], ->v1\n V.LW [s2, lc0<<2, 0], ->v2\n V.FMUL.S v1, v1, s4\n\
+             V.FADD.S v2, v1, v2\n V.SW v2, [s2, lc0<<2, 0]\n",
+        ),
+        (
+            "vaddr",
+            "V.LC0 v5\n V.SHL v5, v5, 2\n V.ADD v5, v5, s1\n V.LWI.U [v5 + 4], ->v1\n\
+             V.LWI.U [v5 + 8], ->v2\n V.FADD.S v3, v1, v2\n V.FMA.S v3, v1, s4\n\
+             V.SW v3, [s2, lc0<<2, 0]\n",
+        ),
+        (
+            "store then load",
+            "V.LC0 v1\n V.MUL v1, v1, s4\n V.SW v1, [s2, lc0<<2, 0]\n V.LW [s2, lc0<<2, 0], ->v2\n\
+             V.ADD v3, v2, v1\n V.SW v3, [s2, lc0<<2, 2048]\n",
+        ),
+        (
+            "halves",
+            "V.LH [s1, lc0<<1, 6], ->v1\n V.LHU [s2, lc0<<1, 0], ->v2\n V.SUB v2, v2, v1\n\
+             V.SRA v2, v2, 1\n V.SH v2, [s2, lc0<<1, 0]\n",
+        ),
+        (
+            "doubles",
+            "V.LD [s1, lc0<<3, 0], ->v1\n V.LD [s2, lc0<<3, 0], ->v2\n V.FMA.D v2, v1, v1\n\
+             V.SD v2, [s2, lc0<<3, 0]\n",
+        ),
+        (
+            "shift down",
+            "V.LW [s2, lc0<<2, 4], ->v1\n V.ADD v1, v1, 3\n V.SW v1, [s2, lc0<<2, 0]\n",
+        ),
+        (
+            "shift up",
+            "V.LW [s2, lc0<<2, 0], ->v1\n V.XOR v1, v1, s4\n V.SW v1, [s2, lc0<<2, 4]\n",
+        ),
+    ];
+    let mut stripped = 0;
+    for vl in [16, 32, 64] {
+        for (name, body) in bodies {
+            for (trip, dst) in [
+                (0, 0x11000),
+                (1, 0x11000),
+                (vl - 1, 0x11000),
+                (vl, 0x11000),
+                (vl + 1, 0x11000),
+                (5 * vl, 0x11000),
+                (5 * vl + 3, 0x11000),
+                (8 * vl + vl / 2, 0x11000),
+                // Off the writable page in the last, a middle and the first iteration
+                // (0x12000 is unmapped; 0x10000 is read-only).
+                (8 * vl, 0x12000 - 7 * vl * 4 - 8),
+                (20 * vl, 0x12000 - 3 * vl * 8),
+                (4 * vl, 0x10800),
+            ] {
+                let src = format!(
+                    "        S.LI s1, 0x10000\n        S.LI s2, {dst}\n        S.LI s3, {trip}\n\
+                     S.LI s4, 0x3fc00000\n        LOOP s3\n {body}        ENDLOOP\n\
+                     S.ADD s5, s3, 1\n        HALT\n"
+                );
+                let p = lanejit_interp::asm::assemble(&src, "strip.s").expect("assembles");
+                let what = format!("{name} vl {vl} trip {trip} dst {dst:#x}");
+                let stats = agree_with_interp(&p.code, vl, None, true, &what);
+                stripped += stats.regions.iter().filter(|r| r.strip).count();
+                for limit in [6, 7, 9, 40, 41, 200, 1000] {
+                    let what = format!("{what} limit {limit}");
+                    agree_with_interp(&p.code, vl, Some(limit), true, &what);
+                }
+            }
+        }
+    }
+    assert!(stripped > 100, "the form applies ({stripped} regions)");
+}
+
+#[test]
+fn a_strip_mined_baseline_does_not_grow_with_vl_and_its_optimised_code_replaces_it() {
+    // The same SAXPY loop at VL 16, 32 and 64: its strip-mined baseline is the same IR at
+    // every VL (8 lanes per copy of the body), well under the register form's at VL 32; the
+    // optimising recompile of that baseline is the register form (its estimate queued with
+    // the baseline), and runs to the same state.
+    let src = "        S.LI s1, 0x10000\n        S.LI s2, 0x11000\n        S.LI s3, 1000\n\
+               S.LI s4, 0x3fc00000\n        LOOP s3\n        V.LW [s1, lc0<<2, 0], ->v1\n\
+               V.LW [s2, lc0<<2, 0], ->v2\n        V.FMUL.S v1, v1, s4\n\
+               V.FADD.S v2, v1, v2\n        V.SW v2, [s2, lc0<<2, 0]\n        ENDLOOP\n\
+               HALT\n";
+    let p = lanejit_interp::asm::assemble(src, "saxpy.s").expect("assembles");
+    let d = lanejit_interp::interp::Decoded::new(&p.code);
+    let mut irs = Vec::new();
+    for vl in [16, 32, 64] {
+        let mut reference = machine(&p.code, vl);
+        lanejit_interp::interp::run(&mut reference, &d);
+        let mut m = machine(&p.code, vl);
+        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        jit.set_baseline(true);
+        run_as_dispatched(&mut jit, &mut m, &d);
+        same_state(&m, &reference, (0x11000, 0x1000), "strip-mined");
+        let stats = jit.stats();
+        let base = stats.regions.iter().find(|r| r.strip).expect("strip-mined");
+        irs.push(base.ir_insts);
+        let queued = jit.next_baseline().expect("queued for its optimised code");
+        let mut job = jit.prepare_optimized(queued).expect("there");
+        let optimised_ir = job.ctx.func.dfg.num_insts();
+        assert!(
+            optimised_ir > 2 * base.ir_insts,
+            "vl {vl}: {optimised_ir} vs {}",
+            base.ir_insts
+        );
+        job.compile();
+        assert!(jit.install_optimized(job).expect("compiles"));
+        let mut m = machine(&p.code, vl);
+        run_as_dispatched(&mut jit, &mut m, &d);
+        same_state(&m, &reference, (0x11000, 0x1000), "optimised");
+        assert_eq!(jit.stats().optimized_regions, 1, "vl {vl}");
+    }
+    assert!(irs.iter().all(|&n| n == irs[0]), "{irs:?}");
 }

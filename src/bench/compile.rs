@@ -338,6 +338,7 @@ mod tests {
             cached: false,
             baseline: false,
             optimized: false,
+            strip: false,
         };
         // transpose_tile's shape: the body entered at 0x48 (after a straight run ending in
         // LOOP), its tail, then the same loop entered at its LOOP (0x40, covering 0x48 too).

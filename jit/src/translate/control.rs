@@ -1115,6 +1115,10 @@ impl Tx<'_, '_> {
                     self.stream_edge(st, lc);
                     return;
                 }
+                if let Some(edge) = self.strip {
+                    self.strip_edge(edge, lc);
+                    return;
+                }
                 // The iteration-local registers leave the first full copy and the masked tail
                 // through the register file (see `Tx::local_v`); those the body's last use
                 // did not store yet go now.

@@ -19,6 +19,7 @@ impl Tx<'_, '_> {
         // Every exit goes through one shared block that writes the state back; the values
         // reach it as block parameters (the variables' SSA phis).
         let saved = (self.form, self.nan);
+        self.exits += 1;
         // Stores the streaming copy holds back to the iteration's end happen before any exit.
         self.emit_held_stores();
         self.materialize_all();

@@ -26,8 +26,8 @@ const MAX_SPAN_SPREAD: u64 = 1 << 20;
 /// One span check of hoisted accesses: the group's lowest access (an index into `Tx::hoist`)
 /// and how many bytes above it the group's other accesses start at most.
 pub(super) struct SpanCheck {
-    low: usize,
-    extra: u64,
+    pub(super) low: usize,
+    pub(super) extra: u64,
 }
 
 impl Tx<'_, '_> {
@@ -113,14 +113,7 @@ impl Tx<'_, '_> {
             self.b.seal_block(check);
             join
         });
-        for g in groups {
-            let hz = &self.hoist[g.low];
-            let (ms, local) = (hz.ms(), hz.inst.is_local());
-            let need = super::mem::need(ms);
-            let lg = self.vl.trailing_zeros() + hz.log2s as u32;
-            let amask = self.align_mask(ms);
-            k = self.span_fit(local, ea0s[g.low], lg, k, need, amask, g.extra);
-        }
+        k = self.groups_fit(&groups, &ea0s, self.vl, k);
         if let Some(join) = join {
             self.b.ins().jump(join, &[k.into()]);
             self.b.switch_to_block(join);
@@ -228,12 +221,7 @@ impl Tx<'_, '_> {
         self.b.switch_to_block(next);
         self.b.seal_block(next);
         let lc = self.b.use_var(self.lc0);
-        let mut ea0s = Vec::new();
-        for (j, hz) in self.hoist.clone().into_iter().enumerate() {
-            let (h, ea0) = self.hoisted_at(&hz, lc);
-            self.b.def_var(self.hoist_host[j], h);
-            ea0s.push(ea0);
-        }
+        let ea0s = self.hoist_hosts_at(lc);
         for g in self.span_checks(|_| true) {
             let hz = &self.hoist[g.low];
             let (ms, local) = (hz.ms(), hz.inst.is_local());
@@ -578,6 +566,38 @@ impl Tx<'_, '_> {
         self.b.ins().select(ok, g, zero)
     }
 
+    /// How many of `k` groups of `vl` lanes from lane 0's EAs `ea0s` (one per hoisted access)
+    /// every span check of `groups` lets all hoisted accesses make (`Tx::span_fit` per group).
+    pub(super) fn groups_fit(
+        &mut self,
+        groups: &[SpanCheck],
+        ea0s: &[Value],
+        vl: u32,
+        mut k: Value,
+    ) -> Value {
+        for g in groups {
+            let hz = &self.hoist[g.low];
+            let (ms, local) = (hz.ms(), hz.inst.is_local());
+            let need = super::mem::need(ms);
+            let lg = vl.trailing_zeros() + hz.log2s as u32;
+            let amask = self.align_mask(ms);
+            k = self.span_fit(local, ea0s[g.low], lg, k, need, amask, g.extra);
+        }
+        k
+    }
+
+    /// Define every hoisted access's host base (`Tx::hoist_host`) for LC0BASE `lc`; lane 0's
+    /// EA of each at `lc`.
+    pub(super) fn hoist_hosts_at(&mut self, lc: Value) -> Vec<Value> {
+        let mut ea0s = Vec::new();
+        for (j, hz) in self.hoist.clone().iter().enumerate() {
+            let (h, ea0) = self.hoisted_at(hz, lc);
+            self.b.def_var(self.hoist_host[j], h);
+            ea0s.push(ea0);
+        }
+        ea0s
+    }
+
     /// `(bytes - extra) >> lg`, or 0 when `bytes <= extra`.
     fn groups_past(&mut self, bytes: Value, extra: u64, lg: u32) -> Value {
         if extra == 0 {
@@ -712,7 +732,13 @@ impl Tx<'_, '_> {
 
     /// The bytes hoisted access `j` touches over the iterations from LC0BASE `lc` up to
     /// `lim`, widened by `extra` (`[start, end)`, proved, so neither end wraps).
-    fn span_bytes(&mut self, j: usize, lc: Value, lim: Value, extra: u64) -> (Value, Value) {
+    pub(super) fn span_bytes(
+        &mut self,
+        j: usize,
+        lc: Value,
+        lim: Value,
+        extra: u64,
+    ) -> (Value, Value) {
         let log2s = self.hoist[j].log2s as i64;
         let h = self.b.use_var(self.hoist_host[j]);
         let a = self.b.ins().ishl_imm_s(lc, log2s);
@@ -728,7 +754,7 @@ impl Tx<'_, '_> {
     }
 
     /// `ok` and whether byte ranges `a` and `b` (`[start, end)`) are disjoint.
-    fn and_apart(&mut self, ok: Value, a: (Value, Value), b: (Value, Value)) -> Value {
+    pub(super) fn and_apart(&mut self, ok: Value, a: (Value, Value), b: (Value, Value)) -> Value {
         let before = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, b.1, a.0);
         let after = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, a.1, b.0);
         let apart = self.b.ins().bor(before, after);

@@ -134,8 +134,10 @@
 //! Where things are: region analysis in [`analysis`] (uses and defs from the ISA table, hoisting,
 //! copy loops), the compile plan in [`plan`] (which form a region compiles in, within a compile
 //! budget), lane shapes in [`shape`], exits and chaining in [`exits`], hoisted span checks and
-//! bulk copies in [`loops`], and one file per instruction family: [`mem`] (loads and stores),
-//! [`alu`] (ALU, FP, reductions, mask) and [`control`] (branches and hardware loops).
+//! bulk copies in [`loops`], the strip-mined form of simple counted loops (a tiered run's
+//! first code for them, whose IR does not grow with VL) in [`strip`], and one file per
+//! instruction family: [`mem`] (loads and stores), [`alu`] (ALU, FP, reductions, mask) and
+//! [`control`] (branches and hardware loops).
 
 mod alu;
 mod analysis;
@@ -146,6 +148,8 @@ mod mem;
 pub mod plan;
 mod probes;
 mod shape;
+mod strip;
+pub(crate) use strip::strip_width;
 
 use analysis::{
     RegSet, accumulators, body_fresh, branch_fast_ok, copy_loop, fast_loop_ok, has_vector_work,
@@ -355,6 +359,9 @@ pub struct TxConfig {
     /// quarter to a third of such a loop's IR); the optimised recompile has it. Bodies with
     /// narrow accumulators pair either way (see [`STREAM_PAIR_MAX_BODY`]).
     pub pairs: bool,
+    /// The strip-mined form ([`strip`]): `Some(VL)`, the loop's lanes, with [`TxConfig::vl`]
+    /// the lanes of one body copy ([`strip::strip_width`]).
+    pub strip: Option<u32>,
 }
 
 /// Whether translating `r` at `vl` lanes with the entry's scalar registers `sregs`
@@ -494,6 +501,11 @@ pub(crate) struct Tx<'a, 'f> {
     /// in registers instead of spilling every loaded chunk. Its last iteration continues in
     /// the first full copy, which leaves the registers as the interpreter would.
     pub(crate) stream: Option<StreamLoop>,
+    /// While translating a body copy of the strip-mined form ([`strip`]): how it ends.
+    pub(crate) strip: Option<strip::StripEdge>,
+    /// Exits emitted so far (`Tx::exit_with`): the strip-mined form's body copies must add
+    /// none.
+    pub(crate) exits: u32,
     /// While translating the second copy of a paired streaming round (`StreamLoop::pair`).
     pub(crate) stream_second: bool,
     /// Whether hoisted contiguous loads may be `readonly` (the streaming copy).
@@ -1497,13 +1509,14 @@ pub(super) fn lane_masks(b: &mut FunctionBuilder<'_>, m: Value, nch: usize) -> V
 }
 
 /// Build the body of `func` for region `r`, with the region report's counters when `probes`
-/// is given.
+/// is given. `false` when the strip-mined form was asked for ([`TxConfig::strip`]) and its body
+/// copies came out with an exit (the function is then not to be used).
 pub(crate) fn translate(
     b: &mut FunctionBuilder<'_>,
     r: &Region,
     cfg: TxConfig,
     probes: Option<&mut crate::observe::Probes>,
-) {
+) -> bool {
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -1748,6 +1761,8 @@ pub(crate) fn translate(
         ro_f32: vec![None; 32],
         ro_bounds: Vec::new(),
         stream: None,
+        strip: None,
+        exits: 0,
         stream_second: false,
         acc_seen: [(0, 0); 32],
         acc_perm: analysis::product_accs(r),
@@ -1871,6 +1886,12 @@ pub(crate) fn translate(
             // The header expects every register wide.
             tx.materialize_all();
         }
+    }
+    if let Some(vl) = cfg.strip {
+        let clean = tx.strip_loop(r, h, vl);
+        tx.finish_exit_block();
+        tx.b.seal_all_blocks();
+        return clean;
     }
     // A loop's header is a block of its own (the back edges' target); straight-line code
     // goes on in the entry block.
@@ -2164,4 +2185,5 @@ pub(crate) fn translate(
     }
     tx.finish_exit_block();
     tx.b.seal_all_blocks();
+    true
 }

@@ -1,0 +1,361 @@
+//! The *strip-mined* form of a simple counted loop: the body translated once for a few lanes
+//! (`W`, [`strip_width`]) and looped over the lanes of every full iteration, instead of once
+//! per `i64x2` chunk of VL lanes in each of the register form's body copies. Its IR does not
+//! grow with VL: it is the tiered engine's first code for such loops (`Jit::set_baseline`),
+//! compiled in a fraction of the register form's time, until the optimised register form
+//! replaces it.
+//!
+//! Which loops (all of it checked by [`strip_width`] before translation): an `ENDLOOP` loop
+//! that is not a nest, whose prologue before the body has no vector work, whose body writes
+//! no scalar register and no mask, reads `VL` nowhere, and holds only lane-wise vector work
+//! (ALU, FP, `V.MOV`, `V.LC0`) and contiguous accesses the span check hoists; every vector
+//! register the body reads is written earlier in the same iteration (nothing is carried from
+//! one iteration to the next, or read from before the loop). Lane `i` of every instruction
+//! then depends only on lane `i` of earlier instructions of its iteration and on LC0BASE + `i`,
+//! so running the body for lanes `[x, x + W)` at LC0BASE `x` and stepping LC0BASE by `W` is the
+//! loop at VL, but for the order of its memory accesses: so a stretch of iterations runs this
+//! way only when the loop-entry test finds that, over the stretch, no store writes a byte any
+//! other access of the body touches (a load and a store at the very same addresses, an
+//! in-place update, keep their order lane by lane; `Tx::strip_apart`), that every access lies
+//! in its space with its permission and alignment (`Tx::span_fit`), and that the instruction
+//! budget covers the whole stretch. Nothing in a stretch can leave the function; its last
+//! iteration runs in a second copy of the body that also stores each register's lanes to the
+//! register file (`StripEdge::store`), so at the stretch's end the guest state is exact and the
+//! exits write no vector register back. Anything else (a partial iteration, a fault or the
+//! budget's end ahead, overlapping accesses, a mask not full at entry) leaves for the
+//! interpreter at the body's head, with the state of the last full iteration done.
+
+use super::analysis::{self, Hoisted};
+use super::{Form, Tx};
+use crate::abi::Status;
+use crate::region::Region;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::I8;
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::Variable;
+use lanejit_interp::isa::{Ctl, Inst, SRead, Sem, VRead, VReg};
+
+/// Most pairs of a store and another access the stretch test compares (`Tx::strip_apart`):
+/// a bound on the test's code, which bodies of a dozen accesses stay far below.
+const MAX_PAIRS: usize = 64;
+
+/// How a body copy of the strip-mined loop ends (`Tx::strip_edge`).
+#[derive(Clone, Copy)]
+pub(crate) struct StripEdge {
+    /// The copy's first block (its back edge's target).
+    top: Block,
+    /// The LC0BASE where the copy's lanes end.
+    end: Variable,
+    /// Where it goes when they are done.
+    after: Block,
+    /// In the stretch's last iteration: its LC0BASE, the register-file lane its `W` lanes
+    /// start at is LC0BASE less it.
+    store: Option<Variable>,
+    /// The vector registers the body writes.
+    written: u32,
+}
+
+/// The lanes a loop is strip-mined at when compiled at `vl` lanes (see the module docs):
+/// `None` when it is not such a loop, or VL is not at least twice the width. The width
+/// holds 32 bytes of the narrowest element the body accesses (8 lanes of 4-byte elements),
+/// so the packed forms of 16-byte chunks apply as they do at VL.
+pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Option<u32> {
+    let h = r.loop_head?;
+    if r.outer.is_some() || !analysis::fast_loop_ok(r) || !vl.is_power_of_two() {
+        return None;
+    }
+    let (last_pc, last) = r.insts.last()?;
+    let Inst::Endloop(e) = last else { return None };
+    if e.body.pc() != r.insts[h].0 || *last_pc + 8 != r.end_pc {
+        return None;
+    }
+    let reads_vl = |i: &Inst| matches!(i.opcode().sem(), Sem::SRead(SRead::Vl));
+    for (_, i) in &r.insts[..h] {
+        let fx = i.effects();
+        if fx.reads_v != 0 || fx.writes_v != 0 || reads_vl(i) || matches!(i, Inst::VSetmask(_)) {
+            return None;
+        }
+    }
+    let body = &r.insts[h..r.insts.len() - 1];
+    let mut written = 0u32;
+    let mut log2e_min = 3u8;
+    for (_, i) in body {
+        let fx = i.effects();
+        let lane_wise = match i.opcode().sem() {
+            Sem::VAlu(_) | Sem::VMov | Sem::Fp(..) | Sem::VRead(VRead::Lc0) => true,
+            Sem::Mem(ms) => {
+                log2e_min = log2e_min.min(ms.log2e);
+                true
+            }
+            Sem::SAlu(_)
+            | Sem::SLi
+            | Sem::SMov
+            | Sem::SRead(_)
+            | Sem::SGetLane
+            | Sem::VRead(VRead::LaneId)
+            | Sem::RedSum
+            | Sem::SetMask
+            | Sem::Branch(_)
+            | Sem::Ctl(Ctl::Jump | Ctl::Loop | Ctl::EndLoop | Ctl::Nop | Ctl::Halt) => false,
+        };
+        if !lane_wise || fx.writes_s != 0 || fx.reads_v & !written != 0 {
+            return None;
+        }
+        written |= fx.writes_v;
+    }
+    let w = 32u32 >> log2e_min;
+    if vl < 2 * w {
+        return None;
+    }
+    // Every access hoisted and contiguous at that width, with nothing speculated.
+    let (mut hoist, stepped) = analysis::hoisted_and_stepped(r, sregs, w);
+    if !stepped.is_empty()
+        || !analysis::speculate_bases(&mut hoist, sregs).is_empty()
+        || analysis::copy_loop(r, &hoist).is_some()
+        || !hoist.iter().all(Hoisted::contiguous)
+    {
+        return None;
+    }
+    let accesses = body
+        .iter()
+        .filter(|(_, i)| i.opcode().mem().is_some())
+        .count();
+    let stores = hoist
+        .iter()
+        .filter(|h| h.ms().dir == lanejit_interp::isa::Dir::Store)
+        .count();
+    (hoist.len() == accesses && stores * hoist.len() <= MAX_PAIRS).then_some(w)
+}
+
+impl Tx<'_, '_> {
+    /// The strip-mined loop (see the module docs) after the prologue `r.insts[..h]`, for a
+    /// loop of `vl` lanes translated at `self.vl` of them. `false` when a body copy came out
+    /// with an exit after all (the caller translates the register form instead).
+    pub(super) fn strip_loop(&mut self, r: &Region, h: usize, vl: u32) -> bool {
+        let log2vl = vl.trailing_zeros() as i64;
+        let head_pc = r.insts[h].0;
+        let body_len = r.body().len() as u64;
+        let all = all_lanes(vl);
+        // Nothing the body writes leaves through the exits (see `StripEdge::store`), and
+        // every register is written before it is read: no iteration-local bookkeeping.
+        let mut written = 0u32;
+        for (_, i) in r.body() {
+            written |= i.effects().writes_v;
+        }
+        self.local_v = 0;
+        self.dirty.v = 0;
+        self.off = 0;
+        if r.insts[..h].iter().any(|(_, i)| matches!(i, Inst::Loop(_))) {
+            // `LOOP` set the mask for `W` lanes.
+            let trip = self.b.use_var(self.trip);
+            let m = self.mask_below(trip, vl);
+            self.set_mask(m);
+        }
+        let hosts: Vec<Variable> = (0..self.hoist.len())
+            .map(|_| {
+                let v = self.b.declare_var(cranelift_codegen::ir::types::I64);
+                let z = self.iconst(0);
+                self.b.def_var(v, z);
+                v
+            })
+            .collect();
+        self.hoist_host = hosts;
+        let [header, stretch, wtop, sentry, stop, done, finished, leave] =
+            [(); 8].map(|_| self.b.create_block());
+        self.b.set_cold_block(leave);
+        let m = self.b.use_var(self.mask);
+        let full = self.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64);
+        self.b.ins().brif(full, header, &[], leave, &[]);
+
+        // The header: the next stretch, its accesses checked and compared.
+        self.b.switch_to_block(header);
+        let lc = self.b.use_var(self.lc0);
+        let trip = self.b.use_var(self.trip);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
+        let left = self.b.ins().isub(trip, lc);
+        let q = self.b.ins().ushr_imm_s(left, log2vl);
+        let zero = self.iconst(0);
+        let q = self.b.ins().select(more, q, zero);
+        let cap = self.iconst(super::MAX_SPAN_ITERS);
+        let mut k = self.b.ins().umin(q, cap);
+        if self.budgeted {
+            let rv = self.b.use_var(self.retired);
+            let room = self.b.ins().isub(self.budget, rv);
+            let n = self.b.ins().udiv_imm_s(room, body_len as i64);
+            k = self.b.ins().umin(k, n);
+        }
+        let ea0s = self.hoist_hosts_at(lc);
+        let groups = self.span_checks(|_| true);
+        k = self.groups_fit(&groups, &ea0s, vl, k);
+        let span = self.b.ins().ishl_imm_s(k, log2vl);
+        let lim = self.b.ins().iadd(lc, span);
+        let apart = self.strip_apart(lc, lim);
+        let some = self.b.ins().icmp_imm_s(IntCC::NotEqual, k, 0);
+        let go = self.b.ins().band(some, apart);
+        self.b.ins().brif(go, stretch, &[], leave, &[]);
+
+        // A stretch: all but its last iteration `W` lanes at a time, then the last.
+        self.b.switch_to_block(stretch);
+        let i64t = cranelift_codegen::ir::types::I64;
+        let [end, send, base] = [(); 3].map(|_| self.b.declare_var(i64t));
+        let last = self.b.ins().iadd_imm_s(lim, -(vl as i64));
+        self.b.def_var(end, last);
+        self.b.def_var(send, lim);
+        let before = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, last);
+        self.b.ins().brif(before, wtop, &[], sentry, &[]);
+        let exits = self.exits;
+        self.strip_copy(
+            r,
+            h,
+            StripEdge {
+                top: wtop,
+                end,
+                after: sentry,
+                store: None,
+                written,
+            },
+        );
+        self.b.switch_to_block(sentry);
+        let lc_last = self.b.use_var(self.lc0);
+        self.b.def_var(base, lc_last);
+        self.b.ins().jump(stop, &[]);
+        self.strip_copy(
+            r,
+            h,
+            StripEdge {
+                top: stop,
+                end: send,
+                after: done,
+                store: Some(base),
+                written,
+            },
+        );
+        let clean = self.exits == exits;
+
+        // The stretch done: LC0BASE at its end (its copies stepped it), the count and the
+        // mask as its last `ENDLOOP` leaves them.
+        self.b.switch_to_block(done);
+        self.form = [Form::Wide; 32];
+        self.nan = [None; 32];
+        self.off = 0;
+        let iters = self.b.ins().imul_imm_s(k, body_len as i64);
+        let rv = self.b.use_var(self.retired);
+        let rv = self.b.ins().iadd(rv, iters);
+        self.b.def_var(self.retired, rv);
+        let lc = self.b.use_var(self.lc0);
+        let trip = self.b.use_var(self.trip);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
+        let left = self.b.ins().isub(trip, lc);
+        let m = self.mask_below(left, vl);
+        let all_v = self.iconst(all);
+        let m = self.b.ins().select(more, m, all_v);
+        self.set_mask(m);
+        self.b.ins().brif(more, header, &[], finished, &[]);
+
+        self.b.switch_to_block(finished);
+        let end_pc = r.end_pc;
+        self.exit_pc(Status::Next, end_pc, 0);
+
+        self.b.switch_to_block(leave);
+        self.fallback(head_pc, crate::observe::Fallback::Tail);
+        self.exit_pc(Status::Interp, head_pc, 0);
+        clean
+    }
+
+    /// One copy of the body for `W` lanes, entered at `edge.top` (see [`StripEdge`]).
+    fn strip_copy(&mut self, r: &Region, h: usize, edge: StripEdge) {
+        self.b.switch_to_block(edge.top);
+        self.form = [Form::Wide; 32];
+        self.nan = [None; 32];
+        self.full = true;
+        self.prechecked = true;
+        self.readonly = true;
+        self.ordered = analysis::in_place(&self.hoist);
+        self.off = 0;
+        self.strip = Some(edge);
+        self.run(r, h, Some(edge.top));
+        self.strip = None;
+        self.readonly = false;
+        self.prechecked = false;
+    }
+
+    /// The `ENDLOOP` of a strip-mined copy, LC0BASE stepped to `lc`: the last iteration's
+    /// copy first stores the `W` lanes of every register the body writes where they belong
+    /// in the register file; then the copy goes round while lanes are left.
+    pub(super) fn strip_edge(&mut self, edge: StripEdge, lc: Value) {
+        if let Some(base) = edge.store {
+            let b0 = self.b.use_var(base);
+            let lane = self.b.ins().isub(lc, b0);
+            let lane = self.b.ins().iadd_imm_s(lane, -(self.vl as i64));
+            let bytes = self.b.ins().ishl_imm_s(lane, 3);
+            let at = self.b.ins().iadd(self.regs, bytes);
+            let fl = MemFlagsData::trusted();
+            for n in 0..32u8 {
+                if edge.written & (1 << n) == 0 {
+                    continue;
+                }
+                let reg = VReg(n);
+                self.canonicalize(reg);
+                self.materialize(reg);
+                for c in 0..self.nch {
+                    let v = self.vget(reg, c);
+                    let off = (lanejit_interp::machine::Regs::OFFSET_V
+                        + 64 * 8 * n as usize
+                        + 16 * c) as i32;
+                    self.b.ins().store(fl, v, at, off);
+                }
+            }
+        }
+        let end = self.b.use_var(edge.end);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, end);
+        self.b.ins().brif(more, edge.top, &[], edge.after, &[]);
+    }
+
+    /// Whether, over the iterations from LC0BASE `lc` up to `lim`, the bytes every hoisted
+    /// store writes are apart from those of every other hoisted access in its space (an
+    /// access at the very addresses of the store, an in-place update, excepted: lane by lane
+    /// the two keep their order). Proved accesses, so no range wraps.
+    fn strip_apart(&mut self, lc: Value, lim: Value) -> Value {
+        let n = self.hoist.len();
+        let ranges: Vec<(Value, Value)> = (0..n).map(|j| self.span_bytes(j, lc, lim, 0)).collect();
+        let mut ok = self.b.ins().iconst(I8, 1);
+        for s in 0..n {
+            if self.hoist[s].ms().dir != lanejit_interp::isa::Dir::Store {
+                continue;
+            }
+            for a in 0..n {
+                let (hs, ha) = (&self.hoist[s], &self.hoist[a]);
+                let same = hs.inst.is_local() == ha.inst.is_local()
+                    && hs.inv == ha.inv
+                    && hs.ms().log2e == ha.ms().log2e
+                    && hs.log2s == ha.log2s;
+                let other_space = hs.inst.is_local() != ha.inst.is_local();
+                // Each pair of stores once.
+                let seen = a < s && ha.ms().dir == lanejit_interp::isa::Dir::Store;
+                if a == s || same || other_space || seen {
+                    continue;
+                }
+                ok = self.and_apart(ok, ranges[s], ranges[a]);
+            }
+        }
+        ok
+    }
+
+    /// The mask of the lanes below `left` of `vl` (all of them from `vl` on).
+    fn mask_below(&mut self, left: Value, vl: u32) -> Value {
+        let one = self.iconst(1);
+        let sh = self.b.ins().ishl(one, left);
+        let below = self.b.ins().iadd_imm_s(sh, -1);
+        let all = self.iconst(all_lanes(vl));
+        let big = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, vl as i64);
+        self.b.ins().select(big, all, below)
+    }
+}
+
+/// The mask of all `vl` lanes.
+fn all_lanes(vl: u32) -> u64 {
+    lanejit_interp::machine::all_lanes(vl)
+}
