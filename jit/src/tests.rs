@@ -1497,3 +1497,28 @@ fn a_strip_mined_baseline_does_not_grow_with_vl_and_its_optimised_code_replaces_
     }
     assert!(irs.iter().all(|&n| n == irs[0]), "{irs:?}");
 }
+
+#[test]
+fn a_carry_check_in_the_middle_of_an_iteration_keeps_its_registers() {
+    // `V.SUB v0, v8, 1` on zero-extended bytes kept packed checks that no lane borrows out
+    // of 32 bits; the zero byte at 0x1005a (the read-only page's pattern) makes the
+    // interpreter execute it. The loaded register is iteration-local (not in the register
+    // file until the iteration's end): found by the fuzzer, the interpreter then computed
+    // from an earlier iteration's bytes. Such adds are made wide in loops with
+    // iteration-local registers.
+    for vl in [4, 8, 16, 32] {
+        let src = format!(
+            "        S.LI s1, 0x10000\n        S.LI s2, 0x11800\n        S.LI s3, {}\n\
+             LOOP s3\n        V.LBU [s1, lc0, 0], ->v8\n        V.SUB v0, v8, 1\n        NOP\n\
+             V.SW v0, [s2, lc0<<2, 0]\n        ENDLOOP\n        HALT\n",
+            100 + vl / 2
+        );
+        let p = lanejit_interp::asm::assemble(&src, "carry.s").expect("assembles");
+        for baseline in [false, true] {
+            for limit in [None, Some(4 + 5 * 23 + 2), Some(4 + 5 * 24)] {
+                let what = format!("vl {vl} baseline {baseline} limit {limit:?}");
+                agree_with_interp(&p.code, vl, limit, baseline, &what);
+            }
+        }
+    }
+}

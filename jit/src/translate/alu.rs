@@ -140,6 +140,12 @@ impl Tx<'_, '_> {
             AluOp::Sub => (AluOp::Add, (imm as i64).wrapping_neg() as u64),
             _ => (op, k & 63),
         };
+        if op == AluOp::Add && k != 0 && self.local_v != 0 {
+            // Its carry check leaves for the interpreter in the middle of an iteration,
+            // where the iteration-local registers (`Tx::local_v`) are not in the register
+            // file: the add is made wide instead.
+            return None;
+        }
         Some(PackedInt {
             op,
             src: o.va,
