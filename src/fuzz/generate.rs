@@ -769,9 +769,9 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
     let mut in_loop: Option<usize> = None; // items left in the current loop body
     for _ in 0..n {
         let step = if focus && u.ratio(1, 2)? {
-            pick(u, &[22, 24, 24, 25])?
+            pick(u, &[22, 24, 24, 25, 26])?
         } else {
-            u.int_in_range(0..=25)?
+            u.int_in_range(0..=26)?
         };
         match step {
             0..=8 => items.push(Item::Inst(mem_inst(u)?)),
@@ -840,6 +840,7 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
             // The lane-shape snippets (see `shapes`).
             22 | 23 => shapes.access_snippet(u, in_loop.is_some(), &mut items)?,
             24 => shapes.loop_snippet(u, in_loop.is_some(), &mut items)?,
+            26 if in_loop.is_none() => shapes.strip_snippet(u, &mut items)?,
             25 => shapes.fma_snippet(u, &mut items)?,
             _ => items.push(Item::Inst(mem_inst(u)?)),
         }

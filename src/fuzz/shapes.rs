@@ -1103,6 +1103,163 @@ impl Shapes {
         Ok(())
     }
 
+    /// A hardware loop the JIT's tiered engine strip-mines (its `translate::strip`): loads
+    /// and stores of one element width through `lc0` forms or a vector address built from
+    /// `V.LC0` in the body (immediate offsets), lane-wise integer and floating-point work on
+    /// what the body loaded and on scalars set before the loop, every vector register written
+    /// before the body reads it and no scalar written in it. Stores go in place (the very
+    /// addresses of a load), apart, or a few elements off a load (over lanes the next ones
+    /// read, which the form's stretch test must send to the interpreter); bases lie anywhere
+    /// in the data pages, so a trip may reach a read-only page or a hole in any iteration.
+    pub fn strip_snippet(&mut self, u: &mut Unstructured, items: &mut Vec<Item>) -> Result<()> {
+        let vl = self.vl as u64;
+        let log2e: u8 = pick(u, &[0, 1, 2, 2, 2, 3, 3])?;
+        let e = 1u64 << log2e;
+        let (start, len) = self.data_region;
+        let trip = match u.int_in_range(0..=5)? {
+            0 => vl * u.int_in_range(2..=8)?,
+            1 => vl * u.int_in_range(2..=8)? + u.int_in_range(0..=vl - 1)?,
+            2 => u.int_in_range(1..=3 * vl)?,
+            _ => u.int_in_range(1..=(len / e).min(2000))?,
+        };
+        let span = trip * e;
+        let base_at = |u: &mut Unstructured| -> Result<u64> {
+            let room = len.saturating_sub(span + 64);
+            let off = if room > 0 && !u.ratio(1, 6)? {
+                u.int_in_range(0..=room)?
+            } else {
+                u.int_in_range(0..=len - 1)?
+            };
+            Ok(start + if u.ratio(1, 8)? { off } else { off & !(e - 1) })
+        };
+        let (b1, b2) = (base_at(u)?, base_at(u)?);
+        items.push(li(S_BASE, b1));
+        items.push(li(S_BASE2, if u.ratio(1, 4)? { b1 } else { b2 }));
+        // Scalar operands: an f32 or f64 near one (or a special), a small integer.
+        let (sf, si) = (self.pre_reg(), self.pre_reg());
+        let fbits = if log2e == 3 {
+            near_one_f64(u)?
+        } else {
+            u64::from(near_one_f32(u)?)
+        };
+        items.push(li(sf, fbits));
+        items.push(li(si, u.int_in_range(0..=9)?));
+        items.push(li(S_TRIP, trip));
+        items.push(Item::LoopStart(S_TRIP));
+        // Through a vector address (`V.LC0 << log2e` plus a base) or `lc0` forms.
+        let vaddr = u.ratio(1, 3)?.then_some(VReg(pick(u, &V_ADDR)?));
+        if let Some(va) = vaddr {
+            items.push(Item::Inst(Inst::VLc0(VUnary { vd: va })));
+            if log2e > 0 {
+                items.push(valu(Inst::VShl, va, va, VSrc::Imm(i32::from(log2e))));
+            }
+            items.push(valu(Inst::VAdd, va, va, VSrc::S(S_BASE)));
+        }
+        // Element offsets of the accesses from their base (in elements; 0 for in place).
+        let access = |u: &mut Unstructured,
+                      store: bool,
+                      base: SReg,
+                      k: i32,
+                      v: VReg|
+         -> Result<Option<Inst>> {
+            let data = Reg::V(v.0);
+            Ok(match vaddr {
+                Some(va) if base == S_BASE => {
+                    let op = pick_op(u, store, log2e, |m| matches!(m.mode, Mode::Imm { .. }))?;
+                    let scaled = op
+                        .mem()
+                        .is_some_and(|m| m.mode == Mode::Imm { scaled: true });
+                    let imm = if scaled { k } else { k * e as i32 };
+                    let addr = MemAddr::Imm {
+                        base: Reg::V(va.0),
+                        imm,
+                    };
+                    mem_form(op, data, addr, false)
+                }
+                _ => {
+                    let op = pick_op(u, store, log2e, |m| m.mode == Mode::Contig)?;
+                    let off = SOrImm::Imm(k * e as i32);
+                    mem_form(op, data, MemAddr::Contig { base, off }, false)
+                }
+            })
+        };
+        let mut written: Vec<VReg> = Vec::new();
+        let mut offs = Vec::new();
+        for _ in 0..u.int_in_range(1..=3)? {
+            let base = pick(u, &[S_BASE, S_BASE2])?;
+            let k = pick(u, &[0i32, 0, 1, 2, -1, 3])?;
+            let v = VReg(pick(u, &V_DATA)?);
+            if let Some(inst) = access(u, false, base, k, v)? {
+                items.push(Item::Inst(inst));
+                if !written.contains(&v) {
+                    written.push(v);
+                }
+                offs.push((base, k));
+            }
+        }
+        if written.is_empty() {
+            items.push(Item::Inst(Inst::VLc0(VUnary {
+                vd: VReg(V_DATA[0]),
+            })));
+            written.push(VReg(V_DATA[0]));
+        }
+        // Lane-wise work on what the body wrote.
+        for _ in 0..u.int_in_range(0..=4)? {
+            let va = pick(u, &written)?;
+            let vd = if u.ratio(1, 2)? {
+                va
+            } else {
+                VReg(pick(u, &V_DATA)?)
+            };
+            let vb = match u.int_in_range(0..=2)? {
+                0 => VSrc::V(pick(u, &written)?),
+                1 => VSrc::S(if log2e >= 2 { sf } else { si }),
+                _ => VSrc::Imm(u.int_in_range(-3..=7)?),
+            };
+            let fp = log2e >= 2 && !matches!(vb, VSrc::Imm(_)) && u.ratio(1, 2)?;
+            let inst = if fp {
+                let f = VFp { vd, va, vb };
+                match (log2e, u.int_in_range(0..=3)?) {
+                    // An FMA adds into vd: only one the body wrote.
+                    (2, 0) if written.contains(&vd) => Inst::VFmaS(f),
+                    (3, 0) if written.contains(&vd) => Inst::VFmaD(f),
+                    (2, 1) => Inst::VFmulS(f),
+                    (3, 1) => Inst::VFmulD(f),
+                    (2, _) => Inst::VFaddS(f),
+                    _ => Inst::VFaddD(f),
+                }
+            } else {
+                let o = VAlu { vd, va, vb };
+                match u.int_in_range(0..=5)? {
+                    0 => Inst::VAdd(o),
+                    1 => Inst::VSub(o),
+                    2 => Inst::VMul(o),
+                    3 => Inst::VXor(o),
+                    4 => Inst::VSra(o),
+                    _ => Inst::VShl(o),
+                }
+            };
+            items.push(Item::Inst(inst));
+            if !written.contains(&vd) {
+                written.push(vd);
+            }
+        }
+        // Stores: in place of a load, apart (the other base, or far off), or just off a load.
+        for _ in 0..u.int_in_range(1..=2)? {
+            let (base, k) = match (u.int_in_range(0..=3)?, offs.first()) {
+                (0 | 1, Some(&(b, k))) => (b, k),
+                (2, Some(&(b, k))) => (b, k + pick(u, &[1i32, -1, 2])?),
+                _ => (pick(u, &[S_BASE, S_BASE2])?, pick(u, &[0i32, 64, -64])?),
+            };
+            let v = pick(u, &written)?;
+            if let Some(inst) = access(u, true, base, k, v)? {
+                items.push(Item::Inst(inst));
+            }
+        }
+        items.push(Item::LoopEnd);
+        Ok(())
+    }
+
     /// An FMA chain in place, on special values and on whatever the data vectors hold.
     pub fn fma_snippet(&mut self, u: &mut Unstructured, items: &mut Vec<Item>) -> Result<()> {
         let srcs: Vec<VReg> = (0..u.int_in_range(0..=2)?)
