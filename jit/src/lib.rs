@@ -1097,68 +1097,77 @@ impl Jit {
         let sig = region_signature(isa);
         // Whether a loop over budget fell to the straight-line form of its body.
         let mut straight_body = false;
-        let cfg = loop {
-            if let Some(p) = probes.as_mut() {
-                p.restart();
-            }
-            if plan == Plan::Interpret {
-                if region.loop_head.is_none() || key.hot {
-                    // A hot recompile over budget: the first compile stays.
-                    return None;
-                }
-                // A loop over budget: the straight-line form of its body, one iteration
-                // per call, with helpers.
-                region = region::discover(&self.code, pc, true)?;
-                straight_body = true;
-                plan = Plan::Memory;
-            }
-            // Anonymous and unnamed: nothing links to a region by name.
+        // With a baseline tier, a simple counted loop's first code is the strip-mined form,
+        // whose IR does not grow with VL (`translate::strip`), whatever the plan for its
+        // register form: when it comes out without exits and within the register form's
+        // bound.
+        let strip = (self.baseline && probes.is_none() && !key.hot)
+            .then(|| translate::strip_width(&region, hints.sregs, self.vl))
+            .flatten();
+        let stripped = strip.and_then(|w| {
+            let mut scfg = setup.config(isa, Plan::Registers, key.hot, hints, false);
+            scfg.vl = w;
+            scfg.strip = Some(self.vl);
             ctx.clear();
-            // A loop that gets a baseline compile first gets its baseline from IR without
-            // paired streaming rounds (`TxConfig::pairs`); its optimised recompile has them.
-            let baseline = self.baseline
-                && probes.is_none()
-                && region.loop_head.is_some()
-                && plan == Plan::Registers;
-            let mut cfg = setup.config(isa, plan, key.hot, hints, !baseline);
-            // A simple counted loop's baseline: the strip-mined form, whose IR does not grow
-            // with VL (`translate::strip`), when it comes out without exits.
-            let strip = baseline
-                .then(|| translate::strip_width(&region, hints.sregs, self.vl))
-                .flatten();
-            if let Some(w) = strip {
-                let mut scfg = cfg;
-                scfg.vl = w;
-                scfg.strip = Some(self.vl);
-                if translate_into(
-                    &mut ctx.func,
-                    fctx,
-                    sig.clone(),
-                    isa.frontend_config(),
-                    &region,
-                    scfg,
-                    &mut probes,
-                ) {
-                    cfg = scfg;
-                    break cfg;
-                }
-                ctx.clear();
-            }
-            translate_into(
+            let clean = translate_into(
                 &mut ctx.func,
                 fctx,
                 sig.clone(),
                 isa.frontend_config(),
                 &region,
-                cfg,
+                scfg,
                 &mut probes,
             );
-            let emitted = ctx.func.dfg.num_insts();
-            if !vector || plan::fits(plan, emitted, self.vl) {
-                break cfg;
+            if clean && ctx.func.dfg.num_insts() <= plan::registers_ir(self.vl) {
+                Some(scfg)
+            } else {
+                ctx.clear();
+                None
             }
-            // The estimate was wrong: the next cheaper form.
-            plan = plan::cheaper(plan);
+        });
+        let cfg = if let Some(scfg) = stripped {
+            scfg
+        } else {
+            loop {
+                if let Some(p) = probes.as_mut() {
+                    p.restart();
+                }
+                if plan == Plan::Interpret {
+                    if region.loop_head.is_none() || key.hot {
+                        // A hot recompile over budget: the first compile stays.
+                        return None;
+                    }
+                    // A loop over budget: the straight-line form of its body, one iteration
+                    // per call, with helpers.
+                    region = region::discover(&self.code, pc, true)?;
+                    straight_body = true;
+                    plan = Plan::Memory;
+                }
+                // Anonymous and unnamed: nothing links to a region by name.
+                ctx.clear();
+                // A loop that gets a baseline compile first gets its baseline from IR without
+                // paired streaming rounds (`TxConfig::pairs`); its optimised recompile has them.
+                let baseline = self.baseline
+                    && probes.is_none()
+                    && region.loop_head.is_some()
+                    && plan == Plan::Registers;
+                let cfg = setup.config(isa, plan, key.hot, hints, !baseline);
+                translate_into(
+                    &mut ctx.func,
+                    fctx,
+                    sig.clone(),
+                    isa.frontend_config(),
+                    &region,
+                    cfg,
+                    &mut probes,
+                );
+                let emitted = ctx.func.dfg.num_insts();
+                if !vector || plan::fits(plan, emitted, self.vl) {
+                    break cfg;
+                }
+                // The estimate was wrong: the next cheaper form.
+                plan = plan::cheaper(plan);
+            }
         };
         let ir = self
             .observer
@@ -1186,7 +1195,18 @@ impl Jit {
             && cfg.plan == Plan::Registers
             && cfg.strip.is_none()
             && !plan::optimizing_fits(&region, ir_insts, block_params(&ctx.func), self.vl);
-        let baseline = optimizing && self.baseline && probes.is_none() && !capped;
+        // The optimising recompile's IR: this one's, or for a strip-mined baseline the
+        // register form's estimate.
+        let recompile_ir = if cfg.strip.is_some() {
+            plan::estimate(&region, self.vl, false, hints.sregs)
+        } else {
+            ir_insts
+        };
+        // A strip-mined loop whose register form would be over the optimising settings'
+        // bound keeps its code for good, with the optimising settings (its IR is small).
+        let strip_final =
+            cfg.strip.is_some() && !plan::optimizing_fits(&region, recompile_ir, 0, self.vl);
+        let baseline = optimizing && self.baseline && probes.is_none() && !capped && !strip_final;
         // Straight-line code runs once per entry, and the memory form of a large loop must
         // compile in bounded time: the quick settings. Every code is placed in the module
         // as bytes.
@@ -1196,13 +1216,6 @@ impl Jit {
             cache::Settings::Optimizing
         } else {
             cache::Settings::Quick
-        };
-        // The optimising recompile's IR: this one's, or for a strip-mined baseline the
-        // register form's estimate.
-        let recompile_ir = if cfg.strip.is_some() {
-            plan::estimate(&region, self.vl, false, hints.sregs)
-        } else {
-            ir_insts
         };
         Some(CompileJob {
             key,

@@ -503,6 +503,10 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) stream: Option<StreamLoop>,
     /// While translating a body copy of the strip-mined form ([`strip`]): how it ends.
     pub(crate) strip: Option<strip::StripEdge>,
+    /// In a strip-mined copy: the register file's address moved to the copy's first lane
+    /// (`regs` plus 8 bytes per lane of LC0BASE modulo VL), where the registers the body
+    /// reads before writing them are read and the loop-carried ones stored.
+    pub(crate) lane_base: Option<Value>,
     /// Exits emitted so far (`Tx::exit_with`): the strip-mined form's body copies must add
     /// none.
     pub(crate) exits: u32,
@@ -905,7 +909,7 @@ impl<'a, 'f> Tx<'a, 'f> {
     }
 
     /// Byte offset of chunk `c` of vector register `r` in the register file.
-    fn voff(r: VReg, c: usize) -> i32 {
+    pub(crate) fn voff(r: VReg, c: usize) -> i32 {
         (Regs::OFFSET_V + 64 * 8 * r.0 as usize + 16 * c) as i32
     }
 
@@ -939,9 +943,11 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
         if self.ro_v & (1 << r.0) != 0 {
             // Never written in this region: read from the register file, where it stays
-            // unchanged until the function returns (so the load may move and be shared).
+            // unchanged until the function returns (so the load may move and be shared); in
+            // a strip-mined copy, the lanes of the copy's `W` (`Tx::lane_base`).
             let f = MemFlagsData::trusted().with_readonly().with_can_move();
-            return self.b.ins().load(I64X2, f, self.regs, Self::voff(r, c));
+            let base = self.lane_base.unwrap_or(self.regs);
+            return self.b.ins().load(I64X2, f, base, Self::voff(r, c));
         }
         match self.form[r.0 as usize] {
             // Not normally reached (instructions materialise their packed operands first);
@@ -1762,6 +1768,7 @@ pub(crate) fn translate(
         ro_bounds: Vec::new(),
         stream: None,
         strip: None,
+        lane_base: None,
         exits: 0,
         stream_second: false,
         acc_seen: [(0, 0); 32],
