@@ -15,8 +15,11 @@
 //! now and then one at a byte between, or each through a scalar register of its own set
 //! before the loop, which moves between rounds half the time; then contiguous stores to one
 //! or more arrays: the JIT's interleave groups, its speculated base distances and the
-//! reordered stores of its streaming copy); and gathers and
-//! scatters over a table of several MiB whose span has unmapped holes and read-only pages.
+//! reordered stores of its streaming copy); gathers and
+//! scatters over a table of several MiB whose span has unmapped holes and read-only pages;
+//! and loops the tiered engine strip-mines ([`Shapes::strip_snippet`]: contiguous accesses
+//! of one width, lane-wise work, sums carried across iterations, stores in place, apart or
+//! overlapping the next lanes' loads).
 //!
 //! Each snippet is a few [`Item`]s that the body generator pushes as one step. The snippets
 //! that build their own hardware loop model every lane's EA ([`Model`]: the arithmetic they
@@ -1106,11 +1109,12 @@ impl Shapes {
     /// A hardware loop the JIT's tiered engine strip-mines (its `translate::strip`): loads
     /// and stores of one element width through `lc0` forms or a vector address built from
     /// `V.LC0` in the body (immediate offsets), lane-wise integer and floating-point work on
-    /// what the body loaded and on scalars set before the loop, every vector register written
-    /// before the body reads it and no scalar written in it. Stores go in place (the very
-    /// addresses of a load), apart, or a few elements off a load (over lanes the next ones
-    /// read, which the form's stretch test must send to the interpreter); bases lie anywhere
-    /// in the data pages, so a trip may reach a read-only page or a hole in any iteration.
+    /// what the body loaded, on registers it reads before writing them (sums carried across
+    /// iterations, vectors from before the loop) and on scalars set before the loop, no scalar
+    /// written in it. Stores go in place (the very addresses of a load), apart, or a few
+    /// elements off a load (over lanes the next ones read, which the form's stretch test must
+    /// send to the interpreter); bases lie anywhere in the data pages, so a trip may reach a
+    /// read-only page or a hole in any iteration.
     pub fn strip_snippet(&mut self, u: &mut Unstructured, items: &mut Vec<Item>) -> Result<()> {
         let vl = self.vl as u64;
         let log2e: u8 = pick(u, &[0, 1, 2, 2, 2, 3, 3])?;
@@ -1203,16 +1207,25 @@ impl Shapes {
             })));
             written.push(VReg(V_DATA[0]));
         }
-        // Lane-wise work on what the body wrote.
+        // Lane-wise work on what the body wrote, and at times on a register it did not
+        // write yet (what the code before the loop left: read before the body writes it,
+        // a sum carried from one iteration to the next when the body writes it after).
+        let any = |u: &mut Unstructured, written: &[VReg]| -> Result<VReg> {
+            if u.ratio(1, 4)? {
+                Ok(VReg(pick(u, &V_DATA)?))
+            } else {
+                pick(u, written)
+            }
+        };
         for _ in 0..u.int_in_range(0..=4)? {
-            let va = pick(u, &written)?;
+            let va = any(u, &written)?;
             let vd = if u.ratio(1, 2)? {
                 va
             } else {
                 VReg(pick(u, &V_DATA)?)
             };
             let vb = match u.int_in_range(0..=2)? {
-                0 => VSrc::V(pick(u, &written)?),
+                0 => VSrc::V(any(u, &written)?),
                 1 => VSrc::S(if log2e >= 2 { sf } else { si }),
                 _ => VSrc::Imm(u.int_in_range(-3..=7)?),
             };
@@ -1220,9 +1233,8 @@ impl Shapes {
             let inst = if fp {
                 let f = VFp { vd, va, vb };
                 match (log2e, u.int_in_range(0..=3)?) {
-                    // An FMA adds into vd: only one the body wrote.
-                    (2, 0) if written.contains(&vd) => Inst::VFmaS(f),
-                    (3, 0) if written.contains(&vd) => Inst::VFmaD(f),
+                    (2, 0) => Inst::VFmaS(f),
+                    (3, 0) => Inst::VFmaD(f),
                     (2, 1) => Inst::VFmulS(f),
                     (3, 1) => Inst::VFmulD(f),
                     (2, _) => Inst::VFaddS(f),
