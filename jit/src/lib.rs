@@ -1317,10 +1317,13 @@ impl Jit {
                 hints,
             });
         }
+        // (A strip-mined loop leaves every partial iteration to the straight form of its
+        // body whatever its hints: compiling it again with a tail would make the same code.)
         if (!(hints.tail && hints.ordered_tail)
             || translate::speculates(&region, hints.sregs, self.vl))
             && region.loop_head.is_some()
             && plan == Plan::Registers
+            && !strip
         {
             self.lazy.insert(key, (0, hints));
         }

@@ -1592,3 +1592,40 @@ fn a_carry_check_in_the_middle_of_an_iteration_keeps_its_registers() {
         }
     }
 }
+
+#[test]
+fn strip_mined_nests_agree_with_the_interpreter() {
+    // A stencil's rows: the inner loop strip-mined, the outer epilogue (scalar steps and the
+    // branch back) and prologue (`LOOP`) in the same function. Rows shorter than VL, of whole
+    // groups and with tails; rows running into the unmapped page; instruction limits in the
+    // middle of a row, at a row's end and in the epilogue.
+    let mut stripped = 0;
+    for vl in [16, 32] {
+        for (row, rows, dst) in [
+            (3, 4, 0x11000),
+            (2 * vl, 5, 0x11000),
+            (2 * vl + 5, 6, 0x11000),
+            (vl + 1, 3, 0x11000),
+            (3 * vl, 8, 0x11c00),
+        ] {
+            let src = format!(
+                "        S.LI s1, 0x10004\n        S.LI s2, {dst}\n        S.LI s3, {row}\n\
+                 S.LI s4, {rows}\n        S.LI s10, 0x3f000000\n\
+                 row:    LOOP s3\n        V.LW [s1, lc0<<2, 0], ->v1\n\
+                 V.LW [s1, lc0<<2, -4], ->v2\n        V.LW [s1, lc0<<2, 256], ->v3\n\
+                 V.FMUL.S v6, v1, s10\n        V.FMA.S v6, v2, s10\n        V.FADD.S v6, v6, v3\n\
+                 V.SW v6, [s2, lc0<<2, 0]\n        ENDLOOP\n        S.ADD s1, s1, 256\n\
+                 S.ADD s2, s2, 256\n        S.SUB s4, s4, 1\n        BNE s4, 0, row\n\
+                 HALT\n"
+            );
+            let p = lanejit_interp::asm::assemble(&src, "rows.s").expect("assembles");
+            let what = format!("vl {vl} row {row} rows {rows} dst {dst:#x}");
+            let stats = agree_with_interp(&p.code, vl, None, true, &what);
+            stripped += stats.regions.iter().filter(|r| r.strip).count();
+            for limit in [20, 21, 22, 23, 24, 60, 61, 62, 63, 200] {
+                agree_with_interp(&p.code, vl, Some(limit), true, &format!("{what} {limit}"));
+            }
+        }
+    }
+    assert!(stripped >= 8, "the form applies ({stripped} regions)");
+}

@@ -1459,7 +1459,7 @@ impl Tx<'_, '_> {
     /// `ENDLOOP` leaves it all ones, an inner branch loop as its body left it): its
     /// instructions under their own budget check, then the outer branch or `ENDLOOP`, whose
     /// edge back returns to the prologue (`Tx::edge`).
-    fn epilogue(&mut self, r: &Region, n: Nest, o: usize, header: Block) {
+    pub(super) fn epilogue(&mut self, r: &Region, n: Nest, o: usize, header: Block) {
         self.b.switch_to_block(n.epi);
         self.form = [Form::Wide; 32];
         self.nan = [None; 32];
@@ -1608,7 +1608,7 @@ pub(crate) fn translate(
     } else {
         copy_loop(r, &hoist)
     };
-    let local_v = if vmem || !has_vector_work(r) {
+    let local_v = if vmem || !has_vector_work(r) || cfg.strip.is_some() {
         0
     } else {
         iteration_local(r, &hoist, copy.is_some())

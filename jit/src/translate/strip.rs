@@ -5,8 +5,10 @@
 //! compiled in a fraction of the register form's time, until the optimised register form
 //! replaces it.
 //!
-//! Which loops (all of it checked by [`strip_width`] before translation): an `ENDLOOP` loop
-//! that is not a nest, whose prologue before the body has no vector work, whose body writes
+//! Which loops (all of it checked by [`strip_width`] before translation): an `ENDLOOP` loop,
+//! alone or the inner loop of a nest (a stencil's rows), whose prologue before the body and
+//! whose nest's epilogue have no vector work (the epilogue's branch back runs the prologue
+//! again, `Tx::edge`), whose body writes
 //! no scalar register and no mask, reads `VL` nowhere, and holds only lane-wise vector work
 //! (ALU, FP, `V.MOV`, `V.LC0`) and contiguous accesses the span check hoists. Lane `i` of
 //! every instruction then depends only on lane `i` of the registers it reads and on LC0BASE +
@@ -27,8 +29,11 @@
 //! other registers' lanes to the register file (`StripEdge::store`), so at the stretch's end
 //! the guest state is exact and the exits write no vector register back. Anything else (a
 //! partial iteration, a fault or the budget's end ahead, overlapping accesses, a mask not
-//! full at entry) leaves for the interpreter at the body's head, with the state of the last
-//! full iteration done.
+//! full at entry) leaves for the straight form of the body (`Status::Partial`, as a lazy
+//! tail does: one iteration, every access checked), with the state of the last full
+//! iteration done. (Leaving for the interpreter instead made a stencil's row tails enter
+//! the interpreter in the middle of the body, which compiled and recompiled a straight
+//! region there, 3.5 ms of the compiler thread's time ahead of the nest's optimised code.)
 //!
 //! A loop whose register form would be over the optimising settings' bound (unrolled bodies
 //! at VL 64) keeps this code for good, compiled with the optimising settings; one whose
@@ -82,22 +87,33 @@ pub(crate) struct StripEdge {
 /// packed forms of 16-byte chunks apply as they do at VL.
 pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Option<u32> {
     let h = r.loop_head?;
-    if r.outer.is_some() || !analysis::fast_loop_ok(r) || !vl.is_power_of_two() {
+    if !analysis::fast_loop_ok(r) || !vl.is_power_of_two() {
         return None;
     }
-    let (last_pc, last) = r.insts.last()?;
+    // The inner `ENDLOOP`: the region's last instruction, or in a nest the last before the
+    // epilogue (a nest whose inner loop is a branch loop has none there).
+    let inner_end = r.outer.unwrap_or(r.insts.len());
+    let (last_pc, last) = r.insts.get(inner_end.checked_sub(1)?)?;
     let Inst::Endloop(e) = last else { return None };
-    if e.body.pc() != r.insts[h].0 || *last_pc + 8 != r.end_pc {
+    if e.body.pc() != r.insts[h].0 || (r.outer.is_none() && *last_pc + 8 != r.end_pc) {
         return None;
     }
-    let reads_vl = |i: &Inst| matches!(i.opcode().sem(), Sem::SRead(SRead::Vl));
-    for (_, i) in &r.insts[..h] {
+    // The prologue and a nest's epilogue: scalar work and control only (translated at `W`
+    // lanes as at VL).
+    let scalar = |i: &Inst| {
         let fx = i.effects();
-        if fx.reads_v != 0 || fx.writes_v != 0 || reads_vl(i) || matches!(i, Inst::VSetmask(_)) {
-            return None;
-        }
+        fx.reads_v == 0
+            && fx.writes_v == 0
+            && !matches!(i.opcode().sem(), Sem::SRead(SRead::Vl) | Sem::SetMask)
+    };
+    if !r.insts[..h]
+        .iter()
+        .chain(&r.insts[inner_end..])
+        .all(|(_, i)| scalar(i))
+    {
+        return None;
     }
-    let body = &r.insts[h..r.insts.len() - 1];
+    let body = &r.insts[h..inner_end - 1];
     let mut log2e_min = 3u8;
     let (mut written, mut carried) = (0u32, 0u32);
     for (_, i) in body {
@@ -165,8 +181,9 @@ impl Tx<'_, '_> {
         let head_pc = r.insts[h].0;
         let body_len = r.body().len() as u64;
         let all = all_lanes(vl);
-        // Nothing the body writes leaves through the exits (see `StripEdge::store`), and
-        // every register is written before it is read: no iteration-local bookkeeping.
+        // Nothing the body writes leaves through the exits: the stretch's last iteration
+        // stores what it wrote (`StripEdge::store`), every copy what it carries
+        // (`StripEdge::carried`). No iteration-local bookkeeping either.
         let (mut written, mut carried) = (0u32, 0u32);
         for (_, i) in r.body() {
             let fx = i.effects();
@@ -289,12 +306,23 @@ impl Tx<'_, '_> {
         self.b.ins().brif(more, header, &[], finished, &[]);
 
         self.b.switch_to_block(finished);
-        let end_pc = r.end_pc;
-        self.exit_pc(Status::Next, end_pc, 0);
+        match (self.nest, r.outer) {
+            // A nest: its epilogue, whose branch back goes to the prologue (`Tx::edge`).
+            (Some(n), Some(o)) => {
+                self.b.ins().jump(n.epi, &[]);
+                self.epilogue(r, n, o, header);
+            }
+            _ => self.exit_pc(Status::Next, r.end_pc, 0),
+        }
 
+        // Left with the state of the header (no instruction of the stretch counted).
         self.b.switch_to_block(leave);
+        self.off = 0;
+        self.form = [Form::Wide; 32];
+        self.nan = [None; 32];
+        self.full = false;
         self.fallback(head_pc, crate::observe::Fallback::Tail);
-        self.exit_pc(Status::Interp, head_pc, 0);
+        self.exit_pc(Status::Partial, head_pc, 0);
         clean
     }
 
