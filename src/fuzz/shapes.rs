@@ -1149,6 +1149,16 @@ impl Shapes {
         items.push(li(sf, fbits));
         items.push(li(si, u.int_in_range(0..=9)?));
         items.push(li(S_TRIP, trip));
+        // A third of them are the rows of a nest: 2 to 4 rounds of the loop, the bases
+        // stepped by a row in the scalar epilogue (the strip-mined nest).
+        let rows = u.ratio(1, 3)?.then(|| {
+            self.rounds += 1;
+            ROUND_LABELS + self.rounds
+        });
+        if let Some(l) = rows {
+            items.push(li(S_ROUNDS, u.int_in_range(2..=4u64)?));
+            items.push(Item::Label(l));
+        }
         items.push(Item::LoopStart(S_TRIP));
         // Through a vector address (`V.LC0 << log2e` plus a base) or `lc0` forms.
         let vaddr = u.ratio(1, 3)?.then_some(VReg(pick(u, &V_ADDR)?));
@@ -1269,6 +1279,17 @@ impl Shapes {
             }
         }
         items.push(Item::LoopEnd);
+        if let Some(l) = rows {
+            let row = pick(u, &[64u64, 256, 1000])? * e;
+            for b in [S_BASE, S_BASE2] {
+                items.push(Item::Inst(Inst::SAdd(SAlu {
+                    sd: b,
+                    sa: b,
+                    sb: SOrImm::Imm(row as i32),
+                })));
+            }
+            items.extend(round_end(l));
+        }
         Ok(())
     }
 
