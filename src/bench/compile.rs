@@ -92,13 +92,13 @@ pub fn measure(file: &Path, vl: Option<u32>, rounds: usize) -> Result<ProgramLat
     };
     let regions = fastest(false)?;
     let base = fastest(true)?;
-    // Both runs compile the same regions in the same order; only loops differ in settings.
+    // Each loop's baseline compile by its pc (the baseline run may compile other regions
+    // too: a strip-mined loop's partial iterations go to the straight form of its body).
     let baseline_us = regions
         .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            base.get(i)
-                .filter(|b| b.baseline && b.pc == r.pc && b.kind == r.kind)
+        .map(|r| {
+            base.iter()
+                .find(|b| b.baseline && b.pc == r.pc && b.kind == r.kind)
                 .map(|b| b.us)
         })
         .collect();
