@@ -215,7 +215,8 @@ pub struct RegionStat {
     pub baseline: bool,
     /// The optimised code that replaced a baseline compile of this loop.
     pub optimized: bool,
-    /// A baseline in the strip-mined form (`translate::strip`).
+    /// Compiled in the strip-mined form (`translate::strip`): a baseline, or kept for good
+    /// where the register form would be over the optimising bound.
     pub strip: bool,
 }
 
@@ -728,10 +729,11 @@ impl Jit {
     /// engine's compiler thread does so when no region waits to be compiled). Both codes
     /// come from the same translation (the baseline's small bodies stream one iteration per
     /// round, `translate::TxConfig::pairs`, the optimised code's two), but for simple counted
-    /// loops, whose baseline is the strip-mined form (`translate::strip`: the body translated
-    /// for 8 lanes of 4-byte elements and looped over each iteration's lanes, so its IR does
-    /// not grow with VL; about half the register form's compile time at VL 32); every code
-    /// agrees with the interpreter, so results do not depend on which one runs. The compile budget
+    /// loops and nests of them, whose baseline is the strip-mined form (`translate::strip`:
+    /// the body translated for 8 lanes, 16 of bytes, and looped over each iteration's lanes,
+    /// so its IR does not grow with VL; 40-60% of the register form's compile time); every
+    /// code agrees with the interpreter, so results do not depend on which one runs. The
+    /// compile budget
     /// is charged once per region; the optimised code is the one kept in the disk cache. Off
     /// (the default) for `--engine jit` and launches, and while the region report counts.
     pub fn set_baseline(&mut self, on: bool) {
