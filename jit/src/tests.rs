@@ -1627,7 +1627,8 @@ fn strip_mined_nests_agree_with_the_interpreter() {
             }
         }
     }
-    assert!(stripped >= 8, "the form applies ({stripped} regions)");
+    // (Rows of whole groups only: 2 of the 5 shapes at each VL.)
+    assert!(stripped >= 4, "the form applies ({stripped} regions)");
 }
 
 #[test]
@@ -1637,12 +1638,14 @@ fn a_hot_loop_tail_is_recompiled_off_the_run_when_deferred() {
     // compiler thread (`Jit::set_defer_hot`, a tiered run), the tail's recompile is queued
     // when it gets hot instead of made on the entry that found it hot (on the run's path,
     // 1.8 ms of a stencil's rows); without, it is made there.
+    // (The first row is whole groups, as the nest's strip-mined form wants at its compile;
+    // the later ones have tails.)
     let rows = 2 * crate::HOT_ENTRIES;
     let src = format!(
-        "        S.LI s1, 0x10000\n        S.LI s2, 0x11000\n        S.LI s3, 37\n\
+        "        S.LI s1, 0x10000\n        S.LI s2, 0x11000\n        S.LI s3, 32\n\
          S.LI s4, {rows}\nrow:    LOOP s3\n        V.LW [s1, lc0<<2, 0], ->v1\n\
          V.ADD v1, v1, 5\n        V.SW v1, [s2, lc0<<2, 0]\n        ENDLOOP\n\
-         S.SUB s4, s4, 1\n        BNE s4, 0, row\n        HALT\n"
+         S.LI s3, 37\n        S.SUB s4, s4, 1\n        BNE s4, 0, row\n        HALT\n"
     );
     let p = lanejit_interp::asm::assemble(&src, "rows.s").expect("assembles");
     let d = lanejit_interp::interp::Decoded::new(&p.code);
