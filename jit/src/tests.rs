@@ -247,15 +247,19 @@ fn discovery_finds_loop_regions() {
 /// Run `m` to its end as the dispatcher does: compiled code, each region compiled for the
 /// entry that reaches it first, until an instruction is left to the interpreter (a first
 /// store to a page, the HALT), which runs it; then compiled code again.
-fn run_as_dispatched(jit: &mut Jit, m: &mut Machine, d: &lanejit_interp::interp::Decoded) {
+fn run_as_dispatched(
+    jit: &mut Jit,
+    m: &mut Machine,
+    d: &lanejit_interp::interp::Decoded,
+) -> lanejit_interp::machine::Exit {
     loop {
         while let Some(c) = jit.compile_for(m.pc, &m.regs).expect("compiles") {
             if jit.run(c, m).interp_next {
                 break;
             }
         }
-        if lanejit_interp::interp::step(m, d).is_some() {
-            break;
+        if let Some(e) = lanejit_interp::interp::step(m, d) {
+            return e;
         }
     }
 }
@@ -1390,16 +1394,7 @@ fn agree_with_interp(
     let mut m = machine_limited(code, vl, limit);
     let mut jit = Jit::new(code, &m).expect("jit");
     jit.set_baseline(baseline);
-    let got = loop {
-        while let Some(c) = jit.compile_for(m.pc, &m.regs).expect("compiles") {
-            if jit.run(c, &mut m).interp_next {
-                break;
-            }
-        }
-        if let Some(e) = lanejit_interp::interp::step(&mut m, &d) {
-            break e;
-        }
-    };
+    let got = run_as_dispatched(&mut jit, &mut m, &d);
     assert_eq!(format!("{got:?}"), format!("{want:?}"), "{what}");
     same_state(&m, &reference, (0x10000, 0x2000), what);
     jit.stats()

@@ -178,13 +178,9 @@ pub(super) fn in_place(hoisted: &[Hoisted]) -> u64 {
     let mut set = 0;
     for (j, l) in hoisted.iter().enumerate() {
         let is_load = l.ms().dir == lanejit_interp::isa::Dir::Load;
-        let same = hoisted.iter().any(|s| {
-            s.ms().dir == lanejit_interp::isa::Dir::Store
-                && s.inst.is_local() == l.inst.is_local()
-                && s.inv == l.inv
-                && s.ms().log2e == l.ms().log2e
-                && s.log2s == l.log2s
-        });
+        let same = hoisted
+            .iter()
+            .any(|s| s.ms().dir == lanejit_interp::isa::Dir::Store && s.same_bytes(l));
         if is_load && same {
             set |= 1 << j;
         }
@@ -306,6 +302,15 @@ impl Hoisted {
     /// Whether its lanes are adjacent elements (else a strided load, see [`Hoisted`]).
     pub(crate) fn contiguous(&self) -> bool {
         self.log2s == self.ms().log2e
+    }
+
+    /// Whether `other` accesses exactly its bytes, lane by lane, in every iteration (same
+    /// space, base and offset operands, element width and lane step).
+    pub(crate) fn same_bytes(&self, other: &Hoisted) -> bool {
+        self.inst.is_local() == other.inst.is_local()
+            && self.inv == other.inv
+            && self.ms().log2e == other.ms().log2e
+            && self.log2s == other.log2s
     }
 }
 

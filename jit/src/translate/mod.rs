@@ -1372,12 +1372,18 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64)
     }
 
+    /// Translate on from a block every edge enters with every register wide and canonical
+    /// (no packed form, no raw floating-point result known).
+    pub(crate) fn all_wide(&mut self) {
+        self.form = [Form::Wide; 32];
+        self.nan = [None; 32];
+    }
+
     /// Go on in `genb`, the partial-mask copy of a body, from the state at the mask test:
     /// every register wide and canonical (whatever the full copy's translation left in
     /// `form` and `nan`).
     fn start_partial_copy(&mut self, genb: Block) {
-        self.form = [Form::Wide; 32];
-        self.nan = [None; 32];
+        self.all_wide();
         self.b.switch_to_block(genb);
         self.b.seal_block(genb);
         self.full = false;
@@ -1461,8 +1467,7 @@ impl Tx<'_, '_> {
     /// edge back returns to the prologue (`Tx::edge`).
     pub(super) fn epilogue(&mut self, r: &Region, n: Nest, o: usize, header: Block) {
         self.b.switch_to_block(n.epi);
-        self.form = [Form::Wide; 32];
-        self.nan = [None; 32];
+        self.all_wide();
         self.full = false;
         self.known_partial = false;
         self.masked_tail = false;

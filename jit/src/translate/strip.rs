@@ -46,8 +46,8 @@
 //! register form's baseline time at VL 32 (saxpy32 828 -> 497 us, fir8_lc0 1,406 -> 783, one
 //! compile at a time), its code a few percent slower.
 
+use super::Tx;
 use super::analysis::{self, Hoisted};
-use super::{Form, Tx};
 use crate::abi::Status;
 use crate::region::Region;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -69,9 +69,9 @@ pub(crate) struct StripEdge {
     end: Variable,
     /// Where it goes when they are done.
     after: Block,
-    /// In the stretch's last iteration: its LC0BASE, the register-file lane its `W` lanes
-    /// start at is LC0BASE less it.
-    store: Option<Variable>,
+    /// The stretch's last iteration: the copy also stores the other registers it writes
+    /// (at `Tx::lane_base`, LC0BASE modulo VL being their lane in the register file).
+    store: bool,
     /// The vector registers the body writes.
     written: u32,
     /// Of those, the ones it reads before writing them (loop-carried: loaded from the
@@ -129,7 +129,6 @@ pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Opti
     }
     let body = &r.insts[h..inner_end - 1];
     let mut log2e_min = 3u8;
-    let (mut written, mut carried) = (0u32, 0u32);
     for (_, i) in body {
         let fx = i.effects();
         let lane_wise = match i.opcode().sem() {
@@ -152,14 +151,13 @@ pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Opti
         if !lane_wise || fx.writes_s != 0 {
             return None;
         }
-        carried |= fx.reads_v & !written;
-        written |= fx.writes_v;
     }
+    let (_, carried) = body_regs(body);
     // Sums of bytes or halfwords carried from one iteration to the next: the register form
     // keeps them narrow (`Form::Acc`), 2.6-7x faster than widening every lane each
     // iteration here (dot8 at VL 32: 12,993 against 4,948 Melem/s, widensum8 39,495
     // against 5,371).
-    if carried & written != 0 && log2e_min < 2 {
+    if carried != 0 && log2e_min < 2 {
         return None;
     }
     let w = (16u32 >> log2e_min).max(8);
@@ -186,6 +184,18 @@ pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Opti
     (hoist.len() == accesses && stores * hoist.len() <= MAX_PAIRS).then_some(w)
 }
 
+/// The vector registers `body` writes, and of those the ones it reads before writing them
+/// (carried from one iteration to the next).
+fn body_regs(body: &[(u64, Inst)]) -> (u32, u32) {
+    let (mut written, mut read_first) = (0u32, 0u32);
+    for (_, i) in body {
+        let fx = i.effects();
+        read_first |= fx.reads_v & !written;
+        written |= fx.writes_v;
+    }
+    (written, read_first & written)
+}
+
 impl Tx<'_, '_> {
     /// The strip-mined loop (see the module docs) after the prologue `r.insts[..h]`, for a
     /// loop of `vl` lanes translated at `self.vl` of them. `false` when a body copy came out
@@ -198,13 +208,7 @@ impl Tx<'_, '_> {
         // Nothing the body writes leaves through the exits: the stretch's last iteration
         // stores what it wrote (`StripEdge::store`), every copy what it carries
         // (`StripEdge::carried`). No iteration-local bookkeeping either.
-        let (mut written, mut carried) = (0u32, 0u32);
-        for (_, i) in r.body() {
-            let fx = i.effects();
-            carried |= fx.reads_v & !written;
-            written |= fx.writes_v;
-        }
-        carried &= written;
+        let (written, carried) = body_regs(r.body());
         self.local_v = 0;
         self.dirty.v = 0;
         self.off = 0;
@@ -223,8 +227,8 @@ impl Tx<'_, '_> {
             })
             .collect();
         self.hoist_host = hosts;
-        let [header, stretch, wtop, sentry, stop, done, finished, leave] =
-            [(); 8].map(|_| self.b.create_block());
+        let [header, stretch, wtop, stop, done, finished, leave] =
+            [(); 7].map(|_| self.b.create_block());
         self.b.set_cold_block(leave);
         let m = self.b.use_var(self.mask);
         let full = self.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64);
@@ -260,12 +264,12 @@ impl Tx<'_, '_> {
         // A stretch: all but its last iteration `W` lanes at a time, then the last.
         self.b.switch_to_block(stretch);
         let i64t = cranelift_codegen::ir::types::I64;
-        let [end, send, base] = [(); 3].map(|_| self.b.declare_var(i64t));
+        let [end, send] = [(); 2].map(|_| self.b.declare_var(i64t));
         let last = self.b.ins().iadd_imm_s(lim, -(vl as i64));
         self.b.def_var(end, last);
         self.b.def_var(send, lim);
         let before = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, last);
-        self.b.ins().brif(before, wtop, &[], sentry, &[]);
+        self.b.ins().brif(before, wtop, &[], stop, &[]);
         let exits = self.exits;
         self.strip_copy(
             r,
@@ -273,17 +277,13 @@ impl Tx<'_, '_> {
             StripEdge {
                 top: wtop,
                 end,
-                after: sentry,
-                store: None,
+                after: stop,
+                store: false,
                 written,
                 carried,
                 vl,
             },
         );
-        self.b.switch_to_block(sentry);
-        let lc_last = self.b.use_var(self.lc0);
-        self.b.def_var(base, lc_last);
-        self.b.ins().jump(stop, &[]);
         self.strip_copy(
             r,
             h,
@@ -291,7 +291,7 @@ impl Tx<'_, '_> {
                 top: stop,
                 end: send,
                 after: done,
-                store: Some(base),
+                store: true,
                 written,
                 carried,
                 vl,
@@ -302,8 +302,7 @@ impl Tx<'_, '_> {
         // The stretch done: LC0BASE at its end (its copies stepped it), the count and the
         // mask as its last `ENDLOOP` leaves them.
         self.b.switch_to_block(done);
-        self.form = [Form::Wide; 32];
-        self.nan = [None; 32];
+        self.all_wide();
         self.off = 0;
         let iters = self.b.ins().imul_imm_s(k, body_len as i64);
         let rv = self.b.use_var(self.retired);
@@ -332,8 +331,7 @@ impl Tx<'_, '_> {
         // Left with the state of the header (no instruction of the stretch counted).
         self.b.switch_to_block(leave);
         self.off = 0;
-        self.form = [Form::Wide; 32];
-        self.nan = [None; 32];
+        self.all_wide();
         self.full = false;
         self.fallback(head_pc, crate::observe::Fallback::Tail);
         self.exit_pc(Status::Partial, head_pc, 0);
@@ -343,8 +341,7 @@ impl Tx<'_, '_> {
     /// One copy of the body for `W` lanes, entered at `edge.top` (see [`StripEdge`]).
     fn strip_copy(&mut self, r: &Region, h: usize, edge: StripEdge) {
         self.b.switch_to_block(edge.top);
-        self.form = [Form::Wide; 32];
-        self.nan = [None; 32];
+        self.all_wide();
         self.full = true;
         self.prechecked = true;
         self.readonly = true;
@@ -384,12 +381,7 @@ impl Tx<'_, '_> {
                 self.store_lanes(VReg(n), at);
             }
         }
-        if let Some(base) = edge.store {
-            let b0 = self.b.use_var(base);
-            let lane = self.b.ins().isub(lc, b0);
-            let lane = self.b.ins().iadd_imm_s(lane, -(self.vl as i64));
-            let bytes = self.b.ins().ishl_imm_s(lane, 3);
-            let at = self.b.ins().iadd(self.regs, bytes);
+        if edge.store {
             for n in 0..32u8 {
                 if edge.written & !edge.carried & (1 << n) != 0 {
                     self.store_lanes(VReg(n), at);
@@ -428,10 +420,7 @@ impl Tx<'_, '_> {
             }
             for a in 0..n {
                 let (hs, ha) = (&self.hoist[s], &self.hoist[a]);
-                let same = hs.inst.is_local() == ha.inst.is_local()
-                    && hs.inv == ha.inv
-                    && hs.ms().log2e == ha.ms().log2e
-                    && hs.log2s == ha.log2s;
+                let same = hs.same_bytes(ha);
                 let other_space = hs.inst.is_local() != ha.inst.is_local();
                 // Each pair of stores once.
                 let seen = a < s && ha.ms().dir == lanejit_interp::isa::Dir::Store;
