@@ -79,6 +79,17 @@ impl Pacer {
         &self,
         us: u64,
         ahead: Option<Instant>,
+        interrupt: impl FnMut() -> bool,
+    ) -> bool {
+        self.wait_seeing(us, || ahead, interrupt)
+    }
+
+    /// [`Pacer::wait`] with what is known of the run's future looked at again at every poll
+    /// (`ahead`: a loop whose progress is measured as it runs, [`LoopWatch`]).
+    pub(crate) fn wait_seeing(
+        &self,
+        us: u64,
+        mut ahead: impl FnMut() -> Option<Instant>,
         mut interrupt: impl FnMut() -> bool,
     ) -> bool {
         if self.on {
@@ -93,7 +104,7 @@ impl Pacer {
                 }
                 let now = self.began.elapsed();
                 // What the run has lasted, or what it is known to last still, pays for it.
-                let left = ahead.map(|t| t.saturating_duration_since(Instant::now()));
+                let left = ahead().map(|t| t.saturating_duration_since(Instant::now()));
                 if now >= due || left.is_some_and(|l| l >= est * COMPILE_SHARE) {
                     break;
                 }
@@ -111,6 +122,47 @@ impl Pacer {
     pub(crate) fn done(&self) {
         if let Some(t) = self.go.take() {
             self.spent.set(self.spent.get() + t.elapsed());
+        }
+    }
+}
+
+/// Until when a loop running its baseline code is known to go on, from where its stretch
+/// headers said it stood at two moments (`lanejit_jit::abi::TierWords::progress`: LC0BASE
+/// against the trip count): a single counted loop whose optimised code would take as long
+/// to compile as it has left to run is not worth recompiling, and one with much left is
+/// (fir8_lc0 over 64 MiB: its strip-mined baseline ran 20 ms, the optimised code compiled
+/// after 14 ms, when the pace by the run's past allowed, and ran only after the loop).
+pub(crate) struct LoopWatch {
+    tier: Arc<lanejit_jit::abi::TierWords>,
+    /// The first look at the loop: its region's pc, LC0BASE, when.
+    first: Option<(u64, u64, Instant)>,
+}
+
+impl LoopWatch {
+    pub(crate) fn new(tier: Arc<lanejit_jit::abi::TierWords>) -> LoopWatch {
+        LoopWatch { tier, first: None }
+    }
+
+    /// Until when the loop of the region at `pc` goes on at the rate it has gone at since
+    /// the first look (`None` before a second look that saw it move, or when another loop
+    /// runs).
+    pub(crate) fn ahead(&mut self, pc: u64) -> Option<Instant> {
+        let (at, lc, trip) = self.tier.progress()?;
+        if at != pc {
+            return None;
+        }
+        let now = Instant::now();
+        match self.first {
+            Some((p, l, t)) if p == pc && lc > l => {
+                let rate = (lc - l) as f64 / now.duration_since(t).as_secs_f64().max(1e-9);
+                Some(after(trip.saturating_sub(lc) as f64, rate))
+            }
+            // Not moved yet: keep the first look.
+            Some((p, l, _)) if p == pc && lc == l => None,
+            _ => {
+                self.first = Some((pc, lc, now));
+                None
+            }
         }
     }
 }

@@ -32,7 +32,7 @@
 //! point ([`fill_tables_at_registers`]), so that its first entry check does not read an
 //! unfilled chunk as unmapped.
 
-use crate::pace::{Pacer, Progress, known_ahead, later, run_rate};
+use crate::pace::{LoopWatch, Pacer, Progress, known_ahead, later, run_rate};
 use lanejit_interp::interp::{self, Decoded};
 use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_jit::diskcache::DiskCache;
@@ -505,6 +505,8 @@ fn compiler_thread(
     // recompile of 8 instructions at VL 64 (a branch loop's body) took the run 2.9 ms.
     code.jit.set_baseline(true);
     code.jit.set_defer_hot(true);
+    // How far a loop running its baseline has to go (its recompile's pace).
+    let mut watch = code.jit.tier_words().map(LoopWatch::new);
     let mut rng = delay_seed.map(ChaCha8Rng::seed_from_u64);
     let mut delay = || {
         if let Some(r) = rng.as_mut() {
@@ -529,17 +531,19 @@ fn compiler_thread(
                 // loop that has ended (a fill loop before the kernel's own) may never run
                 // again, and its recompile held up the next loop's first compile (a
                 // branch loop of gathers asked for 40 us after one such recompile began
-                // waited 1.6 ms for it) and slowed the interpreter beside it. Looked at
-                // before the JIT is taken: the recompile's write lock waits until the run
-                // is out of compiled code, so after it the run is never in any. Not in
+                // waited 1.6 ms for it) and slowed the interpreter beside it. Not in
                 // compiled code, or in code whose baseline does not wait: no recompile now
-                // (and no exclusive hold of the JIT to find that out).
+                // (and no exclusive hold of the JIT to find that out). The recompile is
+                // compiled while the run goes on in the baseline, paced by how far its loop
+                // has to go ([`LoopWatch`]); the loop then leaves its baseline at its next
+                // header for the optimised code (`lanejit_jit::abi::TierWords`).
                 let which = match running.load(Ordering::Relaxed).checked_sub(1) {
                     Some(pc) => Baselines::Of(pc),
                     None => Baselines::Not,
                 };
-                let waits = |us, _pc| {
-                    pacer.wait(us, None, || match rx.try_recv() {
+                let waits = |us, pc| {
+                    let ahead = || watch.as_mut().and_then(|w| w.ahead(pc));
+                    pacer.wait_seeing(us, ahead, || match rx.try_recv() {
                         Ok(job) => {
                             next = Some(job);
                             true

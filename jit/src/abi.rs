@@ -42,6 +42,7 @@ use lanejit_interp::isa::{FpOp, FpWidth, Sem};
 use lanejit_interp::machine::Regs;
 use lanejit_interp::memory::{MemView, PERM_R, PERM_W, TileView};
 use lanejit_interp::program::{PAGE_SIZE, TILE_GRANULE};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How a compiled region exits: the word it returns (and passes along a chain).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +103,41 @@ pub struct JitCtx {
     /// embedding it, so its bytes do not depend on where this process placed the helpers (the
     /// on-disk code cache, `diskcache`, reuses them in other processes).
     pub helpers: *const HelperAddr,
+    /// The words a loop's baseline code shares with a tiered run's compiler thread.
+    pub tier: *const TierWords,
+}
+
+/// What a loop's baseline code (compiled to be replaced, `translate::TxConfig::yields`)
+/// shares with the tiered run's compiler thread: at every stretch header (at most
+/// `translate::YIELD_SPAN_LANES` lanes apart; a nest's at every row) it publishes where it
+/// stands, and it leaves for the dispatcher, with the state exact, once the compiler thread
+/// names its region here to put its optimised code in its place (which needs the run out of
+/// compiled code). Only timing depends on these words, never a result.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct TierWords {
+    /// The region (its pc plus one) whose baseline is to leave at its next header; 0: none.
+    pub leave: AtomicU64,
+    /// Written at a single loop's stretch header: its region (pc plus one), LC0BASE and the
+    /// trip count, from which the compiler thread measures how far the loop has to go.
+    pub at: AtomicU64,
+    /// See [`TierWords::at`].
+    pub lc0: AtomicU64,
+    /// See [`TierWords::at`].
+    pub trip: AtomicU64,
+}
+
+impl TierWords {
+    /// Where a single loop's baseline code stood at its last stretch header: its region's pc,
+    /// LC0BASE and trip count (`None` before any).
+    pub fn progress(&self) -> Option<(u64, u64, u64)> {
+        let at = self.at.load(Ordering::Relaxed).checked_sub(1)?;
+        Some((
+            at,
+            self.lc0.load(Ordering::Relaxed),
+            self.trip.load(Ordering::Relaxed),
+        ))
+    }
 }
 
 /// A helper's address in [`HELPERS`].
@@ -195,6 +231,16 @@ pub mod off {
     pub const NEXT_PC: i32 = offset_of!(JitCtx, next_pc) as i32;
     /// `helpers`.
     pub const HELPERS: i32 = offset_of!(JitCtx, helpers) as i32;
+    /// `tier`.
+    pub const TIER: i32 = offset_of!(JitCtx, tier) as i32;
+    /// [`super::TierWords::leave`].
+    pub const TIER_LEAVE: i32 = offset_of!(super::TierWords, leave) as i32;
+    /// [`super::TierWords::at`].
+    pub const TIER_AT: i32 = offset_of!(super::TierWords, at) as i32;
+    /// [`super::TierWords::lc0`].
+    pub const TIER_LC0: i32 = offset_of!(super::TierWords, lc0) as i32;
+    /// [`super::TierWords::trip`].
+    pub const TIER_TRIP: i32 = offset_of!(super::TierWords, trip) as i32;
 }
 
 const _: () = {

@@ -122,6 +122,8 @@ struct TxSetup {
     strict_align: bool,
     budgeted: bool,
     chain_slots: u64,
+    /// Loops are compiled to be replaced (a baseline tier): see `translate::TxConfig::yields`.
+    yields: bool,
 }
 
 impl TxSetup {
@@ -149,6 +151,7 @@ impl TxSetup {
             sregs: hints.sregs,
             pairs,
             strip: None,
+            yields: self.yields,
         }
     }
 }
@@ -297,8 +300,10 @@ pub struct Jit {
     observer: Option<std::sync::Arc<observe::Observer>>,
     /// Loops get a baseline compile first (see [`Jit::set_baseline`]).
     baseline: bool,
-    /// Baseline compiles waiting for their optimised code, oldest first.
-    pending: std::collections::VecDeque<Baseline>,
+    /// Baseline compiles waiting for their optimised code, oldest first. Behind its own lock:
+    /// a shared JIT's compiler thread takes one off under the shared lock, while the run
+    /// may be in that very baseline's code (see [`abi::TierWords`]).
+    pending: std::sync::Mutex<std::collections::VecDeque<Baseline>>,
     /// Hot straight-line regions are recompiled by whoever takes [`Jit::next_hot`] (a
     /// background compiler), not on the entry that found them hot (see
     /// [`Jit::set_defer_hot`]).
@@ -311,6 +316,9 @@ pub struct Jit {
     /// since ([`LAZY_TAIL_EXITS`]) and the hints they were compiled with (their recompile
     /// keeps all but those two).
     lazy: rustc_hash::FxHashMap<Key, (u32, region::Hints)>,
+    /// What loops' baseline code shares with a tiered run's compiler thread
+    /// ([`abi::TierWords`], [`Jit::tier_words`]).
+    tier: std::sync::Arc<abi::TierWords>,
 }
 
 /// How many times a loop compiled without its partial-mask iterations (a *lazy tail*: the
@@ -538,11 +546,19 @@ impl Jit {
             chain: vec![0; 2 * words.len().max(1)],
             observer: None,
             baseline: false,
-            pending: std::collections::VecDeque::new(),
+            pending: Default::default(),
             defer_hot: false,
             hot_pending: std::collections::VecDeque::new(),
             lazy: rustc_hash::FxHashMap::default(),
+            tier: Default::default(),
         })
+    }
+
+    /// The words loops' baseline code shares with whoever replaces it by its optimised code
+    /// ([`abi::TierWords`]: where a running loop stands, and which baseline is to leave for
+    /// the dispatcher so that its optimised code can be placed).
+    pub fn tier_words(&self) -> std::sync::Arc<abi::TierWords> {
+        std::sync::Arc::clone(&self.tier)
     }
 
     /// Show every region compiled from now on to `obs` ([`observe`]: profiler symbols,
@@ -717,6 +733,7 @@ impl Jit {
             strict_align: self.strict_align,
             budgeted: self.budgeted,
             chain_slots: (self.chain.len() / 2) as u64,
+            yields: self.baseline,
         }
     }
 
@@ -726,7 +743,9 @@ impl Jit {
     /// code executing 25-60% more instructions) and
     /// queued for its optimised code, which replaces it once [`Jit::prepare_optimized`],
     /// [`CompileJob::compile`] and [`Jit::install_optimized`] have run (the tiered
-    /// engine's compiler thread does so when no region waits to be compiled). Both codes
+    /// engine's compiler thread does so when no region waits to be compiled; a loop running
+    /// its baseline meanwhile leaves it at its next stretch header once the compiler names it
+    /// in [`Jit::tier_words`], `translate::TxConfig::yields`). Both codes
     /// come from the same translation (the baseline's small bodies stream one iteration per
     /// round, `translate::TxConfig::pairs`, the optimised code's two), but for simple counted
     /// loops and nests of them, whose baseline is the strip-mined form (`translate::strip`:
@@ -761,13 +780,19 @@ impl Jit {
 
     /// Whether a baseline compile waits for its optimised code.
     pub fn baseline_waiting(&self) -> bool {
-        !self.pending.is_empty()
+        !self.queue().is_empty()
+    }
+
+    /// The queue of baseline compiles waiting for their optimised code.
+    fn queue(&self) -> std::sync::MutexGuard<'_, std::collections::VecDeque<Baseline>> {
+        // Nothing panics while it is held: a poisoned queue is still a queue.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Whether the baseline compile of the region entered at `pc` waits for its optimised
     /// code.
     pub fn baseline_waiting_at(&self, pc: u64) -> bool {
-        self.pending.iter().any(|b| b.key.pc == pc)
+        self.queue().iter().any(|b| b.key.pc == pc)
     }
 
     /// Forget the hot straight-line regions waiting for their recompile (a run that ended).
@@ -803,23 +828,24 @@ impl Jit {
     }
 
     /// The oldest baseline compile still waiting for its optimised code, taken off the queue.
-    pub fn next_baseline(&mut self) -> Option<Baseline> {
-        self.pending.pop_front()
+    pub fn next_baseline(&self) -> Option<Baseline> {
+        self.queue().pop_front()
     }
 
     /// The baseline compile of the region entered at `pc` if one waits (a loop running
     /// now), else the oldest ([`Jit::next_baseline`]), taken off the queue.
-    pub fn next_baseline_at(&mut self, pc: Option<u64>) -> Option<Baseline> {
-        let i = pc.and_then(|pc| self.pending.iter().position(|b| b.key.pc == pc));
+    pub fn next_baseline_at(&self, pc: Option<u64>) -> Option<Baseline> {
+        let mut q = self.queue();
+        let i = pc.and_then(|pc| q.iter().position(|b| b.key.pc == pc));
         match i {
-            Some(i) => self.pending.remove(i),
-            None => self.pending.pop_front(),
+            Some(i) => q.remove(i),
+            None => q.pop_front(),
         }
     }
 
     /// Put `base` back at the front of the queue (its recompile deferred).
-    pub fn requeue_baseline(&mut self, base: Baseline) {
-        self.pending.push_front(base);
+    pub fn requeue_baseline(&self, base: Baseline) {
+        self.queue().push_front(base);
     }
 
     /// The IR of `base`'s optimised code, or `None` when its baseline is gone (a retired
@@ -831,9 +857,12 @@ impl Jit {
         let t0 = Instant::now();
         let region = region::discover_for(&self.code, base.key.pc, base.key.straight, self.vl)?;
         let isa = cache::new_isa(cache::Settings::Optimizing).ok()?;
-        let cfg = self
-            .tx_setup()
-            .config(&*isa, base.plan, base.key.hot, base.hints, true);
+        // The optimised code stays: it has no reason to leave early.
+        let setup = TxSetup {
+            yields: false,
+            ..self.tx_setup()
+        };
+        let cfg = setup.config(&*isa, base.plan, base.key.hot, base.hints, true);
         let mut ctx = cranelift_codegen::Context::new();
         translate_into(
             &mut ctx.func,
@@ -1323,7 +1352,7 @@ impl Jit {
             strip,
         };
         if baseline {
-            self.pending.push_back(Baseline {
+            self.queue().push_back(Baseline {
                 key,
                 plan,
                 generation: self.cache.stats.retired_modules,
@@ -1613,7 +1642,7 @@ impl Jit {
         };
         self.lazy.remove(&key);
         // The lazy code's optimised recompile, if still to come, must not replace this one.
-        self.pending.retain(|b| b.key != key);
+        self.queue().retain(|b| b.key != key);
         let Some(Entry::Code(old, first)) = self.cache.get(&key) else {
             return;
         };
@@ -1646,13 +1675,15 @@ impl Jit {
             chain: self.chain.as_ptr(),
             chain_left: abi::CHAIN_DEPTH,
             helpers: abi::HELPERS.as_ptr(),
+            tier: std::sync::Arc::as_ptr(&self.tier),
         };
         // SAFETY: `c` was compiled by this JIT for this configuration; the context points at
         // `m`'s live register file, memory and tile, which stay borrowed for the call; compiled
         // code only accesses them within the bounds it checks against the views. The chaining
         // table (borrowed with `self`, not changed during the call) holds only code of the
         // current module compiled for this configuration: it is cleared whenever a module is
-        // retired, and chained calls stop after `CHAIN_DEPTH`.
+        // retired, and chained calls stop after `CHAIN_DEPTH`. The tier words are an `Arc` this
+        // JIT holds, only read and written by compiled code with aligned 8-byte accesses.
         let status = unsafe { (c.0)(&mut ctx) };
         m.pc = ctx.next_pc;
         m.retired += ctx.retired;

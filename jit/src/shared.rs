@@ -112,7 +112,8 @@ impl std::ops::DerefMut for Writing<'_> {
 // of the configuration and the chaining table's address, and a call into compiled code,
 // which writes only the caller's machine and context), `Jit::note_entry` (an atomic add to
 // a count in a map only the write lock changes), `Jit::hints_for` (a read of the decoded
-// program), and `Jit::prepare_optimized` and `Jit::prepare_compile` (reads of the
+// program), `Jit::next_baseline_at` and `Jit::requeue_baseline` (a queue behind its own
+// mutex), and `Jit::prepare_optimized` and `Jit::prepare_compile` (reads of the
 // decoded program, cache map, configuration, observer and disk cache, which are `Sync`,
 // into IR of their own); none of them touches the module but to read its ISA (an immutable
 // `Arc` field).
@@ -361,7 +362,12 @@ impl SharedJit {
         // on helpers, often slower than the interpreter. Translated under the shared lock,
         // compiled under none, placed exclusively; not paced (a region the run asks for is
         // not either, beyond its turn).
-        if let Some(key) = self.write(true).and_then(|mut j| j.next_hot()) {
+        // (Only when one waits: the write lock waits for the run to leave compiled code.)
+        if let Some(key) = hot
+            .then(|| self.write(true))
+            .flatten()
+            .and_then(|mut j| j.next_hot())
+        {
             let job = self.read(true).and_then(|j| j.prepare_hot(key));
             if let Some(mut job) = job {
                 job.compile();
@@ -379,24 +385,39 @@ impl SharedJit {
             Baselines::Of(pc) => Some(pc),
             _ => None,
         };
-        let Some(base) = self.write(true).and_then(|mut j| j.next_baseline_at(at)) else {
+        // Under the shared lock: the run may be in the baseline's code, which leaves only
+        // once its optimised code is ready (`abi::TierWords`).
+        let Some(base) = self.read(true).and_then(|j| j.next_baseline_at(at)) else {
             return Recompile::Nothing;
         };
         if !pace(base.estimated_us(), base.pc()) {
-            if let Some(mut jit) = self.write(true) {
+            if let Some(jit) = self.read(true) {
                 jit.requeue_baseline(base);
             }
             return Recompile::Deferred;
         }
-        let job = self.read(true).and_then(|j| j.prepare_optimized(base));
-        if let Some(mut job) = job {
+        let pc = base.pc();
+        let prepared = self
+            .read(true)
+            .map(|j| (j.prepare_optimized(base), j.tier_words()));
+        if let Some((Some(mut job), tier)) = prepared {
             job.compile();
+            // Placing the code needs the run out of compiled code: a loop running its
+            // baseline leaves at its next header (`abi::TierWords::leave`), and enters the
+            // optimised code at its next entry.
+            tier.leave.store(pc + 1, Ordering::Release);
             if let Some(mut jit) = self.write(true) {
                 // A failure leaves the baseline running (and is counted in the statistics).
                 let _ = jit.install_optimized(job);
             }
+            tier.leave.store(0, Ordering::Release);
         }
         Recompile::Done
+    }
+
+    /// The words loops' baseline code shares with the compiler ([`Jit::tier_words`]).
+    pub fn tier_words(&self) -> Option<std::sync::Arc<crate::abi::TierWords>> {
+        self.read(true).map(|j| j.tier_words())
     }
 
     /// Show every region compiled from now on to `obs` (see [`crate::observe`]).

@@ -55,6 +55,10 @@ impl Tx<'_, '_> {
             None => header,
         };
         let head_pc = if nest.is_some() { target } else { head_pc };
+        if self.nest.is_some_and(|n| target == n.start) {
+            // A nest's row done: code compiled to be replaced may leave here.
+            self.yield_check(target, 1, false);
+        }
         match header {
             Some(h) if target == head_pc => {
                 // The header expects every register wide.

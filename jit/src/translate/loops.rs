@@ -11,12 +11,12 @@
 //! Melem/s (jit / native 0.48-0.49x -> 0.52x), stencil5_vaddr 3,076-3,119 -> 3,163-3,225
 //! (three alternating runs of both builds).
 
-use super::{Helper, MAX_SPAN_ITERS, Tx};
-use crate::abi;
+use super::{Helper, MAX_SPAN_ITERS, Tx, YIELD_SPAN_LANES};
+use crate::abi::{self, Status};
 use crate::region::Region;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
-use cranelift_codegen::ir::{Block, InstBuilder, Value};
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
 use lanejit_interp::isa::Inst;
 
 /// The most bytes between the lowest and highest invariant constant of hoisted accesses that
@@ -31,6 +31,55 @@ pub(super) struct SpanCheck {
 }
 
 impl Tx<'_, '_> {
+    /// Most iterations of `vl` lanes one stretch of a loop covers before its header checks
+    /// the next: [`MAX_SPAN_ITERS`], or in code that is to leave once its optimised code is
+    /// ready ([`super::TxConfig::yields`]) [`YIELD_SPAN_LANES`] lanes' worth.
+    pub(super) fn span_cap(&self, vl: u32) -> u64 {
+        if self.yield_pc.is_some() {
+            (YIELD_SPAN_LANES >> vl.trailing_zeros()).clamp(1, MAX_SPAN_ITERS)
+        } else {
+            MAX_SPAN_ITERS
+        }
+    }
+
+    /// Code compiled to be replaced ([`super::TxConfig::yields`]), at a single loop's stretch
+    /// header (`progress`: it publishes its LC0BASE and trip count first) or at a nest's edge
+    /// back to its start, `extra` instructions (the branch) retired more: when the compiler
+    /// thread's word names this region, leave for the dispatcher at `to` (its optimised code
+    /// is ready and waits for the run to be out of compiled code), with `Status::Next` and no
+    /// chained call (which would enter this code again). Nothing when `to` is not the
+    /// region's start (a loop with a prologue: nothing compiled would be entered there).
+    pub(super) fn yield_check(&mut self, to: u64, extra: u64, progress: bool) {
+        let Some(key) = self.yield_pc.filter(|&p| p == to).map(|p| p + 1) else {
+            return;
+        };
+        let f = MemFlagsData::trusted();
+        let tier = self.b.ins().load(I64, f, self.ctx, abi::off::TIER);
+        if progress {
+            let (lc, trip) = (self.b.use_var(self.lc0), self.b.use_var(self.trip));
+            let k = self.iconst(key);
+            self.b.ins().store(f, k, tier, abi::off::TIER_AT);
+            self.b.ins().store(f, lc, tier, abi::off::TIER_LC0);
+            self.b.ins().store(f, trip, tier, abi::off::TIER_TRIP);
+        }
+        let at = self
+            .b
+            .ins()
+            .iadd_imm_s(tier, i64::from(abi::off::TIER_LEAVE));
+        let word = self.b.ins().atomic_load(I64, f, at);
+        let stay = self.b.ins().icmp_imm_s(IntCC::NotEqual, word, key as i64);
+        let (leave, cont) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(leave);
+        self.b.ins().brif(stay, cont, &[], leave, &[]);
+        self.b.switch_to_block(leave);
+        self.b.seal_block(leave);
+        let zero = self.iconst(0);
+        self.b.ins().store(f, zero, self.ctx, abi::off::CHAIN_LEFT);
+        self.exit_pc(Status::Next, to, extra);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+    }
+
     /// At the header of a hoisting loop with a full mask: find how many iterations from here
     /// all hoisted accesses may make (`Tx::span_fit` per group of accesses, at most the remaining full
     /// iterations, at least this one), record their LC0BASE bound in `lim`, and go to `full`;
@@ -45,7 +94,7 @@ impl Tx<'_, '_> {
         // At most MAX_SPAN_ITERS per entry (a bound from when this check scanned the page
         // table; the run-table lookups cost the same for any span); longer loops come back to
         // the header and check their next stretch.
-        let cap = self.iconst(MAX_SPAN_ITERS);
+        let cap = self.iconst(self.span_cap(self.vl));
         let big = self.b.ins().icmp(IntCC::UnsignedGreaterThan, q, cap);
         let q = self.b.ins().select(big, cap, q);
         let zero = self.iconst(0);

@@ -362,6 +362,14 @@ pub struct TxConfig {
     /// The strip-mined form ([`strip`]): `Some(VL)`, the loop's lanes, with [`TxConfig::vl`]
     /// the lanes of one body copy ([`strip::strip_width`]).
     pub strip: Option<u32>,
+    /// Code compiled to be replaced (a loop's baseline in a tiered run): a loop that starts
+    /// its region checks, at every stretch header (at most [`YIELD_SPAN_LANES`] lanes apart)
+    /// and in a nest at every row, whether the compiler thread wants it out so that its
+    /// optimised code can take its place, and leaves for the dispatcher then, its state exact
+    /// (`abi::TierWords`, [`Tx::yield_check`]); a single loop also publishes its LC0BASE and
+    /// trip count there. (On in a tiered run for every loop's first code: code kept for
+    /// good is never named, and only pays its look per stretch.)
+    pub yields: bool,
 }
 
 /// Whether translating `r` at `vl` lanes with the entry's scalar registers `sregs`
@@ -377,6 +385,11 @@ pub(crate) fn speculates(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> bool 
 /// Most iterations one loop entry's span check covers (see `Tx::precheck`).
 const MAX_SPAN_ITERS: u64 = 1 << 16;
 
+/// Most lanes a stretch of a loop compiled to be replaced ([`TxConfig::yields`]) covers
+/// before its header looks again whether to leave: 2^17 lanes is 50-150 us of a baseline's
+/// FIR or stencil code at VL 32, where the header's look costs about 10 instructions.
+pub(crate) const YIELD_SPAN_LANES: u64 = 1 << 17;
+
 /// Bytes of one scratch area (64 lanes).
 const AREA: u32 = 64 * 8;
 
@@ -390,6 +403,9 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) nch: usize,
     pub(crate) strict: bool,
     pub(crate) budgeted: bool,
+    /// The region's pc when the code is to leave at a header on the compiler thread's word
+    /// ([`TxConfig::yields`], [`Tx::yield_check`]).
+    yield_pc: Option<u64>,
     pub(crate) call_conv: CallConv,
     pub(crate) ctx: Value,
     pub(crate) regs: Value,
@@ -1724,6 +1740,7 @@ pub(crate) fn translate(
         nch,
         strict: cfg.strict_align,
         budgeted: cfg.budgeted,
+        yield_pc: (cfg.yields && r.loop_head.is_some()).then_some(r.start),
         // First compiles of straight-line code run a few times before their hot recompile
         // replaces them: they return to the dispatcher, which counts those entries, and save
         // the chaining code's compile time.
@@ -2005,6 +2022,10 @@ pub(crate) fn translate(
             } else {
                 genb
             };
+            if tx.nest.is_none() {
+                // A stretch's header: code compiled to be replaced may leave here.
+                tx.yield_check(head_pc, 0, true);
+            }
             tx.precheck(fullb, none, stream);
             tx.prechecked = true;
             if tail_inline {

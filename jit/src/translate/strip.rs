@@ -234,8 +234,12 @@ impl Tx<'_, '_> {
         let full = self.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64);
         self.b.ins().brif(full, header, &[], leave, &[]);
 
-        // The header: the next stretch, its accesses checked and compared.
+        // The header: the next stretch, its accesses checked and compared (a single loop's
+        // baseline may leave here first, `Tx::yield_check`; a nest's at its rows' end).
         self.b.switch_to_block(header);
+        if r.outer.is_none() {
+            self.yield_check(head_pc, 0, true);
+        }
         let lc = self.b.use_var(self.lc0);
         let trip = self.b.use_var(self.trip);
         let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
@@ -243,7 +247,7 @@ impl Tx<'_, '_> {
         let q = self.b.ins().ushr_imm_s(left, log2vl);
         let zero = self.iconst(0);
         let q = self.b.ins().select(more, q, zero);
-        let cap = self.iconst(super::MAX_SPAN_ITERS);
+        let cap = self.iconst(self.span_cap(vl));
         let mut k = self.b.ins().umin(q, cap);
         if self.budgeted {
             let rv = self.b.use_var(self.retired);
