@@ -37,10 +37,14 @@
 //!   this project's machines): the software `mul_add` keeps results exact.
 //! * [`lj_copy`]: the bulk `memcpy` of a copy loop's proved iterations (a call is the fast
 //!   path there).
+//! * [`lj_fill`]: a loop's stretch header whose span check found its first page in a chunk
+//!   of guest memory's page tables not filled yet (`Memory::fill_at`: tables are filled 16
+//!   MiB at a time on first use, and compiled code reads a chunk not filled as unmapped):
+//!   fills it, once per chunk and run, and the loop enters its code again.
 
 use lanejit_interp::isa::{FpOp, FpWidth, Sem};
 use lanejit_interp::machine::Regs;
-use lanejit_interp::memory::{MemView, PERM_R, PERM_W, TileView};
+use lanejit_interp::memory::{MemView, Memory, PERM_R, PERM_W, TileView};
 use lanejit_interp::program::{PAGE_SIZE, TILE_GRANULE};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -105,6 +109,8 @@ pub struct JitCtx {
     pub helpers: *const HelperAddr,
     /// The words a loop's baseline code shares with a tiered run's compiler thread.
     pub tier: *const TierWords,
+    /// Guest memory itself, for [`lj_fill`].
+    pub memory: *const Memory,
 }
 
 /// What a loop's baseline code (compiled to be replaced, `translate::TxConfig::yields`)
@@ -173,10 +179,12 @@ pub enum HelperFn {
     Redsum,
     /// [`lj_copy`].
     Copy,
+    /// [`lj_fill`].
+    Fill,
 }
 
 /// The address of every helper, in [`HelperFn`] order.
-pub static HELPERS: [HelperAddr; 10] = [
+pub static HELPERS: [HelperAddr; 11] = [
     HelperAddr(lj_load_contig as *const ()),
     HelperAddr(lj_load as *const ()),
     HelperAddr(lj_load_ea as *const ()),
@@ -187,6 +195,7 @@ pub static HELPERS: [HelperAddr; 10] = [
     HelperAddr(lj_fma as *const ()),
     HelperAddr(lj_redsum as *const ()),
     HelperAddr(lj_copy as *const ()),
+    HelperAddr(lj_fill as *const ()),
 ];
 
 /// How deep compiled regions may call their successors directly before returning to the
@@ -233,6 +242,8 @@ pub mod off {
     pub const HELPERS: i32 = offset_of!(JitCtx, helpers) as i32;
     /// `tier`.
     pub const TIER: i32 = offset_of!(JitCtx, tier) as i32;
+    /// `memory`.
+    pub const MEMORY: i32 = offset_of!(JitCtx, memory) as i32;
     /// [`super::TierWords::leave`].
     pub const TIER_LEAVE: i32 = offset_of!(super::TierWords, leave) as i32;
     /// [`super::TierWords::at`].
@@ -732,6 +743,21 @@ pub unsafe extern "C" fn lj_vop(regs: *mut Regs, word: u32, b: u64, mask: u64) {
 pub unsafe extern "C" fn lj_copy(dst: *mut u8, src: *const u8, len: u64) {
     // SAFETY: the caller proved both ranges inside the guest memory mapping and disjoint.
     unsafe { std::ptr::copy_nonoverlapping(src, dst, len as usize) }
+}
+
+/// Fill the chunk of guest memory's page tables that holds `addr` (`Memory::fill_at`): 1
+/// when this call filled it, 0 when it was filled already or `addr` lies beyond the memory
+/// (a span check that fails then fails for a fault ahead, not for a table not filled yet).
+/// Cold: at most once per chunk and run.
+///
+/// # Safety
+/// `memory` must point to live guest memory (the context's, which the call borrows).
+#[cold]
+pub unsafe extern "C" fn lj_fill(memory: *const Memory, addr: u64) -> u64 {
+    // SAFETY: compiled code passes its context's memory, borrowed for the call; filling
+    // takes `&self` and atomic stores, so threads sharing the memory may fill at once.
+    let mem = unsafe { &*memory };
+    u64::from(mem.fill_at(addr))
 }
 
 /// `V.REDSUM` on the register file: the wrapping sum of the lanes of `va` set in `mask`.

@@ -1676,6 +1676,7 @@ impl Jit {
             chain_left: abi::CHAIN_DEPTH,
             helpers: abi::HELPERS.as_ptr(),
             tier: std::sync::Arc::as_ptr(&self.tier),
+            memory: std::sync::Arc::as_ptr(&m.mem),
         };
         // SAFETY: `c` was compiled by this JIT for this configuration; the context points at
         // `m`'s live register file, memory and tile, which stay borrowed for the call; compiled
@@ -1683,7 +1684,8 @@ impl Jit {
         // table (borrowed with `self`, not changed during the call) holds only code of the
         // current module compiled for this configuration: it is cleared whenever a module is
         // retired, and chained calls stop after `CHAIN_DEPTH`. The tier words are an `Arc` this
-        // JIT holds, only read and written by compiled code with aligned 8-byte accesses.
+        // JIT holds, only read and written by compiled code with aligned 8-byte accesses; the
+        // memory is `m`'s, which `lj_fill` fills through `&self` (atomic stores).
         let status = unsafe { (c.0)(&mut ctx) };
         m.pc = ctx.next_pc;
         m.retired += ctx.retired;

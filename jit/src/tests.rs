@@ -362,6 +362,7 @@ fn helpers_reject_wrapping_and_out_of_range_lanes() {
         chain_left: 0,
         helpers: crate::abi::HELPERS.as_ptr(),
         tier: std::ptr::null(),
+        memory: std::ptr::null(),
     };
     let mut out = [0u64; 64];
     let data = [0u64; 64];
@@ -423,6 +424,7 @@ fn contiguous_helpers_derive_lane_eas_from_lane_0() {
         chain_left: 0,
         helpers: crate::abi::HELPERS.as_ptr(),
         tier: std::ptr::null(),
+        memory: std::ptr::null(),
     };
     let mut out = [0u64; 64];
     // Lanes 1 and 3 of a word access at 0x10000: EAs 0x10004 and 0x1000c.
@@ -1778,4 +1780,51 @@ fn big_machine(code: &[u64], n: u64) -> Machine {
         ..Config::default()
     };
     Machine::new(&p, cfg).expect("machine")
+}
+
+#[test]
+fn a_loop_crossing_into_an_unfilled_chunk_of_page_tables_fills_it_and_stays_compiled() {
+    // Guest memory's page tables are filled 16 MiB at a time on first use, and compiled code
+    // reads a chunk not filled as unmapped: a loop's load and store stream 24 MiB each, both
+    // crossing into a chunk nothing touched yet, where the loop's stretch header fills the
+    // chunk (`abi::lj_fill`) and enters its code again, in both forms (strip-mined baseline,
+    // register form). Before, each crossing left for the straight form of the body,
+    // compiled on the run's path (a `Tail` region), whose helpers left for the interpreter.
+    let n: u64 = 3 << 20;
+    for baseline in [true, false] {
+        let src = format!(
+            "S.LI s1, 0x100000\n S.LI s2, 0x2000000\n S.LI s3, {n}\n LOOP s3\n \
+             V.LD [s1, lc0<<3, 0], ->v1\n V.ADD v1, v1, 3\n V.SD v1, [s2, lc0<<3, 0]\n \
+             ENDLOOP\n HALT\n"
+        );
+        let p = lanejit_interp::asm::assemble(&src, "chunks.s").expect("assembles");
+        let d = lanejit_interp::interp::Decoded::new(&p.code);
+        // 72 MiB of memory from 0x100000, more than `Memory::new` fills at once: the load's
+        // chunks 0 and 1, the store's 2 and 3.
+        let mut reference = big_machine(&p.code, 9 << 20);
+        lanejit_interp::interp::run(&mut reference, &d);
+        let mut m = big_machine(&p.code, 9 << 20);
+        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        jit.set_baseline(baseline);
+        run_as_dispatched(&mut jit, &mut m, &d);
+        same_state(
+            &m,
+            &reference,
+            (0x2000000 + n * 8 - 0x1000, 0x1000),
+            "crossing",
+        );
+        let stats = jit.stats();
+        assert!(
+            stats
+                .regions
+                .iter()
+                .all(|r| r.kind != crate::RegionKind::Tail),
+            "baseline {baseline}: {:?}",
+            stats.regions.iter().map(|r| r.kind).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            stats.regions.iter().filter(|r| r.strip).count(),
+            usize::from(baseline)
+        );
+    }
 }

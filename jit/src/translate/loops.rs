@@ -30,6 +30,18 @@ pub(super) struct SpanCheck {
     pub(super) extra: u64,
 }
 
+/// A stretch header's way to fill the page tables a check found not filled ([`Tx::refill`]).
+pub(super) struct Refill {
+    /// Where the check that proves nothing goes.
+    block: Block,
+    /// The groups' first addresses in guest memory.
+    starts: Vec<Value>,
+    /// Where it goes when no chunk was filled.
+    none: Block,
+    /// The loop's head (its region's start).
+    head: u64,
+}
+
 impl Tx<'_, '_> {
     /// Most iterations of `vl` lanes one stretch of a loop covers before its header checks
     /// the next: [`MAX_SPAN_ITERS`], or in code that is to leave once its optimised code is
@@ -84,7 +96,17 @@ impl Tx<'_, '_> {
     /// all hoisted accesses may make (`Tx::span_fit` per group of accesses, at most the remaining full
     /// iterations, at least this one), record their LC0BASE bound in `lim`, and go to `full`;
     /// with none (a fault ahead), go to `none`.
-    pub(super) fn precheck(&mut self, full: Block, none: Block, stream: Option<super::StreamLoop>) {
+    ///
+    /// `reenter`: the loop's head, when the region starts there (not in a nest): a check that
+    /// proves no iteration then first fills the page tables' chunks its groups start in
+    /// ([`Tx::refill`]).
+    pub(super) fn precheck(
+        &mut self,
+        full: Block,
+        none: Block,
+        stream: Option<super::StreamLoop>,
+        reenter: Option<u64>,
+    ) {
         let log2vl = self.vl.trailing_zeros() as i64;
         let lc = self.b.use_var(self.lc0);
         let trip = self.b.use_var(self.trip);
@@ -190,6 +212,7 @@ impl Tx<'_, '_> {
         let var = self.b.declare_var(I64);
         self.b.def_var(var, lim);
         self.lim = Some(var);
+        let (none, refill) = self.refill_block(none, &groups, &ea0s, reenter);
         match (self.copy_loop, stream) {
             (None, Some(st)) => {
                 // The streaming copy when it applies (see `Tx::stream`): at least two proven
@@ -224,6 +247,70 @@ impl Tx<'_, '_> {
                 self.bulk_copy(k, lc, log2e, full);
             }
         }
+        if let Some(r) = refill {
+            self.refill(r);
+        }
+    }
+
+    /// The block a stretch header whose check proves nothing goes to instead of `none` (and
+    /// what [`Tx::refill`] then emits there), when the region starts at the loop's head
+    /// (`reenter`) and some group lies in guest memory: `(none, None)` otherwise.
+    pub(super) fn refill_block(
+        &mut self,
+        none: Block,
+        groups: &[SpanCheck],
+        ea0s: &[Value],
+        reenter: Option<u64>,
+    ) -> (Block, Option<Refill>) {
+        let starts: Vec<Value> = groups
+            .iter()
+            .filter(|g| !self.hoist[g.low].inst.is_local())
+            .map(|g| ea0s[g.low])
+            .collect();
+        match reenter {
+            Some(head) if !starts.is_empty() => {
+                let block = self.b.create_block();
+                self.b.set_cold_block(block);
+                let r = Refill {
+                    block,
+                    starts,
+                    none,
+                    head,
+                };
+                (block, Some(r))
+            }
+            _ => (none, None),
+        }
+    }
+
+    /// Guest memory's page tables are filled 16 MiB at a time on first use, and compiled
+    /// code reads a chunk not filled yet as unmapped: a loop whose next stretch starts in
+    /// one (a loop crossing into the next 16 MiB of its arrays) proves no iteration. So at
+    /// `r.block` the chunks where the groups start are filled (`abi::lj_fill`), and when one
+    /// was not filled before, the loop leaves for its head (an exit chained into its own code
+    /// again, whose check now sees the chunk); else it goes on to `r.none` (a fault or an
+    /// overlap ahead). Before, the iteration left for the straight form of the body (its
+    /// first compile on the run's path, 0.4-0.6 ms), whose helpers left for the
+    /// interpreter, once per array and 16 MiB.
+    pub(super) fn refill(&mut self, r: Refill) {
+        self.b.switch_to_block(r.block);
+        self.b.seal_block(r.block);
+        let f = MemFlagsData::trusted();
+        let memory = self.b.ins().load(I64, f, self.ctx, abi::off::MEMORY);
+        let sig = self.sig(Helper::Fill);
+        let mut any = self.iconst(0);
+        for ea in r.starts {
+            let at = self.helper_addr(abi::HelperFn::Fill);
+            let c = self.b.ins().call_indirect(sig, at, &[memory, ea]);
+            let filled = self.b.inst_results(c)[0];
+            any = self.b.ins().bor(any, filled);
+        }
+        let again = self.b.create_block();
+        self.b.set_cold_block(again);
+        self.b.ins().brif(any, again, &[], r.none, &[]);
+        self.b.switch_to_block(again);
+        self.b.seal_block(again);
+        self.exit_pc(Status::Next, r.head, 0);
     }
 
     /// The entry of the masked tail copy (see `Tx::masked_tail`): the mask must be a prefix

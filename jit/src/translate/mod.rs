@@ -467,7 +467,7 @@ pub(crate) struct Tx<'a, 'f> {
     /// The scratch areas, created on first use.
     scratch: Option<StackSlot>,
     /// Helper signatures, imported on first use (every imported signature costs compile time).
-    sigs: [Option<SigRef>; 7],
+    sigs: [Option<SigRef>; 8],
     /// Vector registers the region reads and never writes: read from the register file by
     /// loads Cranelift may share and hoist out of loops (a matrix kernel's broadcast
     /// coefficients), instead of variables carried around every loop edge.
@@ -778,6 +778,8 @@ pub(crate) enum Helper {
     Redsum,
     /// `lj_copy`.
     Copy,
+    /// `lj_fill`.
+    Fill,
     /// A compiled region (`RegionFn`), called by a chained exit.
     Region,
 }
@@ -1234,6 +1236,7 @@ impl<'a, 'f> Tx<'a, 'f> {
             Helper::Vop => (&[I64, I32, I64, I64], None),
             Helper::Redsum => (&[I64, I32, I64], Some(I64)),
             Helper::Copy => (&[I64, I64, I64], None),
+            Helper::Fill => (&[I64, I64], Some(I64)),
             Helper::Region => (&[I64], Some(I64)),
         };
         let mut sg = Signature::new(self.call_conv);
@@ -1777,7 +1780,7 @@ pub(crate) fn translate(
         full: false,
         off: 0,
         scratch: None,
-        sigs: [None; 7],
+        sigs: [None; 8],
         form: [Form::Wide; 32],
         pv,
         fast: None,
@@ -2026,7 +2029,8 @@ pub(crate) fn translate(
                 // A stretch's header: code compiled to be replaced may leave here.
                 tx.yield_check(head_pc, 0, true);
             }
-            tx.precheck(fullb, none, stream);
+            let reenter = (tx.nest.is_none() && h == 0).then_some(head_pc);
+            tx.precheck(fullb, none, stream, reenter);
             tx.prechecked = true;
             if tail_inline {
                 tx.b.switch_to_block(none);

@@ -263,7 +263,12 @@ impl Tx<'_, '_> {
         let apart = self.strip_apart(lc, lim);
         let some = self.b.ins().icmp_imm_s(IntCC::NotEqual, k, 0);
         let go = self.b.ins().band(some, apart);
-        self.b.ins().brif(go, stretch, &[], leave, &[]);
+        let reenter = (r.outer.is_none() && h == 0).then_some(head_pc);
+        let (fail, refill) = self.refill_block(leave, &groups, &ea0s, reenter);
+        self.b.ins().brif(go, stretch, &[], fail, &[]);
+        if let Some(rf) = refill {
+            self.refill(rf);
+        }
 
         // A stretch: all but its last iteration `W` lanes at a time, then the last.
         self.b.switch_to_block(stretch);
