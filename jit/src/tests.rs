@@ -1828,3 +1828,61 @@ fn a_loop_crossing_into_an_unfilled_chunk_of_page_tables_fills_it_and_stays_comp
         );
     }
 }
+
+#[test]
+fn a_counted_branch_loop_baseline_leaves_at_its_back_edge_and_publishes_its_count() {
+    // A branch loop entered at its head (its counter stepped by an immediate, `BLT` to a
+    // register limit): its baseline publishes the count after every taken back edge (offset
+    // by 2^62, `Tx::counted_progress`) and leaves there, state exact, when the tier word names
+    // it; named another region it runs to its end, both in the first full copy and in the
+    // second one the first enters while iterations stay full.
+    use std::sync::atomic::Ordering;
+    let n: u64 = 1 << 16;
+    let src = format!(
+        "S.LI s1, 0x100000\n S.LI s8, {n}\n S.MOV s7, s0\n V.LANEID v9\n V.MOV v4, 0\n\
+         top: V.ADD v1, v9, s7\n V.ADD v4, v4, v1\n V.SD v4, [s1 + (v1 << 3)]\n \
+         S.ADD s7, s7, 32\n BLT s7, s8, top\n HALT\n"
+    );
+    let p = lanejit_interp::asm::assemble(&src, "branch.s").expect("assembles");
+    let d = lanejit_interp::interp::Decoded::new(&p.code);
+    let mut reference = big_machine(&p.code, n);
+    lanejit_interp::interp::run(&mut reference, &d);
+    let big = 1u64 << 62;
+    for named in [true, false] {
+        let mut m = big_machine(&p.code, n);
+        // The loop's head: where the interpreter stands once `V.MOV` has run.
+        for _ in 0..5 {
+            assert!(lanejit_interp::interp::step(&mut m, &d).is_none());
+        }
+        let top = m.pc;
+        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        jit.set_baseline(true);
+        let tier = jit.tier_words();
+        let c = jit
+            .compile_for(top, &m.regs)
+            .expect("compiles")
+            .expect("a loop");
+        let key = if named { top + 1 } else { top + 9 };
+        tier.leave.store(key, Ordering::Relaxed);
+        let before = m.retired;
+        let exit = jit.run(c, &mut m);
+        assert!(!exit.interp_next);
+        if named {
+            // One iteration, then out at the back edge.
+            assert_eq!((m.pc, m.retired - before, m.regs.s[7]), (top, 5, 32));
+            assert_eq!(tier.progress(), Some((top, big + 32, big + n)));
+            tier.leave.store(0, Ordering::Relaxed);
+        } else {
+            assert_ne!(m.pc, top, "ran to its end");
+        }
+        run_as_dispatched(&mut jit, &mut m, &d);
+        same_state(
+            &m,
+            &reference,
+            (0x100000 + n * 8 - 0x1000, 0x1000),
+            "branch loop",
+        );
+        assert_eq!(tier.progress(), Some((top, big + n - 32, big + n)));
+        assert!(jit.next_baseline().is_some(), "a baseline");
+    }
+}

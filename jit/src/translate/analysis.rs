@@ -622,6 +622,42 @@ pub(super) struct NestCount {
     pub(super) before: i64,
 }
 
+/// The count of a loop that ends in a conditional branch back to its region's start (a
+/// branch loop entered at its head, or a nest's outer loop): the branch's counter, which the
+/// region writes only by adding or subtracting immediates (`step` in all, per round), its
+/// limit (an immediate, or a register the region does not write), and `step`: for `BNE` any
+/// step but 0, for `BLT`/`BLTU` a positive one. `None` for other loops. A tiered run's
+/// baseline publishes how far such a loop has to go (`Tx::yield_check`).
+pub(super) fn counted_back_edge(r: &Region) -> Option<(SReg, lanejit_interp::isa::SOrImm, i64)> {
+    use lanejit_interp::isa::{Cond, SOrImm};
+    let (br, cond) = r.insts.last()?.1.cond_branch()?;
+    if br.target.pc() != r.start || br.sa.0 == 0 {
+        return None;
+    }
+    let writes = |n: SReg| {
+        r.insts
+            .iter()
+            .filter(move |(_, i)| i.effects().writes_s & (1 << n.0) != 0)
+    };
+    let mut step = 0i64;
+    for (_, i) in writes(br.sa) {
+        match i.scalar_step() {
+            Some((d, k)) if d == br.sa => step = step.checked_add(k)?,
+            _ => return None,
+        }
+    }
+    if let SOrImm::Reg(l) = br.sb {
+        if l.0 != 0 && writes(l).next().is_some() {
+            return None;
+        }
+    }
+    match cond {
+        Cond::Ne if step != 0 => Some((br.sa, br.sb, step)),
+        Cond::Lt | Cond::Ltu if step > 0 => Some((br.sa, br.sb, step)),
+        _ => None,
+    }
+}
+
 /// The count of nest `r`'s outer loop, when it is one a compiler emits for rows
 /// (`S.SUB s4, s4, 1; BNE s4, 0, row` or `S.ADD s8, s8, 1; BLT s8, s20, row`): the outer
 /// branch returns to the nest's start and compares a counter, which only the prologue and

@@ -55,9 +55,16 @@ impl Tx<'_, '_> {
             None => header,
         };
         let head_pc = if nest.is_some() { target } else { head_pc };
-        if self.nest.is_some_and(|n| target == n.start) {
-            // A nest's row done: code compiled to be replaced may leave here.
-            self.yield_check(target, 1, false);
+        if self.nest.is_some_and(|n| target == n.start)
+            || (self.nest.is_none()
+                && self.branch_back
+                && self.local_v == 0
+                && header.is_some()
+                && target == head_pc)
+        {
+            // A nest's row done, or a branch loop's iteration: code compiled to be replaced
+            // may leave here.
+            self.yield_at_back_edge(target);
         }
         match header {
             Some(h) if target == head_pc => {
@@ -121,7 +128,7 @@ impl Tx<'_, '_> {
         let saved = (self.form, self.nan);
         if let (Some(fl), Some(_), true) = (self.fast, header, self.full) {
             if target == head_pc {
-                self.branch_fast_edge(fl);
+                self.branch_fast_edge(fl, head_pc);
             }
         }
         self.edge(target, header, head_pc);
@@ -136,7 +143,10 @@ impl Tx<'_, '_> {
     /// header, which expects every register wide. Forms differing from the first back edge's
     /// (recorded for the second copy) take the header too, and so does a back edge where
     /// every register is wide already.
-    fn branch_fast_edge(&mut self, fl: super::FastLoop) {
+    ///
+    /// In code that may leave at the back edge (`Tx::yield_check`), the second copy is not
+    /// entered once the compiler thread names the region: the edge goes on to its check.
+    fn branch_fast_edge(&mut self, fl: super::FastLoop, head_pc: u64) {
         // With every register wide the second copy would be the first one entered past the
         // header, whose checks (budget, full mask) cost what this edge's would: no gain, and
         // a second set of edges for the allocator (tile_stage's column loop: +2% Ir).
@@ -150,6 +160,14 @@ impl Tx<'_, '_> {
             .budgeted
             .then(|| self.budget_fits(self.off + 1, fl.body_len));
         let go = match (fits, packs) {
+            (Some(a), Some(b)) => Some(self.b.ins().band(a, b)),
+            (a, b) => a.or(b),
+        };
+        let leaves = self.nest.is_none() && self.branch_back && self.local_v == 0;
+        let go = match (
+            go,
+            (leaves && self.yields_at(head_pc)).then(|| self.stays(head_pc)),
+        ) {
             (Some(a), Some(b)) => Some(self.b.ins().band(a, b)),
             (a, b) => a.or(b),
         };

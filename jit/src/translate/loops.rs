@@ -54,32 +54,34 @@ impl Tx<'_, '_> {
         }
     }
 
+    /// Whether code compiled to be replaced ([`super::TxConfig::yields`]) may leave at `to`:
+    /// its region's start.
+    pub(super) fn yields_at(&self, to: u64) -> bool {
+        self.yield_pc == Some(to)
+    }
+
     /// Code compiled to be replaced ([`super::TxConfig::yields`]), at a single loop's stretch
-    /// header (`progress`: it publishes its LC0BASE and trip count first) or at a nest's edge
-    /// back to its start, `extra` instructions (the branch) retired more: when the compiler
-    /// thread's word names this region, leave for the dispatcher at `to` (its optimised code
-    /// is ready and waits for the run to be out of compiled code), with `Status::Next` and no
-    /// chained call (which would enter this code again). Nothing when `to` is not the
-    /// region's start (a loop with a prologue: nothing compiled would be entered there).
-    pub(super) fn yield_check(&mut self, to: u64, extra: u64, progress: bool) {
-        let Some(key) = self.yield_pc.filter(|&p| p == to).map(|p| p + 1) else {
+    /// header or at the back edge of a branch loop or a nest to its start, `extra`
+    /// instructions (the branch) retired more: first publish where the loop stands
+    /// (`progress`: a count that grows to a limit, LC0BASE and the trip count at a header;
+    /// `abi::TierWords`); then, when the compiler thread's word names this region, leave for
+    /// the dispatcher at `to` (its optimised code is ready and waits for the run to be out of
+    /// compiled code), with `Status::Next` and no chained call (which would enter this code
+    /// again). Nothing when `to` is not the region's start (a loop with a prologue: nothing
+    /// compiled would be entered there).
+    pub(super) fn yield_check(&mut self, to: u64, extra: u64, progress: Option<(Value, Value)>) {
+        if !self.yields_at(to) {
             return;
-        };
-        let f = MemFlagsData::trusted();
-        let tier = self.b.ins().load(I64, f, self.ctx, abi::off::TIER);
-        if progress {
-            let (lc, trip) = (self.b.use_var(self.lc0), self.b.use_var(self.trip));
-            let k = self.iconst(key);
-            self.b.ins().store(f, k, tier, abi::off::TIER_AT);
-            self.b.ins().store(f, lc, tier, abi::off::TIER_LC0);
-            self.b.ins().store(f, trip, tier, abi::off::TIER_TRIP);
         }
-        let at = self
-            .b
-            .ins()
-            .iadd_imm_s(tier, i64::from(abi::off::TIER_LEAVE));
-        let word = self.b.ins().atomic_load(I64, f, at);
-        let stay = self.b.ins().icmp_imm_s(IntCC::NotEqual, word, key as i64);
+        let f = MemFlagsData::trusted();
+        if let Some((count, limit)) = progress {
+            let tier = self.b.ins().load(I64, f, self.ctx, abi::off::TIER);
+            let k = self.iconst(to + 1);
+            self.b.ins().store(f, k, tier, abi::off::TIER_AT);
+            self.b.ins().store(f, count, tier, abi::off::TIER_LC0);
+            self.b.ins().store(f, limit, tier, abi::off::TIER_TRIP);
+        }
+        let stay = self.stays(to);
         let (leave, cont) = (self.b.create_block(), self.b.create_block());
         self.b.set_cold_block(leave);
         self.b.ins().brif(stay, cont, &[], leave, &[]);
@@ -90,6 +92,49 @@ impl Tx<'_, '_> {
         self.exit_pc(Status::Next, to, extra);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
+    }
+
+    /// Whether the compiler thread's word does not name the region starting at `to` (non-zero
+    /// when the code stays).
+    pub(super) fn stays(&mut self, to: u64) -> Value {
+        let f = MemFlagsData::trusted();
+        let tier = self.b.ins().load(I64, f, self.ctx, abi::off::TIER);
+        let at = self
+            .b
+            .ins()
+            .iadd_imm_s(tier, i64::from(abi::off::TIER_LEAVE));
+        let word = self.b.ins().atomic_load(I64, f, at);
+        self.b
+            .ins()
+            .icmp_imm_s(IntCC::NotEqual, word, (to + 1) as i64)
+    }
+
+    /// Where a counted loop ending in a branch back to its region's start stands after that
+    /// branch (`analysis::counted_back_edge`), as a count growing to a limit: its counter
+    /// and limit offset by 2^62 (negated for a counter stepping down), for
+    /// [`Tx::yield_check`]. `None` for other loops.
+    pub(super) fn counted_progress(&mut self) -> Option<(Value, Value)> {
+        let (c, l, step) = self.counted?;
+        let c = self.sget(c);
+        let l = match l {
+            lanejit_interp::isa::SOrImm::Reg(r) => self.sget(r),
+            lanejit_interp::isa::SOrImm::Imm(k) => self.iconst(i64::from(k) as u64),
+        };
+        let big = self.iconst(1 << 62);
+        Some(if step > 0 {
+            (self.b.ins().iadd(c, big), self.b.ins().iadd(l, big))
+        } else {
+            (self.b.ins().isub(big, c), self.b.ins().isub(big, l))
+        })
+    }
+
+    /// [`Tx::yield_check`] at the back edge of a branch loop or a nest to `to`, publishing the
+    /// count of a counted one.
+    pub(super) fn yield_at_back_edge(&mut self, to: u64) {
+        if self.yields_at(to) {
+            let progress = self.counted_progress();
+            self.yield_check(to, 1, progress);
+        }
     }
 
     /// At the header of a hoisting loop with a full mask: find how many iterations from here

@@ -406,6 +406,11 @@ pub(crate) struct Tx<'a, 'f> {
     /// The region's pc when the code is to leave at a header on the compiler thread's word
     /// ([`TxConfig::yields`], [`Tx::yield_check`]).
     yield_pc: Option<u64>,
+    /// The region ends in a conditional branch back to its start (a branch loop entered at
+    /// its head, or a nest's outer loop): its back edge may leave too ([`Tx::yield_check`]),
+    /// publishing its count when it is counted (`analysis::counted_back_edge`).
+    branch_back: bool,
+    counted: Option<(SReg, lanejit_interp::isa::SOrImm, i64)>,
     pub(crate) call_conv: CallConv,
     pub(crate) ctx: Value,
     pub(crate) regs: Value,
@@ -1744,6 +1749,12 @@ pub(crate) fn translate(
         strict: cfg.strict_align,
         budgeted: cfg.budgeted,
         yield_pc: (cfg.yields && r.loop_head.is_some()).then_some(r.start),
+        branch_back: r
+            .insts
+            .last()
+            .and_then(|(_, i)| i.cond_branch())
+            .is_some_and(|(b, _)| b.target.pc() == r.start),
+        counted: analysis::counted_back_edge(r),
         // First compiles of straight-line code run a few times before their hot recompile
         // replaces them: they return to the dispatcher, which counts those entries, and save
         // the chaining code's compile time.
@@ -2027,7 +2038,8 @@ pub(crate) fn translate(
             };
             if tx.nest.is_none() {
                 // A stretch's header: code compiled to be replaced may leave here.
-                tx.yield_check(head_pc, 0, true);
+                let at = (tx.b.use_var(tx.lc0), tx.b.use_var(tx.trip));
+                tx.yield_check(head_pc, 0, Some(at));
             }
             let reenter = (tx.nest.is_none() && h == 0).then_some(head_pc);
             tx.precheck(fullb, none, stream, reenter);

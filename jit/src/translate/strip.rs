@@ -238,7 +238,8 @@ impl Tx<'_, '_> {
         // baseline may leave here first, `Tx::yield_check`; a nest's at its rows' end).
         self.b.switch_to_block(header);
         if r.outer.is_none() {
-            self.yield_check(head_pc, 0, true);
+            let at = (self.b.use_var(self.lc0), self.b.use_var(self.trip));
+            self.yield_check(head_pc, 0, Some(at));
         }
         let lc = self.b.use_var(self.lc0);
         let trip = self.b.use_var(self.trip);
