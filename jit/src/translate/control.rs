@@ -463,7 +463,7 @@ impl Tx<'_, '_> {
 
     /// The end of the masked tail copy (see `Tx::masked_tail`): every vector register the
     /// body writes keeps its new value in the active lanes and its entry value in the others.
-    fn tail_blend(&mut self) {
+    pub(super) fn tail_blend(&mut self) {
         self.materialize_all();
         self.full = false;
         self.refresh_lane_masks();

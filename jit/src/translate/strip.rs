@@ -6,8 +6,8 @@
 //! replaces it.
 //!
 //! Which loops (all of it checked by [`strip_width`] before translation): an `ENDLOOP` loop,
-//! alone or the inner loop of a nest whose rows are whole groups of VL lanes (a stencil's
-//! rows), whose prologue before the body and whose nest's epilogue have no vector work (the
+//! alone or the inner loop of a nest (a stencil's rows), whose prologue before the body and
+//! whose nest's epilogue have no vector work (the
 //! epilogue's branch back runs the prologue again, `Tx::edge`), whose body writes
 //! no scalar register and no mask, reads `VL` nowhere, and holds only lane-wise vector work
 //! (ALU, FP, `V.MOV`, `V.LC0`) and contiguous accesses the span check hoists. Lane `i` of
@@ -27,13 +27,26 @@
 //! can leave the function (a body copy that came out with an exit after all, a carry check,
 //! is not used); its last iteration runs in a second copy of the body that also stores the
 //! other registers' lanes to the register file (`StripEdge::store`), so at the stretch's end
-//! the guest state is exact and the exits write no vector register back. Anything else (a
-//! partial iteration, a fault or the budget's end ahead, overlapping accesses, a mask not
-//! full at entry) leaves for the straight form of the body (`Status::Partial`, as a lazy
-//! tail does: one iteration, every access checked), with the state of the last full
-//! iteration done. (Leaving for the interpreter instead made a stencil's row tails enter
-//! the interpreter in the middle of the body, which compiled and recompiled a straight
-//! region there, 3.5 ms of the compiler thread's time ahead of the nest's optimised code.)
+//! the guest state is exact and the exits write no vector register back.
+//!
+//! The partial last iteration (a tail: a row of a stencil 2,046 points long), when the
+//! entry that made the loop compile had one ahead (`Tx::tail`, as the register form's tail
+//! copy), runs in a third copy `W` lanes at a time up to the trip count, each under the mask
+//! of its lanes below it: computed as a full copy, stores of the active lanes only,
+//! registers blended with their old lanes (read from the register file) at the copy's end, as
+//! the register form's masked tail does (`StripEdge::masked`), once its whole group of VL
+//! lanes is proven as a stretch's are. Anything else (a tail without such a copy, a fault
+//! or the budget's end ahead, overlapping accesses, an entry with another mask than
+//! `ENDLOOP`'s) leaves for the straight form of the body (`Status::Partial`, as a lazy tail
+//! does: one iteration, every access checked), with the state of the last full iteration
+//! done. (Leaving for the interpreter instead made a stencil's row tails enter the
+//! interpreter in the middle of the body, which compiled and recompiled a straight region
+//! there, 3.5 ms of the compiler thread's time ahead of the nest's optimised code; leaving
+//! for the straight form, one call per row whose hot recompile took the compiler thread 3-4
+//! ms, made the stencils 8-18% slower at VL 64 than their register form, so nests had to
+//! have rows of whole groups until the tail copy. With it, tiered at 16 MiB: stencil5_lc0
+//! 542-567 -> 735-745 Melem/s at VL 64 and 601-606 -> 695-779 at VL 32, stencil5_vaddr
+//! 411-507 -> 704-705 and 553-608 -> 739-741; at 1 MiB 1.2-2.2x.)
 //!
 //! A loop whose register form would be over the optimising settings' bound (unrolled bodies
 //! at VL 64) keeps this code for good, compiled with the optimising settings; one whose
@@ -79,6 +92,11 @@ pub(crate) struct StripEdge {
     carried: u32,
     /// The loop's lanes.
     vl: u32,
+    /// The loop's partial last iteration (its tail): every copy runs under the mask of its
+    /// lanes below the trip count (a prefix of `W`, all of them but in the last), as the
+    /// register form's masked tail does (`Tx::masked_tail`: computed as a full copy, stores of
+    /// active lanes only, registers blended with their old lanes at the copy's end).
+    masked: bool,
 }
 
 /// The lanes a loop is strip-mined at when compiled at `vl` lanes (see the module docs):
@@ -112,20 +130,6 @@ pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Opti
         .all(|(_, i)| scalar(i))
     {
         return None;
-    }
-    // A nest only when its rows, as long as the entry's trip register says, are whole
-    // groups of VL lanes: a row's tail leaves for the straight form of the body (one call
-    // per row, whose hot recompile took the compiler thread 3-4 ms), where the register
-    // form runs it in line (the stencils at VL 64, rows of 2,046 points: 8-18% slower
-    // tiered at 16 MiB with their rows strip-mined).
-    if r.outer.is_some() {
-        let trip = r.insts[..h].iter().find_map(|(_, i)| match i {
-            Inst::Loop(l) => sregs.map(|s| s[l.sa.0 as usize]),
-            _ => None,
-        })?;
-        if trip == 0 || trip % u64::from(vl) != 0 {
-            return None;
-        }
     }
     let body = &r.insts[h..inner_end - 1];
     let mut log2e_min = 3u8;
@@ -227,12 +231,30 @@ impl Tx<'_, '_> {
             })
             .collect();
         self.hoist_host = hosts;
-        let [header, stretch, wtop, stop, done, finished, leave] =
-            [(); 7].map(|_| self.b.create_block());
+        let [
+            header,
+            stretch,
+            wtop,
+            stop,
+            done,
+            finished,
+            leave,
+            tail,
+            ttop,
+            tdone,
+        ] = [(); 10].map(|_| self.b.create_block());
         self.b.set_cold_block(leave);
+        // Entered with LC0BASE below the trip count and the mask `ENDLOOP` leaves for it (all
+        // lanes, or a prefix for the tail).
         let m = self.b.use_var(self.mask);
-        let full = self.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64);
-        self.b.ins().brif(full, header, &[], leave, &[]);
+        let lc = self.b.use_var(self.lc0);
+        let trip = self.b.use_var(self.trip);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lc, trip);
+        let left = self.b.ins().isub(trip, lc);
+        let rule = self.mask_below(left, vl);
+        let same = self.b.ins().icmp(IntCC::Equal, m, rule);
+        let ok = self.b.ins().band(more, same);
+        self.b.ins().brif(ok, header, &[], leave, &[]);
 
         // The header: the next stretch, its accesses checked and compared (a single loop's
         // baseline may leave here first, `Tx::yield_check`; a nest's at its rows' end).
@@ -250,6 +272,13 @@ impl Tx<'_, '_> {
         let q = self.b.ins().select(more, q, zero);
         let cap = self.iconst(self.span_cap(vl));
         let mut k = self.b.ins().umin(q, cap);
+        // The tail next (a partial iteration): one group of VL lanes, all of it checked;
+        // without a tail copy (none was ahead at the compile: a lazy tail, as the register
+        // form's), none.
+        let none = self.b.ins().icmp_imm_s(IntCC::Equal, q, 0);
+        let in_tail = self.b.ins().band(more, none);
+        let one = self.iconst(if self.tail { 1 } else { 0 });
+        k = self.b.ins().select(in_tail, one, k);
         if self.budgeted {
             let rv = self.b.use_var(self.retired);
             let room = self.b.ins().isub(self.budget, rv);
@@ -266,10 +295,14 @@ impl Tx<'_, '_> {
         let go = self.b.ins().band(some, apart);
         let reenter = (r.outer.is_none() && h == 0).then_some(head_pc);
         let (fail, refill) = self.refill_block(leave, &groups, &ea0s, reenter);
-        self.b.ins().brif(go, stretch, &[], fail, &[]);
+        let fork = self.b.create_block();
+        self.b.ins().brif(go, fork, &[], fail, &[]);
         if let Some(rf) = refill {
             self.refill(rf);
         }
+        self.b.switch_to_block(fork);
+        self.b.seal_block(fork);
+        self.b.ins().brif(in_tail, tail, &[], stretch, &[]);
 
         // A stretch: all but its last iteration `W` lanes at a time, then the last.
         self.b.switch_to_block(stretch);
@@ -292,6 +325,7 @@ impl Tx<'_, '_> {
                 written,
                 carried,
                 vl,
+                masked: false,
             },
         );
         self.strip_copy(
@@ -305,8 +339,19 @@ impl Tx<'_, '_> {
                 written,
                 carried,
                 vl,
+                masked: false,
             },
         );
+
+        // The tail: `W` lanes at a time up to the trip count, each copy under the mask of its
+        // lanes below it; then LC0BASE past the iteration's VL lanes, the mask all ones.
+        self.b.switch_to_block(tail);
+        self.b.seal_block(tail);
+        if !self.tail {
+            // Never taken (no tail copy: `k` is 0 there).
+            self.b.ins().jump(leave, &[]);
+        }
+        self.strip_tail(r, h, vl, body_len, [ttop, tdone, finished], written);
         let clean = self.exits == exits;
 
         // The stretch done: LC0BASE at its end (its copies stepped it), the count and the
@@ -348,6 +393,57 @@ impl Tx<'_, '_> {
         clean
     }
 
+    /// The tail of the strip-mined loop (see [`StripEdge::masked`]), entered at the current
+    /// block once checked, when the loop has a tail copy (`Tx::tail`): its copies from `ttop`,
+    /// then at `tdone` LC0BASE past the iteration's VL lanes, the retired count, the mask all
+    /// ones, and on to `finished`.
+    fn strip_tail(
+        &mut self,
+        r: &Region,
+        h: usize,
+        vl: u32,
+        body_len: u64,
+        [ttop, tdone, finished]: [Block; 3],
+        written: u32,
+    ) {
+        if !self.tail {
+            return;
+        }
+        let [tend, tfrom] = [(); 2].map(|_| self.b.declare_var(cranelift_codegen::ir::types::I64));
+        let lc = self.b.use_var(self.lc0);
+        let trip = self.b.use_var(self.trip);
+        self.b.def_var(tend, trip);
+        self.b.def_var(tfrom, lc);
+        self.b.ins().jump(ttop, &[]);
+        self.strip_copy(
+            r,
+            h,
+            StripEdge {
+                top: ttop,
+                end: tend,
+                after: tdone,
+                store: true,
+                written,
+                carried: written,
+                vl,
+                masked: true,
+            },
+        );
+        self.b.switch_to_block(tdone);
+        self.b.seal_block(tdone);
+        self.all_wide();
+        self.off = 0;
+        let from = self.b.use_var(tfrom);
+        let past = self.b.ins().iadd_imm_s(from, i64::from(vl));
+        self.b.def_var(self.lc0, past);
+        let rv = self.b.use_var(self.retired);
+        let rv = self.b.ins().iadd_imm_s(rv, body_len as i64);
+        self.b.def_var(self.retired, rv);
+        let all_v = self.iconst(all_lanes(vl));
+        self.set_mask(all_v);
+        self.b.ins().jump(finished, &[]);
+    }
+
     /// One copy of the body for `W` lanes, entered at `edge.top` (see [`StripEdge`]).
     fn strip_copy(&mut self, r: &Region, h: usize, edge: StripEdge) {
         self.b.switch_to_block(edge.top);
@@ -373,9 +469,24 @@ impl Tx<'_, '_> {
                 }
             }
         }
+        if edge.masked {
+            // The copy's lanes below the trip count, and the lanes every written register
+            // keeps where they are not.
+            let trip = self.b.use_var(self.trip);
+            let left = self.b.ins().isub(trip, lc);
+            let m = self.mask_below(left, self.vl);
+            self.set_mask(m);
+            self.tail_old = (0..32u8)
+                .filter(|n| edge.written & (1 << n) != 0)
+                .map(|n| (VReg(n), self.vget_all(VReg(n))))
+                .collect();
+            self.masked_tail = true;
+        }
         self.strip = Some(edge);
         self.run(r, h, Some(edge.top));
         self.strip = None;
+        self.masked_tail = false;
+        self.tail_old.clear();
         self.lane_base = None;
         self.readonly = false;
         self.prechecked = false;
@@ -386,6 +497,9 @@ impl Tx<'_, '_> {
     /// in the register file; then the copy goes round while lanes are left.
     pub(super) fn strip_edge(&mut self, edge: StripEdge, lc: Value) {
         let at = self.lane_base.expect("in a strip-mined copy");
+        if edge.masked {
+            self.tail_blend();
+        }
         for n in 0..32u8 {
             if edge.carried & (1 << n) != 0 {
                 self.store_lanes(VReg(n), at);
