@@ -1928,3 +1928,38 @@ fn a_strip_mined_nest_runs_its_rows_tails_in_its_own_function() {
         assert_eq!(tails, usize::from(end_at_page), "{:?}", stats.regions);
     }
 }
+
+#[test]
+fn a_strip_mined_nest_keeps_the_uniform_registers_its_rows_make() {
+    // Each row makes vector registers uniform before its loop (a broadcast load, a scalar
+    // moved in, their sum) that the body reads: the nest is strip-mined, the registers made
+    // at 8 lanes and stored to all VL lanes of the register file as they are made (exits
+    // write no vector register back), with the interpreter's results; also when a row's
+    // broadcast faults (the last row reads past the readable page), and under instruction
+    // limits. A register made from lanes (`V.LC0`) keeps the nest out of the form.
+    for (lanes, rows, strip) in [(false, 4, true), (false, 17, true), (true, 4, false)] {
+        let make = if lanes {
+            "V.LC0 v21"
+        } else {
+            "V.LWI [s1 + (60 << 2)], ->v21"
+        };
+        let src = format!(
+            "        S.LI s1, 0x10000\n        S.LI s2, 0x11000\n        S.LI s4, {rows}\n\
+             S.LI s5, 3\n        S.LI s3, 37\n\
+             row:    {make}\n        V.MOV v22, s5\n        V.ADD v23, v21, v22\n\
+             LOOP s3\n        V.LW [s1, lc0<<2, 0], ->v1\n\
+             V.ADD v1, v1, v23\n        V.MUL v1, v1, v22\n        V.SW v1, [s2, lc0<<2, 0]\n\
+             ENDLOOP\n        S.ADD s1, s1, 512\n        S.ADD s2, s2, 148\n\
+             S.ADD s5, s5, 1\n        S.SUB s4, s4, 1\n        BNE s4, 0, row\n        HALT\n"
+        );
+        let p = lanejit_interp::asm::assemble(&src, "uniform.s").expect("assembles");
+        for vl in [16, 32] {
+            let what = format!("lanes {lanes} rows {rows} vl {vl}");
+            let stats = agree_with_interp(&p.code, vl, None, true, &what);
+            assert_eq!(stats.regions.iter().any(|r| r.strip), strip, "{what}");
+            for limit in [30, 31, 47, 48, 100] {
+                agree_with_interp(&p.code, vl, Some(limit), true, &format!("{what} {limit}"));
+            }
+        }
+    }
+}

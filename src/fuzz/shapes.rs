@@ -1155,9 +1155,49 @@ impl Shapes {
             self.rounds += 1;
             ROUND_LABELS + self.rounds
         });
+        // A row's vector registers made uniform before its loop (a broadcast from memory, a
+        // scalar or immediate moved in, arithmetic on those), as matmul's elements of A: the
+        // strip-mined nest keeps them at its width and in all VL lanes of the register file;
+        // at times one made from lanes instead (`V.LC0`), which keeps the nest out of it.
+        let mut uniform: Vec<VReg> = Vec::new();
         if let Some(l) = rows {
             items.push(li(S_ROUNDS, u.int_in_range(2..=4u64)?));
             items.push(Item::Label(l));
+            for _ in 0..u.int_in_range(0..=3)? {
+                let vd = VReg(pick(u, &V_ROOT)?);
+                match u.int_in_range(0..=4)? {
+                    0 => {
+                        let op = pick_op(u, false, log2e, |m| matches!(m.mode, Mode::Imm { .. }))?;
+                        let scaled = op
+                            .mem()
+                            .is_some_and(|m| m.mode == Mode::Imm { scaled: true });
+                        let k: i32 = u.int_in_range(0..=7)?;
+                        let addr = MemAddr::Imm {
+                            base: Reg::S(S_BASE.0),
+                            imm: if scaled { k } else { k * e as i32 },
+                        };
+                        if let Some(inst) = mem_form(op, Reg::V(vd.0), addr, false) {
+                            items.push(Item::Inst(inst));
+                        }
+                    }
+                    1 => items.push(Item::Inst(Inst::VMov(VMov {
+                        vd,
+                        src: VSrc::S(if log2e >= 2 { sf } else { si }),
+                    }))),
+                    2 => items.push(Item::Inst(Inst::VMov(VMov {
+                        vd,
+                        src: VSrc::Imm(u.int_in_range(-3..=7)?),
+                    }))),
+                    3 if !uniform.is_empty() => {
+                        let va = pick(u, &uniform)?;
+                        items.push(valu(Inst::VAdd, vd, va, VSrc::S(si)));
+                    }
+                    _ => items.push(Item::Inst(Inst::VLc0(VUnary { vd }))),
+                }
+                if !uniform.contains(&vd) {
+                    uniform.push(vd);
+                }
+            }
         }
         items.push(Item::LoopStart(S_TRIP));
         // Through a vector address (`V.LC0 << log2e` plus a base) or `lc0` forms.
@@ -1234,9 +1274,10 @@ impl Shapes {
             } else {
                 VReg(pick(u, &V_DATA)?)
             };
-            let vb = match u.int_in_range(0..=2)? {
+            let vb = match u.int_in_range(0..=3)? {
                 0 => VSrc::V(any(u, &written)?),
                 1 => VSrc::S(if log2e >= 2 { sf } else { si }),
+                2 if !uniform.is_empty() => VSrc::V(pick(u, &uniform)?),
                 _ => VSrc::Imm(u.int_in_range(-3..=7)?),
             };
             let fp = log2e >= 2 && !matches!(vb, VSrc::Imm(_)) && u.ratio(1, 2)?;

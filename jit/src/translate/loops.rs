@@ -17,7 +17,7 @@ use crate::region::Region;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
-use lanejit_interp::isa::Inst;
+use lanejit_interp::isa::{Inst, VReg};
 
 /// The most bytes between the lowest and highest invariant constant of hoisted accesses that
 /// share one span check ([`Tx::span_checks`]).
@@ -1012,6 +1012,19 @@ impl Tx<'_, '_> {
         self.b.ins().jump(full, &[]);
     }
 
+    /// Store the lanes of `r`, canonical, uniform and translated at fewer lanes, to all `vl`
+    /// lanes of its register in the register file.
+    fn store_replicated(&mut self, r: VReg, vl: u32) {
+        self.canonicalize(r);
+        self.materialize(r);
+        let chunks: Vec<Value> = (0..self.nch).map(|c| self.vget(r, c)).collect();
+        let f = MemFlagsData::trusted();
+        for c in 0..(vl as usize).div_ceil(2) {
+            let v = chunks[c % chunks.len()];
+            self.b.ins().store(f, v, self.regs, Self::voff(r, c));
+        }
+    }
+
     /// Translate the prologue instructions `r.insts[..h]` (a leading LOOP).
     pub(super) fn run_prologue(&mut self, r: &Region, h: usize) {
         self.uni_checked.clear();
@@ -1020,6 +1033,15 @@ impl Tx<'_, '_> {
                 self.loop_prologue(*pc, inst);
             } else {
                 self.inst(*pc, inst);
+            }
+            if let Some(vl) = self.strip_vl {
+                // The strip-mined form: a uniform register (`strip::strip_width`) made at
+                // `W` lanes goes to all VL lanes of the register file at once, so that every
+                // exit from here on finds it there (they write no vector register back).
+                let w = inst.effects().writes_v;
+                for n in (0..32u8).filter(|n| w & (1 << n) != 0) {
+                    self.store_replicated(VReg(n), vl);
+                }
             }
         }
         // Fold the prologue into the retired counter so the header starts at offset 0.

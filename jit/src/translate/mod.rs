@@ -406,6 +406,8 @@ pub(crate) struct Tx<'a, 'f> {
     /// The region's pc when the code is to leave at a header on the compiler thread's word
     /// ([`TxConfig::yields`], [`Tx::yield_check`]).
     yield_pc: Option<u64>,
+    /// The loop's lanes when translated in the strip-mined form ([`TxConfig::strip`]).
+    strip_vl: Option<u32>,
     /// The region ends in a conditional branch back to its start (a branch loop entered at
     /// its head, or a nest's outer loop): its back edge may leave too ([`Tx::yield_check`]),
     /// publishing its count when it is counted (`analysis::counted_back_edge`).
@@ -1749,6 +1751,7 @@ pub(crate) fn translate(
         strict: cfg.strict_align,
         budgeted: cfg.budgeted,
         yield_pc: (cfg.yields && r.loop_head.is_some()).then_some(r.start),
+        strip_vl: cfg.strip,
         branch_back: r
             .insts
             .last()
@@ -1916,7 +1919,15 @@ pub(crate) fn translate(
             // the start leaves it so, as the inner loop's exit does; an `ENDLOOP` back to it
             // leaves it partial before the last iteration); entered with another, from the
             // region entry or the back edge, the region leaves for the interpreter.
-            let is_full = tx.mask_is_full();
+            // (The loop's VL lanes in the strip-mined form, translated at fewer.)
+            let is_full = match cfg.strip {
+                Some(vl) => {
+                    let m = tx.b.use_var(tx.mask);
+                    let all = lanejit_interp::machine::all_lanes(vl);
+                    tx.b.ins().icmp_imm_s(IntCC::Equal, m, all as i64)
+                }
+                None => tx.mask_is_full(),
+            };
             tx.guard(is_full, r.start, crate::observe::Fallback::PartialMask);
             tx.full = true;
         }

@@ -6,8 +6,11 @@
 //! replaces it.
 //!
 //! Which loops (all of it checked by [`strip_width`] before translation): an `ENDLOOP` loop,
-//! alone or the inner loop of a nest (a stencil's rows), whose prologue before the body and
-//! whose nest's epilogue have no vector work (the
+//! alone or the inner loop of a nest (a stencil's rows), whose prologue before the body has
+//! no vector work but registers it makes uniform (a broadcast from memory, a scalar moved
+//! in: matmul256's 16 elements of A per row; made at `W` lanes, which every copy reads, and
+//! stored to all VL lanes of the register file as they are made, `Tx::store_replicated`) and
+//! whose nest's epilogue has none (the
 //! epilogue's branch back runs the prologue again, `Tx::edge`), whose body writes
 //! no scalar register and no mask, reads `VL` nowhere, and holds only lane-wise vector work
 //! (ALU, FP, `V.MOV`, `V.LC0`) and contiguous accesses the span check hoists. Lane `i` of
@@ -116,22 +119,23 @@ pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Opti
     if e.body.pc() != r.insts[h].0 || (r.outer.is_none() && *last_pc + 8 != r.end_pc) {
         return None;
     }
-    // The prologue and a nest's epilogue: scalar work and control only (translated at `W`
-    // lanes as at VL).
+    // A nest's epilogue: scalar work and control only (translated at `W` lanes as at VL);
+    // the prologue too, but for vector registers it makes uniform (the same in every lane:
+    // `W` lanes of them are every copy's), which the body reads but does not write.
     let scalar = |i: &Inst| {
         let fx = i.effects();
         fx.reads_v == 0
             && fx.writes_v == 0
             && !matches!(i.opcode().sem(), Sem::SRead(SRead::Vl) | Sem::SetMask)
     };
-    if !r.insts[..h]
-        .iter()
-        .chain(&r.insts[inner_end..])
-        .all(|(_, i)| scalar(i))
-    {
+    if !r.insts[inner_end..].iter().all(|(_, i)| scalar(i)) {
         return None;
     }
+    let uniform = uniform_prologue(&r.insts[..h], scalar)?;
     let body = &r.insts[h..inner_end - 1];
+    if body_regs(body).0 & uniform != 0 {
+        return None;
+    }
     let mut log2e_min = 3u8;
     for (_, i) in body {
         let fx = i.effects();
@@ -186,6 +190,35 @@ pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Opti
         .filter(|h| h.ms().dir == lanejit_interp::isa::Dir::Store)
         .count();
     (hoist.len() == accesses && stores * hoist.len() <= MAX_PAIRS).then_some(w)
+}
+
+/// The vector registers a loop's prologue `pro` makes uniform, when every instruction of it
+/// is `scalar` work or control, or vector work whose every lane is the same: a load from an
+/// address of scalars only (`V.LWI [s9 + (3 << 2)]`: a broadcast, under the full mask the
+/// prologue runs with), a move of a scalar or an immediate, lane-wise arithmetic on uniform
+/// registers, scalars and immediates (a nest's per-row broadcasts, matmul256's 16 elements of
+/// A). `None` when another instruction writes a vector register (`V.LC0`, `V.LANEID`, a
+/// register made from lanes).
+fn uniform_prologue(pro: &[(u64, Inst)], scalar: impl Fn(&Inst) -> bool) -> Option<u32> {
+    let mut uniform = 0u32;
+    for (_, i) in pro {
+        if scalar(i) {
+            continue;
+        }
+        let fx = i.effects();
+        let from_uniform = fx.reads_v & !uniform == 0 && !fx.reads_lc0;
+        let ok = from_uniform
+            && match i.opcode().sem() {
+                Sem::Mem(ms) => ms.dir == lanejit_interp::isa::Dir::Load && fx.reads_v == 0,
+                Sem::VMov | Sem::VAlu(_) | Sem::Fp(..) => true,
+                _ => false,
+            };
+        if !ok {
+            return None;
+        }
+        uniform |= fx.writes_v;
+    }
+    Some(uniform)
 }
 
 /// The vector registers `body` writes, and of those the ones it reads before writing them
