@@ -1189,12 +1189,13 @@ impl Jit {
                 // Anonymous and unnamed: nothing links to a region by name.
                 ctx.clear();
                 // A loop that gets a baseline compile first gets its baseline from IR without
-                // paired streaming rounds (`TxConfig::pairs`); its optimised recompile has them.
+                // paired streaming rounds and second full copy (`TxConfig::pairs`); its
+                // optimised recompile has them.
                 let baseline = self.baseline
                     && probes.is_none()
                     && region.loop_head.is_some()
                     && plan == Plan::Registers;
-                let cfg = setup.config(isa, plan, key.hot, hints, !baseline);
+                let mut cfg = setup.config(isa, plan, key.hot, hints, !baseline);
                 translate_into(
                     &mut ctx.func,
                     fctx,
@@ -1204,7 +1205,40 @@ impl Jit {
                     cfg,
                     &mut probes,
                 );
-                let emitted = ctx.func.dfg.num_insts();
+                let mut emitted = ctx.func.dfg.num_insts();
+                if baseline
+                    && !plan::optimizing_fits(&region, emitted, block_params(&ctx.func), self.vl)
+                {
+                    // Over the optimising bound, it is kept for good (below): with those
+                    // copies when they fit the plan's bound, as before there was a
+                    // difference.
+                    let full = setup.config(isa, plan, key.hot, hints, true);
+                    ctx.clear();
+                    translate_into(
+                        &mut ctx.func,
+                        fctx,
+                        sig.clone(),
+                        isa.frontend_config(),
+                        &region,
+                        full,
+                        &mut probes,
+                    );
+                    if plan::fits(plan, ctx.func.dfg.num_insts(), self.vl) {
+                        cfg = full;
+                        emitted = ctx.func.dfg.num_insts();
+                    } else {
+                        ctx.clear();
+                        translate_into(
+                            &mut ctx.func,
+                            fctx,
+                            sig.clone(),
+                            isa.frontend_config(),
+                            &region,
+                            cfg,
+                            &mut probes,
+                        );
+                    }
+                }
                 if !vector || plan::fits(plan, emitted, self.vl) {
                     break cfg;
                 }
