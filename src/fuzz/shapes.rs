@@ -1159,25 +1159,48 @@ impl Shapes {
         // scalar or immediate moved in, arithmetic on those), as matmul's elements of A: the
         // strip-mined nest keeps them at its width and in all VL lanes of the register file;
         // at times one made from lanes instead (`V.LC0`), which keeps the nest out of it.
+        // Drawn from a generator seeded with what was drawn already, not from `u`: every
+        // other shape of the case stays as it was.
         let mut uniform: Vec<VReg> = Vec::new();
         if let Some(l) = rows {
             items.push(li(S_ROUNDS, u.int_in_range(2..=4u64)?));
             items.push(Item::Label(l));
-            for _ in 0..u.int_in_range(0..=3)? {
-                let vd = VReg(pick(u, &V_ROOT)?);
-                match u.int_in_range(0..=4)? {
+            let mut seed = b1 ^ b2.rotate_left(21) ^ trip.rotate_left(42) ^ fbits;
+            let mut draw = |n: u64| {
+                // SplitMix64.
+                seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = seed;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                (z ^ (z >> 31)) % n
+            };
+            for _ in 0..draw(4) {
+                let vd = VReg(V_ROOT[draw(V_ROOT.len() as u64) as usize]);
+                match draw(5) {
                     0 => {
-                        let op = pick_op(u, false, log2e, |m| matches!(m.mode, Mode::Imm { .. }))?;
-                        let scaled = op
-                            .mem()
-                            .is_some_and(|m| m.mode == Mode::Imm { scaled: true });
-                        let k: i32 = u.int_in_range(0..=7)?;
-                        let addr = MemAddr::Imm {
-                            base: Reg::S(S_BASE.0),
-                            imm: if scaled { k } else { k * e as i32 },
-                        };
-                        if let Some(inst) = mem_form(op, Reg::V(vd.0), addr, false) {
-                            items.push(Item::Inst(inst));
+                        let ops: Vec<Opcode> = Opcode::ALL
+                            .iter()
+                            .copied()
+                            .filter(|o| {
+                                o.mem().is_some_and(|m| {
+                                    m.dir == Dir::Load
+                                        && m.log2e == log2e
+                                        && matches!(m.mode, Mode::Imm { .. })
+                                })
+                            })
+                            .collect();
+                        if let Some(&op) = ops.get(draw(ops.len().max(1) as u64) as usize) {
+                            let scaled = op
+                                .mem()
+                                .is_some_and(|m| m.mode == Mode::Imm { scaled: true });
+                            let k = draw(8) as i32;
+                            let addr = MemAddr::Imm {
+                                base: Reg::S(S_BASE.0),
+                                imm: if scaled { k } else { k * e as i32 },
+                            };
+                            if let Some(inst) = mem_form(op, Reg::V(vd.0), addr, false) {
+                                items.push(Item::Inst(inst));
+                            }
                         }
                     }
                     1 => items.push(Item::Inst(Inst::VMov(VMov {
@@ -1186,10 +1209,10 @@ impl Shapes {
                     }))),
                     2 => items.push(Item::Inst(Inst::VMov(VMov {
                         vd,
-                        src: VSrc::Imm(u.int_in_range(-3..=7)?),
+                        src: VSrc::Imm(draw(11) as i32 - 3),
                     }))),
                     3 if !uniform.is_empty() => {
-                        let va = pick(u, &uniform)?;
+                        let va = uniform[draw(uniform.len() as u64) as usize];
                         items.push(valu(Inst::VAdd, vd, va, VSrc::S(si)));
                     }
                     _ => items.push(Item::Inst(Inst::VLc0(VUnary { vd }))),
@@ -1274,11 +1297,18 @@ impl Shapes {
             } else {
                 VReg(pick(u, &V_DATA)?)
             };
-            let vb = match u.int_in_range(0..=3)? {
+            let vb = match u.int_in_range(0..=2)? {
                 0 => VSrc::V(any(u, &written)?),
                 1 => VSrc::S(if log2e >= 2 { sf } else { si }),
-                2 if !uniform.is_empty() => VSrc::V(pick(u, &uniform)?),
-                _ => VSrc::Imm(u.int_in_range(-3..=7)?),
+                _ => {
+                    let k = u.int_in_range(-3..=7)?;
+                    // Every other immediate operand reads a uniform register instead.
+                    if !uniform.is_empty() && written.len() % 2 == 1 {
+                        VSrc::V(uniform[written.len() % uniform.len()])
+                    } else {
+                        VSrc::Imm(k)
+                    }
+                }
             };
             let fp = log2e >= 2 && !matches!(vb, VSrc::Imm(_)) && u.ratio(1, 2)?;
             let inst = if fp {
