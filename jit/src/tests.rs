@@ -1530,7 +1530,8 @@ fn a_strip_mined_baseline_does_not_grow_with_vl_and_its_optimised_code_replaces_
     // The same SAXPY loop at VL 16, 32 and 64: its strip-mined baseline is the same IR at
     // every VL (8 lanes per copy of the body), well under the register form's at VL 32; the
     // optimising recompile of that baseline is the register form (its estimate queued with
-    // the baseline), and runs to the same state. (A tail at every VL: both have a tail copy.)
+    // the baseline), and runs to the same state. (A tail at every VL: the register form has
+    // a tail copy; the strip-mined loop alone leaves its tail to the straight form.)
     let src = "        S.LI s1, 0x10000\n        S.LI s2, 0x11000\n        S.LI s3, 1000\n\
                S.LI s4, 0x3fc00000\n        LOOP s3\n        V.LW [s1, lc0<<2, 0], ->v1\n\
                V.LW [s2, lc0<<2, 0], ->v2\n        V.FMUL.S v1, v1, s4\n\
