@@ -140,10 +140,12 @@ impl Tx<'_, '_> {
             AluOp::Sub => (AluOp::Add, (imm as i64).wrapping_neg() as u64),
             _ => (op, k & 63),
         };
-        if op == AluOp::Add && k != 0 && self.local_v != 0 {
+        if op == AluOp::Add && k != 0 && (self.local_v != 0 || self.masked_tail) {
             // Its carry check leaves for the interpreter in the middle of an iteration,
             // where the iteration-local registers (`Tx::local_v`) are not in the register
-            // file: the add is made wide instead.
+            // file, and where a masked tail's registers hold what its inactive lanes
+            // computed (`Tx::masked_tail`: loaded past the trip count; the fuzzer found
+            // those written back): the add is made wide instead.
             return None;
         }
         Some(PackedInt {
