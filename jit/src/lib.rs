@@ -1186,8 +1186,6 @@ impl Jit {
                     straight_body = true;
                     plan = Plan::Memory;
                 }
-                // Anonymous and unnamed: nothing links to a region by name.
-                ctx.clear();
                 // A loop that gets a baseline compile first gets its baseline from IR without
                 // paired streaming rounds and second full copy (`TxConfig::pairs`); its
                 // optimised recompile has them.
@@ -1195,24 +1193,9 @@ impl Jit {
                     && probes.is_none()
                     && region.loop_head.is_some()
                     && plan == Plan::Registers;
-                let mut cfg = setup.config(isa, plan, key.hot, hints, !baseline);
-                translate_into(
-                    &mut ctx.func,
-                    fctx,
-                    sig.clone(),
-                    isa.frontend_config(),
-                    &region,
-                    cfg,
-                    &mut probes,
-                );
-                let mut emitted = ctx.func.dfg.num_insts();
-                if baseline
-                    && !plan::optimizing_fits(&region, emitted, block_params(&ctx.func), self.vl)
-                {
-                    // Over the optimising bound, it is kept for good (below): with those
-                    // copies when they fit the plan's bound, as before there was a
-                    // difference.
-                    let full = setup.config(isa, plan, key.hot, hints, true);
+                // The IR of `cfg` in `ctx` (cleared first: anonymous and unnamed, nothing links
+                // to a region by name); its size.
+                let mut emit = |ctx: &mut cranelift_codegen::Context, cfg, probes: &mut _| {
                     ctx.clear();
                     translate_into(
                         &mut ctx.func,
@@ -1220,23 +1203,25 @@ impl Jit {
                         sig.clone(),
                         isa.frontend_config(),
                         &region,
-                        full,
-                        &mut probes,
+                        cfg,
+                        probes,
                     );
-                    if plan::fits(plan, ctx.func.dfg.num_insts(), self.vl) {
-                        cfg = full;
-                        emitted = ctx.func.dfg.num_insts();
+                    ctx.func.dfg.num_insts()
+                };
+                let mut cfg = setup.config(isa, plan, key.hot, hints, !baseline);
+                let mut emitted = emit(&mut ctx, cfg, &mut probes);
+                if baseline
+                    && !plan::optimizing_fits(&region, emitted, block_params(&ctx.func), self.vl)
+                {
+                    // Over the optimising bound, it is kept for good (below): with those
+                    // copies when they fit the plan's bound, as before there was a
+                    // difference.
+                    let full = setup.config(isa, plan, key.hot, hints, true);
+                    let with = emit(&mut ctx, full, &mut probes);
+                    if plan::fits(plan, with, self.vl) {
+                        (cfg, emitted) = (full, with);
                     } else {
-                        ctx.clear();
-                        translate_into(
-                            &mut ctx.func,
-                            fctx,
-                            sig.clone(),
-                            isa.frontend_config(),
-                            &region,
-                            cfg,
-                            &mut probes,
-                        );
+                        emit(&mut ctx, cfg, &mut probes);
                     }
                 }
                 if !vector || plan::fits(plan, emitted, self.vl) {
