@@ -1934,15 +1934,7 @@ fn a_strip_mined_nest_runs_its_rows_tails_in_its_own_function() {
              S.ADD s1, s1, 12\n        S.SUB s4, s4, 1\n        BNE s4, 0, row\n        HALT\n"
         );
         let p = lanejit_interp::asm::assemble(&src, "tails.s").expect("assembles");
-        let d = lanejit_interp::interp::Decoded::new(&p.code);
-        let mut reference = machine(&p.code, 16);
-        lanejit_interp::interp::run(&mut reference, &d);
-        let mut m = machine(&p.code, 16);
-        let mut jit = Jit::new(&p.code, &m).expect("jit");
-        jit.set_baseline(true);
-        run_as_dispatched(&mut jit, &mut m, &d);
-        same_state(&m, &reference, (0x10000, 0x2000), "rows with tails");
-        let stats = jit.stats();
+        let stats = agree_with_interp(&p.code, 16, None, true, "rows with tails");
         assert!(stats.regions.iter().any(|r| r.strip), "strip-mined");
         let tails = stats
             .regions

@@ -327,14 +327,22 @@ impl Tx<'_, '_> {
         let go = self.b.ins().band(some, apart);
         let reenter = (r.outer.is_none() && h == 0).then_some(head_pc);
         let (fail, refill) = self.refill_block(leave, &groups, &ea0s, reenter);
-        let fork = self.b.create_block();
+        // With a tail copy, a checked tail goes there; without, `k` was 0 for it.
+        let tail_copy = self.strip_tail_copy(r);
+        let fork = if tail_copy {
+            self.b.create_block()
+        } else {
+            stretch
+        };
         self.b.ins().brif(go, fork, &[], fail, &[]);
         if let Some(rf) = refill {
             self.refill(rf);
         }
-        self.b.switch_to_block(fork);
-        self.b.seal_block(fork);
-        self.b.ins().brif(in_tail, tail, &[], stretch, &[]);
+        if tail_copy {
+            self.b.switch_to_block(fork);
+            self.b.seal_block(fork);
+            self.b.ins().brif(in_tail, tail, &[], stretch, &[]);
+        }
 
         // A stretch: all but its last iteration `W` lanes at a time, then the last.
         self.b.switch_to_block(stretch);
@@ -375,15 +383,9 @@ impl Tx<'_, '_> {
             },
         );
 
-        // The tail: `W` lanes at a time up to the trip count, each copy under the mask of its
-        // lanes below it; then LC0BASE past the iteration's VL lanes, the mask all ones.
-        self.b.switch_to_block(tail);
-        self.b.seal_block(tail);
-        if !self.strip_tail_copy(r) {
-            // Never taken (no tail copy: `k` is 0 there).
-            self.b.ins().jump(leave, &[]);
+        if tail_copy {
+            self.strip_tail(r, h, vl, body_len, [tail, ttop, tdone, finished], written);
         }
-        self.strip_tail(r, h, vl, body_len, [ttop, tdone, finished], written);
         let clean = self.exits == exits;
 
         // The stretch done: LC0BASE at its end (its copies stepped it), the count and the
@@ -425,22 +427,21 @@ impl Tx<'_, '_> {
         clean
     }
 
-    /// The tail of the strip-mined loop (see [`StripEdge::masked`]), entered at the current
-    /// block once checked, when the loop has a tail copy (`Tx::tail`): its copies from `ttop`,
-    /// then at `tdone` LC0BASE past the iteration's VL lanes, the retired count, the mask all
-    /// ones, and on to `finished`.
+    /// The tail of the strip-mined loop (see [`StripEdge::masked`]), entered at `tail` once
+    /// checked: `W` lanes at a time up to the trip count, each copy under the mask of its lanes
+    /// below it (from `ttop`), then at `tdone` LC0BASE past the iteration's VL lanes, the
+    /// retired count, the mask all ones, and on to `finished`.
     fn strip_tail(
         &mut self,
         r: &Region,
         h: usize,
         vl: u32,
         body_len: u64,
-        [ttop, tdone, finished]: [Block; 3],
+        [tail, ttop, tdone, finished]: [Block; 4],
         written: u32,
     ) {
-        if !self.strip_tail_copy(r) {
-            return;
-        }
+        self.b.switch_to_block(tail);
+        self.b.seal_block(tail);
         let [tend, tfrom] = [(); 2].map(|_| self.b.declare_var(cranelift_codegen::ir::types::I64));
         let lc = self.b.use_var(self.lc0);
         let trip = self.b.use_var(self.trip);
