@@ -1526,6 +1526,156 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
 }
 
 #[test]
+fn strip_mined_gathers_and_scatters_agree_with_the_interpreter() {
+    // Loops with gathers and scatters whose baseline is the strip-mined form: the stretch's
+    // pre-pass computes their lane addresses ahead (`Tx::gather_prepass`) and runs the
+    // groups whose lanes lie in one permitted run and apart from the body's other accesses.
+    // Lookup tables through a loaded and masked index (`[s + (v << 2)]`), a vector base
+    // with an immediate, lanes permuted from `V.LC0`, an index made before the loop, a
+    // scatter with colliding lanes (the highest lane's data wins), a gather and a scatter
+    // through the same table (never apart: every stretch leaves for the straight form), a sum
+    // carried across iterations, and an index carried across iterations (not the form).
+    // Tables that reach the unmapped page (a fault in some group, whichever the data picks)
+    // or, for stores, the read-only one; instruction limits inside the loop.
+    let bodies: [(&str, &str, &str, bool); 8] = [
+        (
+            "lut",
+            "",
+            "V.LWU [s1, lc0<<2, 0], ->v1\n V.AND v1, v1, s6\n V.LW [s7 + (v1 << 2)], ->v2\n\
+             V.SW v2, [s2, lc0<<2, 0]\n",
+            true,
+        ),
+        (
+            "vector base",
+            "",
+            "V.LWU [s1, lc0<<2, 0], ->v1\n V.AND v1, v1, s6\n V.SHL v1, v1, 2\n\
+             V.ADD v1, v1, s7\n V.LHI [v1 + (1 << 1)], ->v2\n V.ADD v2, v2, v1\n\
+             V.SW v2, [s2, lc0<<2, 0]\n",
+            true,
+        ),
+        (
+            "permuted",
+            "",
+            "V.LC0 v5\n V.XOR v5, v5, 5\n V.LD [s7 + (v5 << 3)], ->v2\n\
+             V.SD v2, [s2, lc0<<3, 0]\n",
+            true,
+        ),
+        (
+            "index before the loop",
+            "V.LANEID v7\n V.MUL v7, v7, 3\n",
+            "V.LH [s7 + (v7 << 1)], ->v2\n V.LW [s1, lc0<<2, 0], ->v1\n V.ADD v2, v2, v1\n\
+             V.SW v2, [s2, lc0<<2, 0]\n",
+            true,
+        ),
+        (
+            "scatter",
+            "",
+            "V.LWU [s1, lc0<<2, 0], ->v1\n V.AND v1, v1, s6\n V.LC0 v3\n\
+             V.SW v3, [s7 + (v1 << 2)]\n",
+            true,
+        ),
+        (
+            "gather and scatter",
+            "",
+            "V.LWU [s1, lc0<<2, 0], ->v1\n V.AND v1, v1, s6\n V.LW [s7 + (v1 << 2)], ->v2\n\
+             V.ADD v2, v2, 1\n V.SW v2, [s7 + (v1 << 2)]\n",
+            true,
+        ),
+        (
+            "carried sum",
+            "V.MOV v9, 0\n",
+            "V.LWU [s1, lc0<<2, 0], ->v1\n V.AND v1, v1, s6\n V.LW [s7 + (v1 << 2)], ->v2\n\
+             V.ADD v9, v9, v2\n",
+            true,
+        ),
+        (
+            "carried index",
+            "V.LANEID v1\n",
+            "V.ADD v1, v1, 3\n V.AND v1, v1, s6\n V.LW [s7 + (v1 << 2)], ->v2\n\
+             V.SW v2, [s2, lc0<<2, 0]\n",
+            false,
+        ),
+    ];
+    let mut stripped = 0;
+    for vl in [16, 32, 64] {
+        for (name, pre, body, strips) in bodies {
+            let mut strip_seen = false;
+            // (trip, table, index mask): in the two mapped pages; reaching the unmapped one
+            // (0x12000) or, for the scatters, starting in the read-only one (0x10000).
+            for (trip, table, imask) in [
+                (0, 0x11000, 0x3ff),
+                (vl - 1, 0x11000, 0x3ff),
+                (vl, 0x10000, 0x7ff),
+                (5 * vl + 3, 0x11000, 0x3f),
+                (9 * vl, 0x11000, 0x3ff),
+                (9 * vl, 0x11800, 0x3ff),
+                (6 * vl, 0x10ff0, 0x7),
+                (40 * vl, 0x11000, 0x3ff),
+            ] {
+                let src = format!(
+                    "        S.LI s1, 0x10000\n        S.LI s2, 0x11800\n        S.LI s3, {trip}\n\
+                     S.LI s6, {imask}\n        S.LI s7, {table}\n {pre}        LOOP s3\n {body}\
+                     ENDLOOP\n        S.ADD s5, s3, 1\n        HALT\n"
+                );
+                let p = lanejit_interp::asm::assemble(&src, "gathers.s").expect("assembles");
+                let what = format!("{name} vl {vl} trip {trip} table {table:#x} mask {imask:#x}");
+                let stats = agree_with_interp(&p.code, vl, None, true, &what);
+                let n = stats.regions.iter().filter(|r| r.strip).count();
+                stripped += n;
+                strip_seen |= n > 0;
+                for limit in [7, 9, 41, 300] {
+                    let what = format!("{what} limit {limit}");
+                    agree_with_interp(&p.code, vl, Some(limit), true, &what);
+                }
+            }
+            assert_eq!(strip_seen, strips, "{name} vl {vl}");
+        }
+    }
+    assert!(stripped > 80, "the form applies ({stripped} regions)");
+}
+
+#[test]
+fn a_strip_mined_nest_runs_the_tails_of_its_gathering_and_scattering_rows() {
+    // Rows of 37 elements at VL 16 (two whole groups and a tail of 5 lanes) that gather from
+    // a table and scatter into one through a loaded, masked index: the rows' tails run in
+    // the nest's tail copy, whose scatter stores the active lanes only (its inactive lanes
+    // compute indices from the words past the row), with the interpreter's results, also
+    // under instruction limits.
+    for (name, body) in [
+        (
+            "gather",
+            "V.LWU [s1, lc0<<2, 0], ->v1\n V.AND v1, v1, s6\n V.LW [s7 + (v1 << 2)], ->v2\n\
+             V.ADD v2, v2, v1\n V.SW v2, [s2, lc0<<2, 0]\n",
+        ),
+        (
+            "scatter",
+            "V.LWU [s1, lc0<<2, 0], ->v1\n V.AND v1, v1, s6\n V.LC0 v3\n V.ADD v3, v3, s4\n\
+             V.SW v3, [s7 + (v1 << 2)]\n",
+        ),
+    ] {
+        let src = format!(
+            "        S.LI s1, 0x10000\n        S.LI s2, 0x11000\n        S.LI s3, 37\n\
+             S.LI s4, 6\n        S.LI s6, 0x1ff\n        S.LI s7, 0x11400\n\
+             row:    LOOP s3\n {body}        ENDLOOP\n\
+             S.ADD s1, s1, 12\n        S.ADD s2, s2, 148\n        S.SUB s4, s4, 1\n\
+             BNE s4, 0, row\n        HALT\n"
+        );
+        let p = lanejit_interp::asm::assemble(&src, "rows.s").expect("assembles");
+        let stats = agree_with_interp(&p.code, 16, None, true, name);
+        assert!(stats.regions.iter().any(|r| r.strip), "{name}: strip-mined");
+        let tails = stats
+            .regions
+            .iter()
+            .filter(|r| r.kind == crate::RegionKind::Tail)
+            .count();
+        assert_eq!(tails, 0, "{name}: {:?}", stats.regions);
+        for limit in [30, 31, 47, 48, 100] {
+            agree_with_interp(&p.code, 16, Some(limit), true, &format!("{name} {limit}"));
+        }
+    }
+}
+
+#[test]
 fn a_strip_mined_baseline_does_not_grow_with_vl_and_its_optimised_code_replaces_it() {
     // The same SAXPY loop at VL 16, 32 and 64: its strip-mined baseline is the same IR at
     // every VL (8 lanes per copy of the body), well under the register form's at VL 32; the

@@ -109,6 +109,10 @@
 //!   each lane's host address is the scalar's plus the lane shifted, folded into the access
 //!   (`[host + j * 4]`; [`WideIndex`]): no vector of lane EAs is built (spmv_csr's loop
 //!   -6.7% instructions, callgrind; the lane EAs are built only on the slow paths).
+//! * In the strip-mined form's copies (`translate::strip`), a gather or scatter whose lanes
+//!   the stretch's pre-pass proved takes no check at all (`Tx::lanes_proven`: per-lane host
+//!   addresses, the loads or stores of `Tx::lanes_at`; in its masked tail a scatter stores
+//!   the active lanes only).
 //! * Straight-line code (vectors in the register file) always takes the helper path below,
 //!   passing the register file itself as the helper's source or destination.
 //! * Everything else (vector bases or offsets, partial masks, other tile accesses, a failed
@@ -277,6 +281,17 @@ fn vec_split(addr: Addr) -> Option<(u8, u32, RoScalar)> {
 /// The data register of a memory instruction (a load's destination, a store's source).
 pub(crate) fn data_reg(inst: &Inst) -> Option<Reg> {
     operands(inst, inst.opcode().mem()?).map(|(d, _, _)| d)
+}
+
+/// The vector register a gather or scatter on guest memory takes its lane addresses from
+/// (`[s + (v << k)]`, `[v + (s << k)]`, `[v + imm]`): the accesses a strip-mined body may hold
+/// besides its hoisted ones (`strip::strip_gathers`). `None` for other accesses.
+pub(crate) fn gather_index(inst: &Inst) -> Option<u8> {
+    let (_, addr, local) = operands(inst, inst.opcode().mem()?)?;
+    if local {
+        return None;
+    }
+    vec_split(addr).map(|(n, ..)| n)
 }
 
 /// The data register, the address and `.local` of a memory instruction, from the ISA
@@ -1298,6 +1313,11 @@ impl Tx<'_, '_> {
         };
         let (data, addr, local) = operands(inst, ms).expect("memory format");
         let len = (self.vl as u64) << ms.log2e;
+        if self.strip.is_some() && self.proven.contains(&pc) {
+            let acc = self.gather_access(inst);
+            self.lanes_proven(acc);
+            return true;
+        }
         if self.full && (!local || self.tile.is_some()) {
             if let Addr::Contig { base, off } = addr {
                 self.contig_full(pc, ms, data, base, off, local);
@@ -1719,6 +1739,15 @@ impl Tx<'_, '_> {
                     .collect()
             }
         };
+        self.lanes_at(acc, &hosts);
+        eas
+    }
+
+    /// The per-lane loads or stores (in lane order) of `acc` at the lanes' host addresses
+    /// `hosts`, their checks done (`Tx::lanes_inline`) or proved (`Tx::lanes_proven`). In a
+    /// masked tail a store writes the active lanes only.
+    fn lanes_at(&mut self, acc: Access, hosts: &[Value]) {
+        let Access { ms, data, .. } = acc;
         match ms.dir {
             Dir::Load => {
                 let Reg::V(d) = data else { unreachable!() };
@@ -1788,19 +1817,90 @@ impl Tx<'_, '_> {
             Dir::Store => {
                 if let Reg::V(n) = data {
                     let r = VReg(n);
-                    if self.full && self.packed_at(r, ms.log2e) && self.nan[n as usize].is_none() {
-                        self.store_packed_lanes(r, ms.log2e, &hosts);
-                        return eas;
+                    if self.full
+                        && !self.masked_tail
+                        && self.packed_at(r, ms.log2e)
+                        && self.nan[n as usize].is_none()
+                    {
+                        self.store_packed_lanes(r, ms.log2e, hosts);
+                        return;
                     }
                 }
                 let chunks = self.data_chunks(data);
+                let mask = self.masked_tail.then(|| self.b.use_var(self.mask));
                 for (i, &h) in hosts.iter().enumerate() {
                     let x = self.b.ins().extractlane(chunks[i / 2], (i % 2) as u8);
-                    self.store_lane(x, h, 0, ms.log2e);
+                    match mask {
+                        // The masked tail: its inactive lanes (computed, past the trip
+                        // count) write nothing.
+                        Some(m) => {
+                            let at = self.iconst(i as u64);
+                            self.if_lane_active(m, at, |t| t.store_lane(x, h, 0, ms.log2e));
+                        }
+                        None => self.store_lane(x, h, 0, ms.log2e),
+                    }
                 }
             }
         }
-        eas
+    }
+
+    /// A gather or scatter of a strip-mined copy whose lane EAs the stretch's pre-pass proved
+    /// (`Tx::gather_prepass`: every lane of the stretch in one permitted, aligned range, apart
+    /// from what the stretch's other accesses touch): the per-lane accesses with no check.
+    fn lanes_proven(&mut self, acc: Access) {
+        let (base, _, _) = self.space(false);
+        let hosts = match self.packed_index(acc.addr, false, acc.data) {
+            Some(pi) => self.packed_lane_hosts(base, pi),
+            None => {
+                let eas = self.ea_chunks(acc.addr, acc.ms.log2e);
+                let lanes = self.lanes_of(&eas);
+                lanes
+                    .iter()
+                    .map(|&ea| self.b.ins().iadd(base, ea))
+                    .collect()
+            }
+        };
+        self.lanes_at(acc, &hosts);
+    }
+
+    /// The access of gather or scatter `inst` (see [`gather_index`]) as the pre-pass needs
+    /// it.
+    fn gather_access(&self, inst: &Inst) -> Access {
+        let ms = inst.opcode().mem().expect("a memory instruction");
+        let (data, addr, local) = operands(inst, ms).expect("memory format");
+        Access {
+            ms,
+            data,
+            addr,
+            local,
+            need: need(ms),
+            amask: self.align_mask(ms),
+        }
+    }
+
+    /// Bounds `[lo, hi]` of the lane EAs of gather or scatter `inst` at the current `W`
+    /// lanes, and their OR when it must be aligned (see `Tx::chunk_range`).
+    pub(super) fn gather_lane_range(&mut self, inst: &Inst) -> (Value, Value, Value) {
+        let acc = self.gather_access(inst);
+        if let Some((n, ..)) = vec_split(acc.addr) {
+            self.canonicalize(VReg(n));
+        }
+        let eas = self.ea_chunks(acc.addr, acc.ms.log2e);
+        self.chunk_range(&eas, acc.amask)
+    }
+
+    /// Whether every lane EA of gather or scatter `inst` in `[lo, hi]` (`or` their OR) may be
+    /// accessed: in guest memory, one permitted run (`Tx::span_ok`), aligned when required.
+    pub(super) fn gather_range_ok(&mut self, inst: &Inst, range: (Value, Value, Value)) -> Value {
+        let acc = self.gather_access(inst);
+        let (_, extent, _) = self.space(false);
+        let e = acc.ms.width() as i64;
+        let some = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, extent, e);
+        let ok = self.span_ok(acc, range, None);
+        self.b.ins().band(some, ok)
     }
 
     /// The `i32x4` `x` combined by `f` with itself rotated by two lanes (`pshufd`), and with

@@ -535,6 +535,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// Exits emitted so far (`Tx::exit_with`): the strip-mined form's body copies must add
     /// none.
     pub(crate) exits: u32,
+    /// In the strip-mined form: the pcs of the gathers and scatters whose lanes the
+    /// stretch's pre-pass proves (`strip::Gathers`, `Tx::gather_prepass`).
+    pub(crate) proven: Vec<u64>,
     /// While translating the second copy of a paired streaming round (`StreamLoop::pair`).
     pub(crate) stream_second: bool,
     /// Whether hoisted contiguous loads may be `readonly` (the streaming copy).
@@ -1418,14 +1421,21 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.off = 0;
     }
 
-    /// Translate `r.insts[from..]` in the current block (one body version).
-    fn run(&mut self, r: &Region, from: usize, header: Option<Block>) {
+    /// Forget what the instructions translated so far showed of the registers' lanes and
+    /// of memory (lane masks, loaded chunks, sign masks, byte lanes, shapes): a body copy
+    /// starts at a merge point.
+    pub(crate) fn forget_copy_facts(&mut self) {
         self.lmask_valid = false;
         self.mem_src.clear();
         self.mref = [None; 32];
         self.sign_masks = 0;
         self.byte_lanes = 0;
         self.forget_shapes();
+    }
+
+    /// Translate `r.insts[from..]` in the current block (one body version).
+    fn run(&mut self, r: &Region, from: usize, header: Option<Block>) {
+        self.forget_copy_facts();
         // Every edge into a body copy canonicalised what it carried, but the raw f32 and f64
         // results the edges into a loop's second copy carry (`Tx::entry_nan`).
         self.nan = self.entry_nan;
@@ -1811,6 +1821,7 @@ pub(crate) fn translate(
         strip: None,
         lane_base: None,
         exits: 0,
+        proven: Vec::new(),
         stream_second: false,
         acc_seen: [(0, 0); 32],
         acc_perm: analysis::product_accs(r),
