@@ -1337,6 +1337,12 @@ impl Shapes {
                 written.push(vd);
             }
         }
+        self.strip_gathers(
+            log2e,
+            b1 ^ b2.rotate_left(13) ^ trip ^ fbits,
+            &mut written,
+            items,
+        );
         // Stores: in place of a load, apart (the other base, or far off), or just off a load.
         for _ in 0..u.int_in_range(1..=2)? {
             let (base, k) = match (u.int_in_range(0..=3)?, offs.first()) {
@@ -1362,6 +1368,97 @@ impl Shapes {
             items.extend(round_end(l));
         }
         Ok(())
+    }
+
+    /// Gathers and scatters in a strip-shaped loop body (the strip-mined form computes their
+    /// lane addresses ahead of each stretch, `translate::strip`): one or two of them in two
+    /// thirds of the bodies, through an index made in the body from what it loaded or
+    /// computed (masked to 4 to 8 bits; at times shifted and added to a base, for the
+    /// `[v + imm]` form), into the data pages from either base, so a table may reach a hole
+    /// or a read-only page in any group and may overlap what the body loads and stores.
+    /// Drawn from a generator seeded with `seed` (what the snippet drew already), not from
+    /// the case's bytes, so every other shape of a case stays as it was.
+    fn strip_gathers(
+        &mut self,
+        log2e: u8,
+        seed: u64,
+        written: &mut Vec<VReg>,
+        items: &mut Vec<Item>,
+    ) {
+        let mut seed = seed ^ 0x6a09_e667_f3bc_c908;
+        let mut draw = |n: u64| {
+            // SplitMix64.
+            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) % n.max(1)
+        };
+        if draw(3) == 0 || written.is_empty() {
+            return;
+        }
+        let e = 1i32 << log2e;
+        for _ in 0..=draw(2) {
+            let store = draw(3) == 0;
+            let vi = written[draw(written.len() as u64) as usize];
+            let vx = VReg(V_DATA[draw(V_DATA.len() as u64) as usize]);
+            let bits = [4, 6, 8][draw(3) as usize];
+            items.push(valu(Inst::VAnd, vx, vi, VSrc::Imm((1 << bits) - 1)));
+            let base = [S_BASE, S_BASE2][draw(2) as usize];
+            let vector_base = draw(4) == 0;
+            let ops: Vec<Opcode> = Opcode::ALL
+                .iter()
+                .copied()
+                .filter(|o| {
+                    o.mem().is_some_and(|m| {
+                        m.dir == if store { Dir::Store } else { Dir::Load }
+                            && m.log2e == log2e
+                            && if vector_base {
+                                matches!(m.mode, Mode::Imm { .. })
+                            } else {
+                                matches!(m.mode, Mode::RegOff { .. })
+                            }
+                    })
+                })
+                .collect();
+            let Some(&op) = ops.get(draw(ops.len() as u64) as usize) else {
+                continue;
+            };
+            let addr = if vector_base {
+                // `[v + imm]` off `(index << log2e) + base`.
+                if log2e > 0 {
+                    items.push(valu(Inst::VShl, vx, vx, VSrc::Imm(i32::from(log2e))));
+                }
+                items.push(valu(Inst::VAdd, vx, vx, VSrc::S(base)));
+                let k = draw(4) as i32 - 1;
+                let scaled = op
+                    .mem()
+                    .is_some_and(|m| m.mode == Mode::Imm { scaled: true });
+                MemAddr::Imm {
+                    base: Reg::V(vx.0),
+                    imm: if scaled { k } else { k * e },
+                }
+            } else {
+                MemAddr::RegOff {
+                    base: Reg::S(base.0),
+                    off: Reg::V(vx.0),
+                    shamt: draw(2) as u8,
+                }
+            };
+            let data = if store {
+                written[draw(written.len() as u64) as usize]
+            } else {
+                VReg(V_DATA[draw(V_DATA.len() as u64) as usize])
+            };
+            if let Some(inst) = mem_form(op, Reg::V(data.0), addr, false) {
+                items.push(Item::Inst(inst));
+            }
+            for v in [vx, data] {
+                if !written.contains(&v) {
+                    written.push(v);
+                }
+            }
+        }
     }
 
     /// An FMA chain in place, on special values and on whatever the data vectors hold.
@@ -2023,7 +2120,7 @@ mod tests {
         let (mut rounds, mut ro_index, mut taps, mut aos) = (0, 0, 0, 0);
         let (mut rows, mut stepped, mut split) = (0, 0, 0);
         let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
-        for i in 0..1100 {
+        for i in 0..1500 {
             let g = case(9, i);
             let again = g.items.iter().any(
                 |it| matches!(it, Item::Label(l) if (ROUND_LABELS + 1..SPLIT_LABELS).contains(l)),
