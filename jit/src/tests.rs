@@ -1537,7 +1537,17 @@ fn strip_mined_gathers_and_scatters_agree_with_the_interpreter() {
     // carried across iterations, and an index carried across iterations (not the form).
     // Tables that reach the unmapped page (a fault in some group, whichever the data picks)
     // or, for stores, the read-only one; instruction limits inside the loop.
-    let bodies: [(&str, &str, &str, bool); 8] = [
+    let bodies: [(&str, &str, &str, bool); 9] = [
+        // The first gather's index is the raw word (far out of guest memory: it traps), the
+        // second's the same register masked: each access's lanes are computed ahead where the
+        // body computes them, not from the register's last value.
+        (
+            "index rewritten",
+            "",
+            "V.LWU [s1, lc0<<2, 0], ->v1\n V.LW [s7 + (v1 << 2)], ->v2\n V.AND v1, v1, s6\n\
+             V.LW [s7 + (v1 << 2)], ->v3\n V.ADD v2, v2, v3\n V.SW v2, [s2, lc0<<2, 0]\n",
+            true,
+        ),
         (
             "lut",
             "",

@@ -802,14 +802,20 @@ impl Tx<'_, '_> {
         self.prechecked = true;
         self.readonly = false;
         self.forget_copy_facts();
-        for &i in &g.slice {
+        // In program order: each access's lanes where the body computes them (a register of
+        // one access's address may be written again for a later one's).
+        let mut order: Vec<(usize, Option<usize>)> = g.slice.iter().map(|&i| (i, None)).collect();
+        order.extend(g.at.iter().enumerate().map(|(j, &a)| (a, Some(j))));
+        order.sort_unstable();
+        for (i, access) in order {
             let (pc, inst) = r.insts[i];
-            self.next = None;
-            self.inst(pc, &inst);
-            self.fused = false;
-        }
-        for (j, &a) in g.at.iter().enumerate() {
-            let (lo, hi, or) = self.gather_lane_range(&r.insts[a].1);
+            let Some(j) = access else {
+                self.next = None;
+                self.inst(pc, &inst);
+                self.fused = false;
+                continue;
+            };
+            let (lo, hi, or) = self.gather_lane_range(&inst);
             let [vlo, vhi, vor] = cur[j];
             let x = self.b.use_var(vlo);
             let x = self.b.ins().umin(x, lo);
