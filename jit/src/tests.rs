@@ -1426,7 +1426,21 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
     // form applies to, for trip counts around VL and multiples of it, trips that run off the
     // writable page (a fault in the first, a middle or the last iteration), and instruction
     // limits inside the loop: everything agrees with the interpreter.
-    let bodies: [(&str, &str, &str); 10] = [
+    let bodies: [(&str, &str, &str); 12] = [
+        // Strided loads: fields of 16-byte records off a vector address (an interleave
+        // group), and one word in every 64 bytes.
+        (
+            "fields",
+            "",
+            "V.LC0 v5\n V.SHL v5, v5, 4\n V.ADD v5, v5, s1\n V.LWI.U [v5 + 0], ->v1\n\
+             V.LWI.U [v5 + 4], ->v2\n V.LWI.U [v5 + 12], ->v3\n V.ADD v1, v1, v2\n\
+             V.SW v1, [s2, lc0<<2, 0]\n V.SW v3, [s2, lc0<<2, 1024]\n",
+        ),
+        (
+            "strided",
+            "",
+            "V.LW [s1 + (lc0 << 6)], ->v1\n V.XOR v1, v1, s4\n V.SW v1, [s2, lc0<<2, 0]\n",
+        ),
         (
             "saxpy",
             "",
@@ -1489,8 +1503,9 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
         ),
     ];
     let mut stripped = 0;
+    let mut strips = [0; 12];
     for vl in [16, 32, 64] {
-        for (name, pre, body) in bodies {
+        for (k, (name, pre, body)) in bodies.into_iter().enumerate() {
             for (trip, dst) in [
                 (0, 0x11000),
                 (1, 0x11000),
@@ -1514,7 +1529,9 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
                 let p = lanejit_interp::asm::assemble(&src, "strip.s").expect("assembles");
                 let what = format!("{name} vl {vl} trip {trip} dst {dst:#x}");
                 let stats = agree_with_interp(&p.code, vl, None, true, &what);
-                stripped += stats.regions.iter().filter(|r| r.strip).count();
+                let n = stats.regions.iter().filter(|r| r.strip).count();
+                stripped += n;
+                strips[k] += n;
                 for limit in [6, 7, 9, 40, 41, 200, 1000] {
                     let what = format!("{what} limit {limit}");
                     agree_with_interp(&p.code, vl, Some(limit), true, &what);
@@ -1523,6 +1540,10 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
         }
     }
     assert!(stripped > 100, "the form applies ({stripped} regions)");
+    assert!(
+        strips.iter().all(|&n| n > 0),
+        "every body strip-mined: {strips:?}"
+    );
 }
 
 #[test]
