@@ -1313,9 +1313,10 @@ impl Tx<'_, '_> {
         };
         let (data, addr, local) = operands(inst, ms).expect("memory format");
         let len = (self.vl as u64) << ms.log2e;
-        if self.strip.is_some() && self.proven.contains(&pc) {
+        let proven = self.proven.iter().find(|p| p.0 == pc).and_then(|p| p.1);
+        if let (Some(range), Some(_)) = (proven, self.strip) {
             let acc = self.gather_access(inst);
-            self.lanes_proven(acc);
+            self.lanes_proven(acc, range);
             return true;
         }
         if self.full && (!local || self.tile.is_some()) {
@@ -1847,7 +1848,12 @@ impl Tx<'_, '_> {
     /// A gather or scatter of a strip-mined copy whose lane EAs the stretch's pre-pass proved
     /// (`Tx::gather_prepass`: every lane of the stretch in one permitted, aligned range, apart
     /// from what the stretch's other accesses touch): the per-lane accesses with no check.
-    fn lanes_proven(&mut self, acc: Access) {
+    /// The copy computes the lanes again from the bytes the pre-pass read, which no access of
+    /// the stretch writes, but another group of a launch may (a race: memory contents are
+    /// then unspecified, the run must stay safe): so every lane's host address is kept
+    /// between the first and the last that the pre-pass proved, `[first, last]` (a no-op
+    /// without a race).
+    fn lanes_proven(&mut self, acc: Access, (first, last): (Value, Value)) {
         let (base, _, _) = self.space(false);
         let hosts = match self.packed_index(acc.addr, false, acc.data) {
             Some(pi) => self.packed_lane_hosts(base, pi),
@@ -1860,6 +1866,13 @@ impl Tx<'_, '_> {
                     .collect()
             }
         };
+        let hosts: Vec<Value> = hosts
+            .into_iter()
+            .map(|h| {
+                let h = self.b.ins().umax(h, first);
+                self.b.ins().umin(h, last)
+            })
+            .collect();
         self.lanes_at(acc, &hosts);
     }
 

@@ -535,9 +535,11 @@ pub(crate) struct Tx<'a, 'f> {
     /// Exits emitted so far (`Tx::exit_with`): the strip-mined form's body copies must add
     /// none.
     pub(crate) exits: u32,
-    /// In the strip-mined form: the pcs of the gathers and scatters whose lanes the
-    /// stretch's pre-pass proves (`strip::Gathers`, `Tx::gather_prepass`).
-    pub(crate) proven: Vec<u64>,
+    /// In the strip-mined form: the gathers and scatters whose lanes the stretch's pre-pass
+    /// proves (`strip::Gathers`, `Tx::gather_prepass`): each one's pc and, once the pre-pass
+    /// is emitted, the host addresses of the first and the last lane it proved (the copies
+    /// keep every lane between them, `Tx::lanes_proven`).
+    pub(crate) proven: Vec<(u64, Option<(Value, Value)>)>,
     /// While translating the second copy of a paired streaming round (`StreamLoop::pair`).
     pub(crate) stream_second: bool,
     /// Whether hoisted contiguous loads may be `readonly` (the streaming copy).

@@ -49,7 +49,10 @@
 //! far (in guest memory, one permitted run, aligned when required: one lookup per group and
 //! access). The stretch is the groups that passed, so a lane that faults ends it at its own
 //! group, which leaves as below and traps there precisely; the copies then access the
-//! lanes with no check (`Tx::lanes_proven`). The stretch test also needs every scatter's
+//! lanes with no check (`Tx::lanes_proven`), each lane's host address kept inside the range
+//! the pre-pass proved: the copies compute the lanes again from the bytes the pre-pass read,
+//! which nothing in the stretch writes but another group of a launch may (a race, whose
+//! results are unspecified but whose run must stay inside guest memory). The stretch test also needs every scatter's
 //! bytes apart from every other access's and the gathers' apart from every store's
 //! (`Tx::gathers_apart`): reordered across lanes, an access would otherwise see another's
 //! bytes too early or too late; a scatter's own lanes keep their ascending order, the
@@ -367,7 +370,7 @@ impl Tx<'_, '_> {
         let Some(gathers) = strip_gathers(r, h, inner_end - 1, &self.hoist) else {
             return false;
         };
-        self.proven = gathers.at.iter().map(|&a| r.insts[a].0).collect();
+        self.proven = gathers.at.iter().map(|&a| (r.insts[a].0, None)).collect();
         self.local_v = 0;
         self.dirty.v = 0;
         self.off = 0;
@@ -448,6 +451,9 @@ impl Tx<'_, '_> {
         let ranges;
         (k, ranges) = self.gather_prepass(r, &gathers, lc, k, vl);
         let prepass_clean = self.exits == exits;
+        for (p, &range) in self.proven.iter_mut().zip(&ranges) {
+            p.1 = Some(range);
+        }
         let span = self.b.ins().ishl_imm_s(k, log2vl);
         let lim = self.b.ins().iadd(lc, span);
         let mut apart = self.strip_apart(lc, lim);
@@ -741,8 +747,8 @@ impl Tx<'_, '_> {
     /// permitted run, aligned when required). Returns how many groups from the first pass
     /// (a group that fails ends the count, so that a loop whose lanes fault in a later group
     /// runs the ones before it here, and each group is computed ahead at most twice), and
-    /// per access the host bytes `[lo, hi + E)` its lanes touch over them (meaningless when
-    /// none does). Registers the slice writes are made again by the copies before they read
+    /// per access the host addresses of its lowest and highest lane EA over them
+    /// (meaningless when none passed). Registers the slice writes are made again by the copies before they read
     /// them; nothing here is counted or leaves.
     fn gather_prepass(
         &mut self,
@@ -881,18 +887,13 @@ impl Tx<'_, '_> {
         let passed = self.b.ins().isub(g0, lc);
         let k = self.b.ins().ushr_imm_s(passed, log2vl);
         let (base, _, _) = self.space(false);
-        let ranges =
-            g.at.iter()
-                .enumerate()
-                .map(|(j, &a)| {
-                    let e = r.insts[a].1.opcode().mem().expect("an access").width() as i64;
-                    let lo = self.b.use_var(done[j][0]);
-                    let hi = self.b.use_var(done[j][1]);
-                    let start = self.b.ins().iadd(base, lo);
-                    let end = self.b.ins().iadd(base, hi);
-                    (start, self.b.ins().iadd_imm_s(end, e))
-                })
-                .collect();
+        let ranges = (0..g.at.len())
+            .map(|j| {
+                let lo = self.b.use_var(done[j][0]);
+                let hi = self.b.use_var(done[j][1]);
+                (self.b.ins().iadd(base, lo), self.b.ins().iadd(base, hi))
+            })
+            .collect();
         (k, ranges)
     }
 
@@ -910,6 +911,16 @@ impl Tx<'_, '_> {
         lim: Value,
         mut ok: Value,
     ) -> Value {
+        // The bytes each access touches: from its first lane's to its last lane's end.
+        let bytes: Vec<(Value, Value)> =
+            g.at.iter()
+                .zip(ranges)
+                .map(|(&a, &(first, last))| {
+                    let e = r.insts[a].1.opcode().mem().expect("an access").width() as i64;
+                    (first, self.b.ins().iadd_imm_s(last, e))
+                })
+                .collect();
+        let ranges = &bytes;
         for (j, &a) in g.at.iter().enumerate() {
             let store = is_store(&r.insts[a].1);
             for hz in 0..self.hoist.len() {
