@@ -38,50 +38,47 @@
 //! other registers' lanes to the register file (`StripEdge::store`), so at the stretch's end
 //! the guest state is exact and the exits write no vector register back.
 //!
-//! Gathers and scatters (a lookup table's `V.LW [s2 + (v1 << 2)]`, a scatter's store
-//! through a loaded index; `strip_gathers`): their lane addresses depend on data, so no
-//! entry test proves them, and a copy that found a lane faulting could not leave (the
-//! guest state is exact only at a stretch's ends). So each stretch starts with a pre-pass
-//! (`Tx::gather_prepass`) that runs the body's *address slice* (the instructions the
-//! addresses depend on: lane-wise work, `V.LC0` and hoisted loads, from registers the body
-//! does not write) `W` lanes at a time over the stretch's proven groups, folds every gather's
-//! and scatter's lane EAs into bounds, and after each group of VL lanes checks the bounds so
-//! far (in guest memory, one permitted run, aligned when required: one lookup per group and
-//! access). The stretch is the groups that passed, so a lane that faults ends it at its own
-//! group, which leaves as below and traps there precisely; the copies then access the
-//! lanes with no check (`Tx::lanes_proven`), each lane's host address kept inside the range
-//! the pre-pass proved: the copies compute the lanes again from the bytes the pre-pass read,
-//! which nothing in the stretch writes but another group of a launch may (a race, whose
-//! results are unspecified but whose run must stay inside guest memory). The stretch test also needs every scatter's
-//! bytes apart from every other access's and the gathers' apart from every store's
-//! (`Tx::gathers_apart`): reordered across lanes, an access would otherwise see another's
-//! bytes too early or too late; a scatter's own lanes keep their ascending order, the
-//! highest lane's bytes winning as in a group. The slice's loads must not be stored in place
-//! by the body (the pre-pass would read bytes the stretch changes). A loop whose accesses
-//! always overlap so (a gather and a scatter through one table, a histogram) leaves every
-//! stretch for the straight form, as overlapping contiguous accesses do. Its IR does not
-//! grow with VL either: the baselines of gather32, lut32 and scatter32 compile in 0.9 ms at
-//! VL 32 and 64 against the register form's 1.6-2.3 ms at VL 32 and 2.3-3.6 ms at VL 64
-//! (`lanejit bench --compile-latency`).
+//! Gathers and scatters (a lookup table's `V.LW [s2 + (v1 << 2)]`, a scatter's store through a
+//! loaded index; `strip_gathers`): their lane addresses depend on data, so no entry test proves
+//! them, and a copy that found a lane faulting could not leave (the guest state is exact only at a
+//! stretch's ends). So each stretch starts with a pre-pass (`Tx::gather_prepass`) that runs the
+//! body's *address slice* (the instructions the addresses depend on: lane-wise work, `V.LC0` and
+//! hoisted loads, from registers the body does not write) `W` lanes at a time over the stretch's
+//! proven groups, folds every gather's and scatter's lane EAs into bounds, and after each group of
+//! VL lanes checks the bounds so far (in guest memory, one permitted run, aligned when required:
+//! one lookup per group and access). The stretch is the groups that passed, so a lane that faults
+//! ends it at its own group, which leaves as below and traps there precisely; the copies then
+//! access the lanes with no check (`Tx::lanes_proven`), each lane's host address kept inside the
+//! range the pre-pass proved: the copies compute the lanes again from the bytes the pre-pass read,
+//! which nothing in the stretch writes but another group of a launch may (a race, whose results are
+//! unspecified but whose run must stay inside guest memory). The stretch test also needs every
+//! scatter's bytes apart from every other access's and the gathers' apart from every store's
+//! (`Tx::gathers_apart`): reordered across lanes, an access would otherwise see another's bytes too
+//! early or too late; a scatter's own lanes keep their ascending order, the highest lane's bytes
+//! winning as in a group. The slice's loads must not be stored in place by the body (the pre-pass
+//! would read bytes the stretch changes). A loop whose accesses always overlap so (a gather and a
+//! scatter through one table, a histogram) leaves every stretch for the straight form, as
+//! overlapping contiguous accesses do. Its IR does not grow with VL either: the baselines of
+//! gather32, lut32 and scatter32 compile in 0.9 ms at VL 32 and 64 against the register form's
+//! 1.6-2.3 ms at VL 32 and 2.3-3.6 ms at VL 64 (`lanejit bench --compile-latency`).
 //!
-//! The partial last iteration of a nest's rows (a row of a stencil 2,046 points long), when
-//! the entry that made the nest compile had one ahead (`Tx::tail`, as the register form's tail
-//! copy; a loop alone leaves its one tail as below, `Tx::strip_tail_copy`), runs in a third copy `W` lanes at a time up to the trip count, each under the mask
-//! of its lanes below it: computed as a full copy, stores of the active lanes only,
-//! registers blended with their old lanes (read from the register file) at the copy's end, as
-//! the register form's masked tail does (`StripEdge::masked`), once its whole group of VL
-//! lanes is proven as a stretch's are. Anything else (a tail without such a copy, a fault
-//! or the budget's end ahead, overlapping accesses, an entry with another mask than
-//! `ENDLOOP`'s) leaves for the straight form of the body (`Status::Partial`, as a lazy tail
-//! does: one iteration, every access checked), with the state of the last full iteration
-//! done. (Leaving for the interpreter instead made a stencil's row tails enter the
-//! interpreter in the middle of the body, which compiled and recompiled a straight region
-//! there, 3.5 ms of the compiler thread's time ahead of the nest's optimised code; leaving
-//! for the straight form, one call per row whose hot recompile took the compiler thread 3-4
-//! ms, made the stencils 8-18% slower at VL 64 than their register form, so nests had to
-//! have rows of whole groups until the tail copy. With it, tiered at 16 MiB: stencil5_lc0
-//! 542-567 -> 735-745 Melem/s at VL 64 and 601-606 -> 695-779 at VL 32, stencil5_vaddr
-//! 411-507 -> 704-705 and 553-608 -> 739-741; at 1 MiB 1.2-2.2x.)
+//! The partial last iteration of a nest's rows (a row of a stencil 2,046 points long), when the
+//! entry that made the nest compile had one ahead (`Tx::tail`, as the register form's tail copy; a
+//! loop alone leaves its one tail as below, `Tx::strip_tail_copy`), runs in a third copy `W` lanes
+//! at a time up to the trip count, each under the mask of its lanes below it: computed as a full
+//! copy, stores of the active lanes only, registers blended with their old lanes (read from the
+//! register file) at the copy's end, as the register form's masked tail does (`StripEdge::masked`),
+//! once its whole group of VL lanes is proven as a stretch's are. Anything else (a tail without
+//! such a copy, a fault or the budget's end ahead, overlapping accesses, an entry with another mask
+//! than `ENDLOOP`'s) leaves for the straight form of the body (`Status::Partial`, as a lazy tail
+//! does: one iteration, every access checked), with the state of the last full iteration done.
+//! (Leaving for the interpreter instead made a stencil's row tails enter the interpreter in the
+//! middle of the body, which compiled and recompiled a straight region there, 3.5 ms of the
+//! compiler thread's time ahead of the nest's optimised code; leaving for the straight form, one
+//! call per row whose hot recompile took the compiler thread 3-4 ms, made the stencils 8-18% slower
+//! at VL 64 than their register form, so nests had to have rows of whole groups until the tail
+//! copy. With it, tiered at 16 MiB: stencil5_lc0 542-567 -> 735-745 Melem/s at VL 64 and 601-606 ->
+//! 695-779 at VL 32, stencil5_vaddr 411-507 -> 704-705 and 553-608 -> 739-741; at 1 MiB 1.2-2.2x.)
 //!
 //! A loop whose register form would be over the optimising settings' bound (unrolled bodies
 //! at VL 64) keeps this code for good, compiled with the optimising settings; one whose
@@ -740,16 +737,16 @@ impl Tx<'_, '_> {
         ok
     }
 
-    /// The stretch's pre-pass over the address slices of `g` (see the module docs): from
-    /// LC0BASE `lc`, for at most `k` groups of `vl` lanes, the slice's instructions run `W`
-    /// lanes at a time and every gather's and scatter's lane EAs are folded into bounds; after
-    /// each group the bounds so far are checked (`Tx::gather_range_ok`: in guest memory, one
-    /// permitted run, aligned when required). Returns how many groups from the first pass
-    /// (a group that fails ends the count, so that a loop whose lanes fault in a later group
-    /// runs the ones before it here, and each group is computed ahead at most twice), and
-    /// per access the host addresses of its lowest and highest lane EA over them
-    /// (meaningless when none passed). Registers the slice writes are made again by the copies before they read
-    /// them; nothing here is counted or leaves.
+    /// The stretch's pre-pass over the address slices of `g` (see the module docs): from LC0BASE
+    /// `lc`, for at most `k` groups of `vl` lanes, the slice's instructions run `W` lanes at a time
+    /// and every gather's and scatter's lane EAs are folded into bounds; after each group the
+    /// bounds so far are checked (`Tx::gather_range_ok`: in guest memory, one permitted run,
+    /// aligned when required). Returns how many groups from the first pass (a group that fails ends
+    /// the count, so that a loop whose lanes fault in a later group runs the ones before it here,
+    /// and each group is computed ahead at most twice), and per access the host addresses of its
+    /// lowest and highest lane EA over them (meaningless when none passed). Registers the slice
+    /// writes are made again by the copies before they read them; nothing here is counted or
+    /// leaves.
     fn gather_prepass(
         &mut self,
         r: &Region,
