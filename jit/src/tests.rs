@@ -1426,9 +1426,16 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
     // form applies to, for trip counts around VL and multiples of it, trips that run off the
     // writable page (a fault in the first, a middle or the last iteration), and instruction
     // limits inside the loop: everything agrees with the interpreter.
-    let bodies: [(&str, &str, &str); 12] = [
+    let bodies: [(&str, &str, &str); 13] = [
         // Strided loads: fields of 16-byte records off a vector address (an interleave
-        // group), and one word in every 64 bytes.
+        // group), one word in every 64 bytes, and two fields through registers of their own
+        // whose distance the loop speculates on (tested by every stretch).
+        (
+            "fields apart",
+            "S.ADD s6, s1, 4\n",
+            "V.LW [s1 + (lc0 << 4)], ->v1\n V.LW [s6 + (lc0 << 4)], ->v2\n\
+             V.ADD v1, v1, v2\n V.SW v1, [s2, lc0<<2, 0]\n",
+        ),
         (
             "fields",
             "",
@@ -1503,7 +1510,7 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
         ),
     ];
     let mut stripped = 0;
-    let mut strips = [0; 12];
+    let mut strips = [0; 13];
     for vl in [16, 32, 64] {
         for (k, (name, pre, body)) in bodies.into_iter().enumerate() {
             for (trip, dst) in [
@@ -1702,6 +1709,42 @@ fn a_strip_mined_nest_runs_the_tails_of_its_gathering_and_scattering_rows() {
         assert_eq!(tails, 0, "{name}: {:?}", stats.regions);
         for limit in [30, 31, 47, 48, 100] {
             agree_with_interp(&p.code, 16, Some(limit), true, &format!("{name} {limit}"));
+        }
+    }
+}
+
+#[test]
+fn a_strip_mined_nest_tests_its_speculated_base_distances_at_every_row() {
+    // Two fields of 16-byte records through registers of their own, 4 bytes apart at the
+    // entry that compiles the nest (an interleave group on that speculation): rows that keep
+    // the distance run in the strip-mined code; when the epilogue moves the registers apart
+    // (`drift`), the rows after the first fail the stretch's test and leave for the straight
+    // form, with the interpreter's results either way, also under instruction limits.
+    for drift in [0, 4] {
+        let src = format!(
+            "        S.LI s1, 0x10000\n        S.LI s2, 0x11000\n        S.LI s3, 37\n\
+             S.LI s4, 6\n        S.ADD s6, s1, 4\n\
+             row:    LOOP s3\n        V.LW [s1 + (lc0 << 4)], ->v1\n\
+             V.LW [s6 + (lc0 << 4)], ->v2\n        V.ADD v1, v1, v2\n\
+             V.SW v1, [s2, lc0<<2, 0]\n        ENDLOOP\n        S.ADD s1, s1, 16\n\
+             S.ADD s6, s6, {}\n        S.ADD s2, s2, 148\n        S.SUB s4, s4, 1\n\
+             BNE s4, 0, row\n        HALT\n",
+            16 + drift
+        );
+        let p = lanejit_interp::asm::assemble(&src, "apart.s").expect("assembles");
+        for vl in [16, 32] {
+            let what = format!("drift {drift} vl {vl}");
+            let stats = agree_with_interp(&p.code, vl, None, true, &what);
+            assert!(stats.regions.iter().any(|r| r.strip), "{what}: strip-mined");
+            let tails = stats
+                .regions
+                .iter()
+                .filter(|r| r.kind == crate::RegionKind::Tail)
+                .count();
+            assert_eq!(tails > 0, drift != 0, "{what}: {:?}", stats.regions);
+            for limit in [30, 31, 47, 100] {
+                agree_with_interp(&p.code, vl, Some(limit), true, &format!("{what} {limit}"));
+            }
         }
     }
 }

@@ -462,7 +462,7 @@ impl Tx<'_, '_> {
 
     /// Whether every speculated base distance (`Tx::spec`) holds now (an `i8`), or `None`
     /// without speculation.
-    fn spec_ok(&mut self) -> Option<Value> {
+    pub(super) fn spec_ok(&mut self) -> Option<Value> {
         if self.spec.is_empty() && self.stepped.is_empty() {
             return None;
         }

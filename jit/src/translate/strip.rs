@@ -17,7 +17,11 @@
 //! hoists (an array of structs' fields, `V.LWI.U [v5 + 4]` off `V.LC0 << 4`: each copy loads
 //! its `W` records' 16-byte pieces and picks the fields out, as the register form does for
 //! VL; baselines of aos_soa_vaddr 1.5 -> 1.1 ms at VL 32 and 2.1 -> 1.2 at VL 64, strided32
-//! 1.1 -> 0.7 at VL 64, the code as fast as the register form's in steady state), and up to
+//! 1.1 -> 0.7 at VL 64, the code as fast as the register form's in steady state; fields
+//! through registers of their own, `V.LW [s5 + (lc0 << 4)]` with `s5 = s1 + 4`, on the
+//! registers' distance at the entry that compiled the loop, which every stretch tests,
+//! `Tx::spec_ok`: aos_soa_lc0 1.3-1.4 -> 1.0-1.1 ms at VL 32, 1.8-1.9 -> 1.0-1.1 at VL 64),
+//! and up to
 //! [`MAX_GATHERS`] gathers and scatters whose lane addresses the stretch can compute ahead
 //! (below). Lane `i` of
 //! every instruction then depends only on lane `i` of the registers it reads and on LC0BASE +
@@ -205,11 +209,11 @@ pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Opti
     if vl < 2 * w {
         return None;
     }
-    // Every access hoisted at that width (contiguous, or a strided load), with nothing
-    // speculated.
+    // Every access hoisted at that width (contiguous, or a strided load), with no stepped
+    // vector base (base distances may be speculated: each stretch tests them).
     let (mut hoist, stepped) = analysis::hoisted_and_stepped(r, sregs, w);
+    analysis::speculate_bases(&mut hoist, sregs);
     if !stepped.is_empty()
-        || !analysis::speculate_bases(&mut hoist, sregs).is_empty()
         || analysis::copy_loop(r, &hoist).is_some()
         || !hoist
             .iter()
@@ -442,6 +446,12 @@ impl Tx<'_, '_> {
         let ea0s = self.hoist_hosts_at(lc);
         let groups = self.span_checks(|_| true);
         k = self.groups_fit(&groups, &ea0s, vl, k);
+        if let Some(ok) = self.spec_ok() {
+            // A speculated base distance that does not hold (the fields of an array of
+            // structs through registers of their own no longer a record apart): none.
+            let zero = self.iconst(0);
+            k = self.b.ins().select(ok, k, zero);
+        }
         // The gathers' and scatters' lanes, computed ahead over the groups proven so far
         // (the exits below count the pre-pass's too: none may come out of it).
         let exits = self.exits;
