@@ -197,6 +197,8 @@ pub fn cmd(args: &FuzzArgs) -> Result<i32, CliError> {
             divergence,
         });
     };
+    // A case that crashes the process is named on standard error (`fuzz::crash`).
+    fuzz::crash::install(args.seed, args.cases);
     let divergences =
         fuzz::campaign_shard(args.seed, args.cases, shard, &engines, &progress, &checked);
     bar.finish_and_clear();

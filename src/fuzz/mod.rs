@@ -22,6 +22,9 @@
 //! run with no coordinator; each writes its cases' verdicts as JSON lines ([`records`]) that
 //! merge with `cat` and summarise with [`records::Summary`].
 //!
+//! A case that crashes the process (a fault in compiled code) cannot write a reproducer; the
+//! campaign's fatal-signal handler names the cases in flight instead ([`crash`]).
+//!
 //! A reproducer ([`reproducer`]) is canonical assembly (the program's `.vl`, map, tile
 //! protections and data included) behind a comment header; its `; fuzz-config:` line carries
 //! the run flags (`--vl`, `--strict-align`, `--max-instructions`), which [`ReproConfig`]
@@ -39,6 +42,7 @@
 //! - the assembler and container: their own cargo-fuzz targets (`roundtrip`, `asm`,
 //!   `run_bytes`) cover them.
 
+pub mod crash;
 pub mod generate;
 pub mod records;
 pub mod shapes;
@@ -484,7 +488,9 @@ pub fn campaign_shard(
             let range = c * CHUNK..((c + 1) * CHUNK).min(mine);
             let mut local = Vec::new();
             for i in range.map(|j| shard.case(j)) {
+                let running = crash::running(i);
                 let d = check_case(&case(seed, i), engines);
+                drop(running);
                 checked(i, d.as_ref());
                 if let Some(d) = d {
                     local.push((i, d));

@@ -300,6 +300,47 @@ fn load_save_and_trace() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("halted"));
 }
 
+#[cfg(unix)]
+#[test]
+fn a_fuzz_campaign_that_crashes_names_the_case_it_was_running() {
+    // A case that kills the process (a fault in compiled code) writes no reproducer: the
+    // campaign's fatal-signal handler names the case in flight and how to run it alone, and
+    // the process still dies of the signal (the test hook raises SIGSEGV at case 7).
+    let out_dir = tmp("crash-out");
+    let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args([
+            "fuzz", "--cases", "12", "--seed", "3", "--jobs", "2", "--out",
+        ])
+        .arg(&out_dir)
+        .env("LANEJIT_FUZZ_TEST_CRASH", "7")
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(11), "{err}");
+    }
+    assert!(
+        err.contains("fatal signal 11 while running case 7 of seed 3; alone: lanejit fuzz --seed 3 --cases 12 --shard 7/12"),
+        "{err}"
+    );
+    // Without the hook the same campaign finishes.
+    let ok = lanejit(&[
+        "fuzz",
+        "--cases",
+        "12",
+        "--seed",
+        "3",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
+
 #[test]
 fn fuzz_replay_refuses_invalid_config_values() {
     for config in [
