@@ -144,6 +144,17 @@ fn li(sd: SReg, imm: u64) -> Item {
     Item::Inst(Inst::SLi(SLi { sd, imm }))
 }
 
+/// The next draw below `n` (0 for `n` 0) of the SplitMix64 generator whose state is `seed`:
+/// the shapes a snippet draws from a seed made of its earlier draws rather than from the
+/// case's bytes, so that adding them leaves every other shape of a case as it was.
+fn splitmix(seed: &mut u64, n: u64) -> u64 {
+    *seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *seed;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) % n.max(1)
+}
+
 /// `BNE sa, 0` to label `l`.
 fn bne_zero(sa: SReg, l: usize) -> Item {
     Item::Branch(
@@ -1166,14 +1177,7 @@ impl Shapes {
             items.push(li(S_ROUNDS, u.int_in_range(2..=4u64)?));
             items.push(Item::Label(l));
             let mut seed = b1 ^ b2.rotate_left(21) ^ trip.rotate_left(42) ^ fbits;
-            let mut draw = |n: u64| {
-                // SplitMix64.
-                seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = seed;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                (z ^ (z >> 31)) % n
-            };
+            let mut draw = |n: u64| splitmix(&mut seed, n);
             for _ in 0..draw(4) {
                 let vd = VReg(V_ROOT[draw(V_ROOT.len() as u64) as usize]);
                 match draw(5) {
@@ -1383,14 +1387,7 @@ impl Shapes {
         items: &mut Vec<Item>,
     ) {
         let mut seed = seed ^ 0x6a09_e667_f3bc_c908;
-        let mut draw = |n: u64| {
-            // SplitMix64.
-            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) % n.max(1)
-        };
+        let mut draw = |n: u64| splitmix(&mut seed, n);
         if draw(3) == 0 || written.is_empty() {
             return;
         }
@@ -1472,14 +1469,7 @@ impl Shapes {
         items: &mut Vec<Item>,
     ) {
         let mut seed = seed ^ 0xbb67_ae85_84ca_a73b;
-        let mut draw = |n: u64| {
-            // SplitMix64.
-            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) % n.max(1)
-        };
+        let mut draw = |n: u64| splitmix(&mut seed, n);
         if log2e < 2 || draw(3) != 0 {
             return;
         }
