@@ -1182,17 +1182,7 @@ impl Shapes {
                 let vd = VReg(V_ROOT[draw(V_ROOT.len() as u64) as usize]);
                 match draw(5) {
                     0 => {
-                        let ops: Vec<Opcode> = Opcode::ALL
-                            .iter()
-                            .copied()
-                            .filter(|o| {
-                                o.mem().is_some_and(|m| {
-                                    m.dir == Dir::Load
-                                        && m.log2e == log2e
-                                        && matches!(m.mode, Mode::Imm { .. })
-                                })
-                            })
-                            .collect();
+                        let ops = mem_ops(false, log2e, |m| matches!(m.mode, Mode::Imm { .. }));
                         if let Some(&op) = ops.get(draw(ops.len().max(1) as u64) as usize) {
                             let scaled = op
                                 .mem()
@@ -1400,21 +1390,13 @@ impl Shapes {
             items.push(valu(Inst::VAnd, vx, vi, VSrc::Imm((1 << bits) - 1)));
             let base = [S_BASE, S_BASE2][draw(2) as usize];
             let vector_base = draw(4) == 0;
-            let ops: Vec<Opcode> = Opcode::ALL
-                .iter()
-                .copied()
-                .filter(|o| {
-                    o.mem().is_some_and(|m| {
-                        m.dir == if store { Dir::Store } else { Dir::Load }
-                            && m.log2e == log2e
-                            && if vector_base {
-                                matches!(m.mode, Mode::Imm { .. })
-                            } else {
-                                matches!(m.mode, Mode::RegOff { .. })
-                            }
-                    })
-                })
-                .collect();
+            let ops = mem_ops(store, log2e, |m| {
+                if vector_base {
+                    matches!(m.mode, Mode::Imm { .. })
+                } else {
+                    matches!(m.mode, Mode::RegOff { .. })
+                }
+            });
             let Some(&op) = ops.get(draw(ops.len() as u64) as usize) else {
                 continue;
             };
@@ -1493,18 +1475,10 @@ impl Shapes {
                 sb: SOrImm::Imm((f * e) as i32),
             })),
         );
-        let ops: Vec<Opcode> = Opcode::ALL
-            .iter()
-            .copied()
-            .filter(|o| {
-                o.mem().is_some_and(|m| {
-                    m.dir == Dir::Load
-                        && m.log2e == log2e
-                        && matches!(m.mode, Mode::RegOff { .. })
-                        && (0..=7).any(|sh| m.reg_shift(sh) == u32::from(log2s))
-                })
-            })
-            .collect();
+        let ops = mem_ops(false, log2e, |m| {
+            matches!(m.mode, Mode::RegOff { .. })
+                && (0..=7).any(|sh| m.reg_shift(sh) == u32::from(log2s))
+        });
         for base in [S_BASE, other] {
             let Some(&op) = ops.get(draw(ops.len() as u64) as usize) else {
                 return;
@@ -2148,21 +2122,27 @@ fn lane_src(vd: VReg, src: Src) -> Inst {
 
 /// A load or store opcode of width `1 << log2e` whose mode passes `ok` (a random one of
 /// them; the first of the width when none passes).
-fn pick_op(
-    u: &mut Unstructured,
-    store: bool,
-    log2e: u8,
-    ok: impl Fn(MemSem) -> bool,
-) -> Result<Opcode> {
+/// The memory opcodes of direction `store`, element width `1 << log2e` and a form `ok`
+/// accepts, in the ISA table's order.
+fn mem_ops(store: bool, log2e: u8, ok: impl Fn(MemSem) -> bool) -> Vec<Opcode> {
     let want = if store { Dir::Store } else { Dir::Load };
-    let ops: Vec<Opcode> = Opcode::ALL
+    Opcode::ALL
         .iter()
         .copied()
         .filter(|o| {
             o.mem()
                 .is_some_and(|m| m.dir == want && m.log2e == log2e && ok(m))
         })
-        .collect();
+        .collect()
+}
+
+fn pick_op(
+    u: &mut Unstructured,
+    store: bool,
+    log2e: u8,
+    ok: impl Fn(MemSem) -> bool,
+) -> Result<Opcode> {
+    let ops = mem_ops(store, log2e, ok);
     if ops.is_empty() {
         return Ok(if store { Opcode::VSd } else { Opcode::VLd });
     }
