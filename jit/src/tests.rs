@@ -1405,6 +1405,16 @@ fn agree_with_interp(
     jit.stats()
 }
 
+/// How many regions the JIT compiled as the straight form of a loop's body (`Tail`: what a
+/// loop leaves for when its compiled code cannot take an iteration).
+fn tail_regions(stats: &crate::JitStats) -> usize {
+    stats
+        .regions
+        .iter()
+        .filter(|r| r.kind == crate::RegionKind::Tail)
+        .count()
+}
+
 /// `m` and `reference` stopped at the same pc and count, with the same registers and the same
 /// `len` bytes of memory from `at`.
 fn same_state(m: &Machine, reference: &Machine, (at, len): (u64, u64), what: &str) {
@@ -1701,11 +1711,7 @@ fn a_strip_mined_nest_runs_the_tails_of_its_gathering_and_scattering_rows() {
         let p = lanejit_interp::asm::assemble(&src, "rows.s").expect("assembles");
         let stats = agree_with_interp(&p.code, 16, None, true, name);
         assert!(stats.regions.iter().any(|r| r.strip), "{name}: strip-mined");
-        let tails = stats
-            .regions
-            .iter()
-            .filter(|r| r.kind == crate::RegionKind::Tail)
-            .count();
+        let tails = tail_regions(&stats);
         assert_eq!(tails, 0, "{name}: {:?}", stats.regions);
         for limit in [30, 31, 47, 48, 100] {
             agree_with_interp(&p.code, 16, Some(limit), true, &format!("{name} {limit}"));
@@ -1736,11 +1742,7 @@ fn a_strip_mined_nest_tests_its_speculated_base_distances_at_every_row() {
             let what = format!("drift {drift} vl {vl}");
             let stats = agree_with_interp(&p.code, vl, None, true, &what);
             assert!(stats.regions.iter().any(|r| r.strip), "{what}: strip-mined");
-            let tails = stats
-                .regions
-                .iter()
-                .filter(|r| r.kind == crate::RegionKind::Tail)
-                .count();
+            let tails = tail_regions(&stats);
             assert_eq!(tails > 0, drift != 0, "{what}: {:?}", stats.regions);
             for limit in [30, 31, 47, 100] {
                 agree_with_interp(&p.code, vl, Some(limit), true, &format!("{what} {limit}"));
@@ -2160,11 +2162,7 @@ fn a_strip_mined_nest_runs_its_rows_tails_in_its_own_function() {
         let p = lanejit_interp::asm::assemble(&src, "tails.s").expect("assembles");
         let stats = agree_with_interp(&p.code, 16, None, true, "rows with tails");
         assert!(stats.regions.iter().any(|r| r.strip), "strip-mined");
-        let tails = stats
-            .regions
-            .iter()
-            .filter(|r| r.kind == crate::RegionKind::Tail)
-            .count();
+        let tails = tail_regions(&stats);
         assert_eq!(tails, usize::from(end_at_page), "{:?}", stats.regions);
     }
 }
