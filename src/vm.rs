@@ -94,7 +94,7 @@ pub struct VmOptions {
     /// by default; not at all under `compile_delay_seed`). A [`Resumable`] run, which the
     /// embedding API slices, counts from its first instruction.
     pub compile_after: std::time::Duration,
-    /// Without `background`: compile loops with the baseline settings only, as the background
+    /// Without `background`: compile loops as baselines only, as the background
     /// tier's baseline does before their optimised code is ready (the fuzzer's tiered runs,
     /// so that both codes of a loop are compared with the interpreter).
     pub quick_loops: bool,

@@ -95,19 +95,34 @@ pub struct CodeCache {
 /// Which settings a code generator compiles with (see [`new_isa`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Settings {
-    /// First compiles of straight-line regions (which run once per entry) and loops in the
-    /// memory form: no
-    /// optimisation and the single-pass register allocator, several times cheaper to compile
-    /// than [`Settings::Optimizing`].
+    /// First compiles of straight-line regions (which run once per entry), loops in the
+    /// memory form, and the baseline compile of a loop (see `Jit::set_baseline`), which runs
+    /// until its optimised code replaces it: no optimisation and the single-pass register
+    /// allocator, several times cheaper to compile than [`Settings::Optimizing`].
+    ///
+    /// A baseline used to get the optimiser too ([`Settings::Kept`]): it takes 15-28% off
+    /// the instructions the code executes (compiled-code instructions, callgrind: stencil5
+    /// rows of 254 points 1.32M -> 0.99M, fir8 0.23M -> 0.17M, matmul256 N = 64 1.43M ->
+    /// 1.22M, saxpy 64K 0.36M -> 0.26M), and callgrind counted it at 1-4% of the compile.
+    /// Timed, it is 40-50% of it (copy32's baseline, 339 IR instructions: translation 95 us,
+    /// optimiser 280 us, lowering and allocation 320 us; fir8_lc0's, 849: 210, 495 and
+    /// 500 us), so the code the loop runs meanwhile arrived that much later. Without it
+    /// (`bench --compile-latency seeds/kernels/bench seeds/kernels`, the 36 loops' baseline
+    /// compiles at VL 32, two runs of each build): median 1,174-1,211 -> 706-788 us, longest
+    /// 6,383-6,392 -> 2,816-2,884 us (spmv_csr). Tiered against the jit engine's steady
+    /// state in the same run (`lanejit bench --sizes 16M --reps 5 --engine jit,tiered`,
+    /// medians of three runs of each build alternately; the ratio cancels most of the
+    /// host's drift): geomean 0.36x -> 0.39x, matmul256 0.13 -> 0.17, widensum8 0.27 ->
+    /// 0.35, fir8 0.23-0.24 -> 0.27, copy32 0.55 -> 0.62, saxpy32 0.36 -> 0.41; slower
+    /// scatter32 0.80 -> 0.73 and strided32 0.60 -> 0.55 (strip-mined baselines whose
+    /// runs end soon after their optimised code arrives), dot8 0.42 -> 0.40 (noise).
+    /// At 64 MiB, where the optimised code takes over early in the run, within the noise
+    /// (spmv_csr 3-7% slower: its baseline runs for the 20 ms its optimised compile takes).
     Quick,
-    /// The baseline compile of a loop in register form (see `Jit::set_baseline`): the
-    /// optimiser with the single-pass register allocator. The allocator is most of an
-    /// optimising compile; the optimiser adds little to the compile time (1-4% over
-    /// [`Settings::Quick`] on the bench kernels' loops, whole-process instructions counted by
-    /// callgrind) and takes 25-35% off the instructions the code executes (stencil5 rows of
-    /// 254 points: 1.32M -> 0.99M instructions of compiled code; fir8 0.23M -> 0.17M;
-    /// matmul N=64 1.43M -> 1.22M; saxpy 64K 0.36M -> 0.26M).
-    Baseline,
+    /// Loops in register form over the optimising settings' bound, which keep this code
+    /// for good (`plan::REGISTERS_BASELINE_IR`): the optimiser with the single-pass register
+    /// allocator. The allocator is most of an optimising compile.
+    Kept,
     /// Loops in register form, and hot recompiles of straight-line regions without a
     /// baseline tier: optimiser and backtracking allocator.
     Optimizing,
@@ -120,13 +135,13 @@ impl Settings {
     /// Cranelift's compile time per IR instruction with these settings, in nanoseconds:
     /// medians over the regions of more than 200 IR instructions of the bench and example
     /// kernels (`bench --compile-latency`, one compile at a time on this project's 2-vCPU
-    /// hosts; 10th-90th percentiles in brackets): quick 719 (659-801), baseline 1,226
+    /// hosts; 10th-90th percentiles in brackets): quick 719 (659-801), kept 1,226
     /// (825-1,450), optimising 2,263 (1,625-3,355). Translating adds about 190 more, spent
     /// before the estimate is needed ([`crate::CompileJob::estimated_us`]).
     pub(crate) const fn ns_per_ir(self) -> u64 {
         match self {
             Settings::Quick => 719,
-            Settings::Baseline => 1_226,
+            Settings::Kept => 1_226,
             Settings::Optimizing | Settings::Lowering => 2_263,
         }
     }
@@ -138,7 +153,7 @@ impl Settings {
     }
 }
 
-/// Compile `ctx` with `settings`: for [`Settings::Baseline`] and [`Settings::Optimizing`],
+/// Compile `ctx` with `settings`: for [`Settings::Kept`] and [`Settings::Optimizing`],
 /// Cranelift's optimiser, then [`crate::schedule::sink_loads`] and
 /// [`crate::schedule::cluster_shared`], then the lowering and
 /// register allocation of the same settings without the optimiser ([`Settings::Quick`]'s
@@ -158,7 +173,7 @@ pub(crate) fn compile(
     let mut ctrl = cranelift_codegen::control::ControlPlane::default();
     let lower = match settings {
         Settings::Quick | Settings::Lowering => settings,
-        Settings::Baseline => Settings::Quick,
+        Settings::Kept => Settings::Quick,
         Settings::Optimizing => Settings::Lowering,
     };
     if lower != settings {
@@ -202,7 +217,7 @@ fn build_isa(which: Settings) -> Result<OwnedTargetIsa, JitError> {
             set(&mut fb, "opt_level", "none")?;
             set(&mut fb, "regalloc_algorithm", "single_pass")?;
         }
-        Settings::Baseline => {
+        Settings::Kept => {
             set(&mut fb, "opt_level", "speed")?;
             set(&mut fb, "regalloc_algorithm", "single_pass")?;
         }

@@ -483,7 +483,7 @@ fn compile_cost_is_bounded_by_the_plan() {
     // Unrolled loop bodies at VL 64 (the bounded-cost issue's hostile kernels): the loop
     // region is compiled in the form its estimate allows, never above the IR bound.
     // Eleven per-lane shifts are over the optimising settings' bound at VL 64 but within the
-    // baseline settings' (`plan::REGISTERS_BASELINE_IR`): the register form, compiled with
+    // kept settings' (`plan::REGISTERS_BASELINE_IR`): the register form, compiled with
     // those settings for good (no optimised recompile queued, though the baseline tier is
     // on).
     let cases = [

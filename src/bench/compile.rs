@@ -26,7 +26,7 @@ pub struct ProgramLatency {
     /// Its regions in compile order, each with its fastest compile time.
     pub regions: Vec<RegionStat>,
     /// Per region (same order): for a loop the optimising settings compile, the fastest
-    /// compile with the baseline settings, the code a tiered run gets first
+    /// baseline compile (the quick settings), the code a tiered run gets first
     /// (`Jit::set_baseline`); `None` for the others.
     pub baseline_us: Vec<Option<u64>>,
 }

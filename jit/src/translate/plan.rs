@@ -29,7 +29,7 @@
 //! [`REGISTERS_STATE`] chunks (and the emitted IR at most [`registers_ir`]); at VL 64 also
 //! when they are at most 1.5 times [`REGISTERS_BASELINE_IR`] and [`REGISTERS_BASELINE_STATE`]
 //! (and the emitted IR at most [`REGISTERS_BASELINE_IR`]), and then it is compiled with the
-//! baseline settings for good (`Jit`: no optimised recompile); else the memory
+//! kept settings for good (`cache::Settings::Kept`, `Jit`: no optimised recompile); else the memory
 //! form when the estimate is at most [`MEMORY_IR`]; else the straight-line fallback. `Jit::compile_key` also checks the IR the
 //! translator really emitted against the same bounds (a wrong estimate costs one
 //! re-translation in the next form, never an unbounded compile).
@@ -53,7 +53,7 @@ pub enum Plan {
 
 /// Most IR instructions of a region compiled in [`Plan::Registers`] with the optimising
 /// settings at VL 64 (with at most [`OPTIMIZING_STATE_64`] live chunks and
-/// [`OPTIMIZING_PARAMS_64`] block parameters; over any of them, the baseline settings for
+/// [`OPTIMIZING_PARAMS_64`] block parameters; over any of them, the kept settings for
 /// good, see [`REGISTERS_BASELINE_IR`]). Measured with the optimising settings at VL 64
 /// (`lanejit run --vl 64 --engine jit --regions`, this project's 2-vCPU hosts): the bench
 /// kernels' loops 1.9-3.0 us per IR instruction (stencil5_vaddr 4,276: 8.1 ms; tile_stage's
@@ -87,8 +87,8 @@ pub const fn registers_ir(vl: u32) -> usize {
         REGISTERS_IR_SMALL_VL
     }
 }
-/// Most IR instructions for [`Plan::Registers`] at VL 64 when compiled with the baseline
-/// settings (the optimiser and the single-pass allocator, `cache::Settings::Baseline`: about
+/// Most IR instructions for [`Plan::Registers`] at VL 64 when compiled with the kept
+/// settings (the optimiser and the single-pass allocator, `cache::Settings::Kept`: about
 /// 1.2 us per IR instruction): a region over [`REGISTERS_IR`] but within this bound gets the
 /// register form with those settings and keeps them (no optimised recompile). At VL 64 the
 /// user-shaped kernels' loops (stencil5, fir8, matmul256's rows) emit 6,000-10,000 IR
@@ -245,7 +245,7 @@ pub fn fits(plan: Plan, emitted: usize, vl: u32) -> bool {
 }
 
 /// The largest register form at `vl` lanes, in emitted IR instructions: [`registers_ir`],
-/// and at VL 64 [`REGISTERS_BASELINE_IR`] (over the former, baseline settings only).
+/// and at VL 64 [`REGISTERS_BASELINE_IR`] (over the former, the kept settings only).
 pub const fn registers_max_ir(vl: u32) -> usize {
     if vl >= 64 {
         REGISTERS_BASELINE_IR
@@ -255,7 +255,7 @@ pub const fn registers_max_ir(vl: u32) -> usize {
 }
 
 /// The most live chunks of the register form at `vl` lanes: [`REGISTERS_STATE`], and at VL
-/// 64 [`REGISTERS_BASELINE_STATE`] (over the former, baseline settings only).
+/// 64 [`REGISTERS_BASELINE_STATE`] (over the former, the kept settings only).
 pub const fn registers_max_state(vl: u32) -> usize {
     if vl >= 64 {
         REGISTERS_BASELINE_STATE
