@@ -117,7 +117,8 @@ pub(crate) enum Settings {
     /// scatter32 0.80 -> 0.73 and strided32 0.60 -> 0.55 (strip-mined baselines whose
     /// runs end soon after their optimised code arrives), dot8 0.42 -> 0.40 (noise).
     /// At 64 MiB, where the optimised code takes over early in the run, within the noise
-    /// (spmv_csr 3-7% slower: its baseline runs for the 20 ms its optimised compile takes).
+    /// (spmv_csr 7% slower in both pairs: its baseline runs for the 20 ms its optimised
+    /// compile takes).
     Quick,
     /// Loops in register form over the optimising settings' bound, which keep this code
     /// for good (`plan::REGISTERS_BASELINE_IR`): the optimiser with the single-pass register
