@@ -6,7 +6,7 @@ use lanejit_interp::interp::Decoded;
 use lanejit_interp::isa::{Cond, Inst, SOrImm, SReg};
 use lanejit_interp::machine::Machine;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// A background run's compiler thread spends at most one part in this many of the run's
@@ -38,8 +38,9 @@ const PACE_POLL: Duration = Duration::from_micros(200);
 /// region have that much work left): paced by the past only, long runs whose loops take
 /// long to compile started late (fir8_vaddr at 4 MiB: 4.51x the interpreter compiled at
 /// 1 ms, 2.31x paced by the past, 5.32x with the loops' counts; matmul256 4.9-6x, 4.3x,
-/// 7.5x). A hot region waiting for its turn comes before a loop's optimising recompile
-/// (which only makes compiled code faster). Off under the test hook that delays compiles
+/// 7.5x). The first compiles (the compiler thread's) and the loops' optimising recompiles
+/// (the optimiser thread's, which run only when a CPU is otherwise idle) share one
+/// pace: both threads' compile time counts as spent ([`Pacer::sibling`]). Off under the test hook that delays compiles
 /// at random (`VmOptions::compile_delay_seed`), whose runs must compile; after the run has
 /// ended a compile waiting for its turn is dropped, unless a code cache wants it for the
 /// next run.
@@ -52,8 +53,9 @@ pub(crate) struct Pacer {
     on: bool,
     /// Whether a compile goes on after the run's end (a code cache stores its code).
     after_end: bool,
-    /// Compile time spent so far, by the compiles [`Pacer::wait`] let go.
-    spent: std::cell::Cell<Duration>,
+    /// Compile time spent so far, in nanoseconds, by the compiles [`Pacer::wait`] let go,
+    /// this pacer's and its siblings' ([`Pacer::sibling`]).
+    spent: Arc<AtomicU64>,
     /// When the compile in hand was let go.
     go: std::cell::Cell<Option<Instant>>,
 }
@@ -70,6 +72,26 @@ impl Pacer {
             spent: Default::default(),
             go: Default::default(),
         }
+    }
+
+    /// The pace of another thread's compiles in the same run: the same run and the same
+    /// compile time spent (both threads' compiles count against one share of the run).
+    pub(crate) fn sibling(&self) -> Pacer {
+        Pacer {
+            spent: Arc::clone(&self.spent),
+            go: Default::default(),
+            ..Pacer::new(self.began, Arc::clone(&self.ended), self.on, self.after_end)
+        }
+    }
+
+    /// Compile time spent so far.
+    fn spent(&self) -> Duration {
+        Duration::from_nanos(self.spent.load(Ordering::Relaxed))
+    }
+
+    /// Whether the run has ended.
+    pub(crate) fn ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
     }
 
     /// Wait until a compile estimated at `us` microseconds may run: `false` when it is not
@@ -94,7 +116,7 @@ impl Pacer {
     ) -> bool {
         if self.on {
             let est = Duration::from_micros(us);
-            let due = (self.spent.get() + est) * COMPILE_SHARE;
+            let due = (self.spent() + est) * COMPILE_SHARE;
             loop {
                 if self.ended.load(Ordering::Acquire) {
                     if !self.after_end {
@@ -121,7 +143,8 @@ impl Pacer {
     /// The compile let go last has finished: its time counts as spent.
     pub(crate) fn done(&self) {
         if let Some(t) = self.go.take() {
-            self.spent.set(self.spent.get() + t.elapsed());
+            let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.spent.fetch_add(ns, Ordering::Relaxed);
         }
     }
 }
@@ -499,7 +522,7 @@ mod tests {
         assert!(t.elapsed() < Duration::from_millis(100));
         std::thread::sleep(Duration::from_millis(5));
         p.done();
-        assert!(p.spent.get() >= Duration::from_millis(5));
+        assert!(p.spent() >= Duration::from_millis(5));
         // A compile estimated at 10 s is not due for 20 s: a new region interrupts the wait.
         let mut polls = 0;
         assert!(!p.wait(10_000_000, None, || {

@@ -460,12 +460,79 @@ struct FromRun {
     running: Arc<AtomicU64>,
 }
 
+/// How often an idle optimiser thread ([`optimizer_thread`]) looks for a baseline to
+/// replace.
+const OPTIMIZE_POLL: std::time::Duration = std::time::Duration::from_micros(250);
+
+/// The optimiser thread of a background run, started by its compiler thread after its first
+/// compile: replaces the baseline of the loop the run is in (`running`) by its optimised
+/// code, each recompile when `pacer` lets it go (paced by how far the loop has to go,
+/// [`LoopWatch`]), until the run ends.
+///
+/// The compiler thread did the recompiles itself when no region waited, and a region the
+/// run asked for during one waited for its end: 1.8-2.5 ms for the kernel loops of a dot
+/// product and a branchy saxpy that follow a fill loop (whose optimised compile had just
+/// begun), which ran interpreted meanwhile, and in one run of the dot product the kernel
+/// loop was never compiled before the run's end. On its own thread, the recompile shares
+/// the host with the first compile and the run (on this project's 2-vCPU hosts the
+/// interpreter runs at about 60% of its speed beside one compile, see [`Pacer`]), and the
+/// first compile no longer waits.
+fn optimizer_thread(
+    code: &SharedCode,
+    pacer: &Pacer,
+    running: &AtomicU64,
+    delay_seed: Option<u64>,
+) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `sched_setscheduler` with pid 0 changes the calling thread's policy, reading
+    // the parameter given (priority 0, the only one `SCHED_IDLE` takes).
+    unsafe {
+        let param = libc::sched_param { sched_priority: 0 };
+        libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
+    }
+    // How far a loop running its baseline has to go (its recompile's pace).
+    let mut watch = code.jit.tier_words().map(LoopWatch::new);
+    let mut rng = delay_seed.map(ChaCha8Rng::seed_from_u64);
+    loop {
+        if let Some(r) = rng.as_mut() {
+            let us = r.random_range(0..2000);
+            std::thread::sleep(std::time::Duration::from_micros(us));
+        }
+        // Only code the run is in when its turn comes: a loop that has ended (a fill loop
+        // before the kernel's own) may never run again. Not in compiled code, or in code
+        // whose baseline does not wait: no recompile now (and no exclusive hold of the JIT
+        // to find that out). The loop leaves its baseline at its next header for the
+        // optimised code (`lanejit_jit::abi::TierWords`).
+        let which = match running.load(Ordering::Relaxed).checked_sub(1) {
+            Some(pc) => Baselines::Of(pc),
+            None => Baselines::Not,
+        };
+        let waits = |us, pc| {
+            let ahead = || watch.as_mut().and_then(|w| w.ahead(pc));
+            pacer.wait_seeing(us, ahead, || false)
+        };
+        match code.jit.optimize_one_paced(which, waits) {
+            Recompile::Done => {
+                pacer.done();
+                continue;
+            }
+            // The pace says no only once the run has ended.
+            Recompile::Deferred => break,
+            Recompile::Nothing => {}
+        }
+        if pacer.ended() {
+            break;
+        }
+        std::thread::sleep(OPTIMIZE_POLL);
+    }
+}
+
 /// The compiler thread of a background run: create the JIT into `cell` (with the code cache
 /// and observer of `opts`), then compile every pc received, each when `run.pacer` lets it
 /// go, after a pseudo-random delay of 0-2 ms when `opts.compile_delay_seed` is given (a
 /// test hook). Without a code generator it ends at once (everything stays interpreted).
 fn compiler_thread(
-    cell: &std::sync::OnceLock<SharedCode>,
+    cell: Arc<std::sync::OnceLock<SharedCode>>,
     words: &[u64],
     config: &Config,
     threshold: u32,
@@ -500,13 +567,13 @@ fn compiler_thread(
             cell.get_or_init(|| code)
         }
     };
-    // Loops get quick code first; their optimised code replaces it when nothing else waits.
-    // Hot straight-line regions are recompiled here too, not on the run's path: a hot
-    // recompile of 8 instructions at VL 64 (a branch loop's body) took the run 2.9 ms.
+    // Loops get quick code first; their optimised code replaces it later, compiled by an
+    // optimiser thread (`optimizer_thread`) so that a region the run asks for meanwhile is
+    // compiled at once. Hot straight-line regions are recompiled here too, not on the run's
+    // path: a hot recompile of 8 instructions at VL 64 (a branch loop's body) took the run
+    // 2.9 ms.
     code.jit.set_baseline(true);
     code.jit.set_defer_hot(true);
-    // How far a loop running its baseline has to go (its recompile's pace).
-    let mut watch = code.jit.tier_words().map(LoopWatch::new);
     let mut rng = delay_seed.map(ChaCha8Rng::seed_from_u64);
     let mut delay = || {
         if let Some(r) = rng.as_mut() {
@@ -514,55 +581,24 @@ fn compiler_thread(
             std::thread::sleep(std::time::Duration::from_micros(us));
         }
     };
-    // A hot region that arrived while a recompile waited for its turn.
-    let mut next = None;
+    let mut optimizer: Option<std::thread::JoinHandle<()>> = None;
     loop {
         let Request {
             pc,
             hints,
             ahead,
             fallback,
-        } = match next.take().map_or_else(|| rx.try_recv(), Ok) {
+        } = match rx.try_recv() {
             Ok(job) => job,
             Err(std::sync::mpsc::TryRecvError::Empty) => {
                 delay();
-                // A region the run asks for meanwhile goes first: the recompile only makes
-                // running code faster. And only code the run is in when its turn comes: a
-                // loop that has ended (a fill loop before the kernel's own) may never run
-                // again, and its recompile held up the next loop's first compile (a
-                // branch loop of gathers asked for 40 us after one such recompile began
-                // waited 1.6 ms for it) and slowed the interpreter beside it. Not in
-                // compiled code, or in code whose baseline does not wait: no recompile now
-                // (and no exclusive hold of the JIT to find that out). The recompile is
-                // compiled while the run goes on in the baseline, paced by how far its loop
-                // has to go ([`LoopWatch`]); the loop then leaves its baseline at its next
-                // header for the optimised code (`lanejit_jit::abi::TierWords`).
-                let which = match running.load(Ordering::Relaxed).checked_sub(1) {
-                    Some(pc) => Baselines::Of(pc),
-                    None => Baselines::Not,
-                };
-                let waits = |us, pc| {
-                    let ahead = || watch.as_mut().and_then(|w| w.ahead(pc));
-                    pacer.wait_seeing(us, ahead, || match rx.try_recv() {
-                        Ok(job) => {
-                            next = Some(job);
-                            true
-                        }
-                        Err(_) => false,
-                    })
-                };
-                match code.jit.optimize_one_paced(which, waits) {
-                    Recompile::Done => {
-                        pacer.done();
-                        continue;
-                    }
-                    Recompile::Deferred if next.is_some() => continue,
-                    // The run has ended.
-                    Recompile::Deferred => break,
-                    Recompile::Nothing => {}
+                // Nothing asked for: a hot straight-line region's recompile (its first
+                // compile runs vector work on helpers), else the next region the run asks
+                // for, or, every millisecond, a look at what the run's entries queued in the
+                // JIT.
+                if code.jit.optimize_one_paced(Baselines::Not, |_, _| true) == Recompile::Done {
+                    continue;
                 }
-                // Nothing waits: the next region the run asks for, or, every millisecond, a
-                // look at what the run's entries queued in the JIT (hot straight-line regions).
                 match rx.recv_timeout(HOT_POLL) {
                     Ok(job) => job,
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
@@ -584,11 +620,33 @@ fn compiler_thread(
         }
         pacer.done();
         done.fetch_add(1, Ordering::Release);
+        // The first compile made a baseline (or will soon): its optimiser thread, started
+        // after this compile, not before it.
+        if optimizer.is_none() {
+            let cell = Arc::clone(&cell);
+            let pacer = pacer.sibling();
+            let running = Arc::clone(&running);
+            // Its own draws of the test hook's delays.
+            let seed = delay_seed.map(|k| k.rotate_left(17) ^ 0x5851_f42d_4c95_7f2d);
+            let alive = CompilerAlive::new();
+            optimizer = std::thread::Builder::new()
+                .name("lanejit-optimizer".into())
+                .spawn(move || {
+                    let _alive = alive;
+                    if let Some(code) = cell.get() {
+                        optimizer_thread(code, &pacer, &running, seed);
+                    }
+                })
+                .ok();
+        }
     }
     // The run has ended. With a code cache, the optimised code of every loop still running
-    // its baseline goes to the cache for the next run (`run` waits for it); else it is not
-    // worth the work.
+    // its baseline goes to the cache for the next run (`run` waits for it), once the
+    // optimiser thread has placed the one it has in hand; else it is not worth the work.
     if has_cache {
+        if let Some(t) = optimizer {
+            let _ = t.join();
+        }
         code.jit.discard_hot();
         while code.jit.optimize_one() {}
     }
@@ -829,7 +887,7 @@ impl<'d> BackgroundTier<'d> {
             .spawn(move || {
                 let _alive = alive;
                 settle.settle();
-                compiler_thread(&compiler, &words, &config, threshold, opts, run)
+                compiler_thread(compiler, &words, &config, threshold, opts, run)
             });
         if let Ok(thread) = &spawned {
             place.place(thread);
