@@ -477,6 +477,20 @@ const OPTIMIZE_POLL: std::time::Duration = std::time::Duration::from_micros(250)
 /// the host with the first compile and the run (on this project's 2-vCPU hosts the
 /// interpreter runs at about 60% of its speed beside one compile, see [`Pacer`]), and the
 /// first compile no longer waits.
+///
+/// Why `SCHED_IDLE`: a CPU running only idle-class threads counts as idle where Linux
+/// places a waking thread, so the compiler thread woken by a request runs at once. At
+/// normal priority, or at nice 10, the woken compiler thread waited behind the run and the
+/// recompile for 1.7-2.3 ms (saxpy_branch's and dot_i32's kernel loops, `--timeline`). The
+/// price is on a host busy with other work, where an idle-class thread gets almost no CPU
+/// and a loop may keep its baseline to the end. Tiered ms at N = 1M, medians of three
+/// (`lanejit bench --reps 5 --engine tiered`; before = `e2b4d3f`, with its baselines
+/// optimised and its recompiles on the compiler thread; idle, nice 10, normal), quiet host:
+/// saxpy_branch 7.67 / 6.37 / 6.53 / 6.74, dot_i32 5.31 / 4.27 / 5.05 / 4.90, fir_unfused
+/// 5.21 / 4.36 / 4.62 / 4.62, lut 5.53 / 5.08 / 5.12 / 5.41; beside a process spinning on
+/// one of the two CPUs: 8.21 / 10.66 / 9.68 / 10.04, 8.35 / 8.14 / 7.69 / 7.47, 5.46 / 7.04
+/// / 7.60 / 4.82, 8.52 / 7.76 / 6.49 / 6.11 (noisier). An unprivileged thread cannot leave
+/// the idle class again (`RLIMIT_NICE`), so the policy is not switched per compile.
 fn optimizer_thread(
     code: &SharedCode,
     pacer: &Pacer,
