@@ -4916,3 +4916,49 @@ row:    LOOP s3
     }
     check_budgets_at(&p, &[64], 131);
 }
+
+#[test]
+fn a_register_added_to_and_gathered_through_keeps_no_narrow_sums() {
+    // `V.ADD v10, v10, v9` with v9 loaded as bytes looks like a narrow accumulator's add
+    // (`Tx::acc_plan`), but v10 is also the index and the destination of a gather in the
+    // body. The streaming copy kept v10's sums narrow anyway, and the gather's packed
+    // bytes went round its back edge where the narrow sums were expected: at VL 16 the
+    // second iteration gathered through garbage and raised a page fault the interpreter
+    // does not (fuzz seed 39600, case 150387). Bytes of every sign around the gathers'
+    // base, so that each index (a gathered byte plus a loaded one) stays inside the table.
+    // (A store of v10 in the body hid the bug: nothing but the add and the gather may touch
+    // the register.)
+    let table = words(1024, |i| {
+        let b = |k: u32| (i.wrapping_mul(2_654_435_761).rotate_left(k) & 0xff) << k;
+        b(0) | b(8) | b(16) | b(24)
+    });
+    for (add, gather) in [
+        ("V.ADD v10, v10, v9", "V.LB [s20 + v10], ->v10"),
+        ("V.ADD v10, v10, v9", "V.LBU [s20 + v10], ->v10"),
+        ("V.ADD v10, v9, v10", "V.LB [s20 + v10], ->v10"),
+        (
+            "V.ADD v10, v10, v9",
+            "V.LB [s20 + v10], ->v11\nV.MOV v10, v11",
+        ),
+    ] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .data 0x10000
+            {table}
+            .text
+            S.LI s20, 0x10800
+            S.LI s19, 82
+            LOOP s19
+            V.LB [s20, lc0, 0], ->v9
+            {add}
+            {gather}
+            ENDLOOP
+            V.REDSUM s9, v10
+            HALT
+            "
+        );
+        check_all_vls(&src);
+        check_budgets(&asm(&src), 5);
+    }
+}

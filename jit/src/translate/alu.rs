@@ -512,7 +512,16 @@ impl Tx<'_, '_> {
         let VSrc::V(x) = o.vb else {
             return None;
         };
-        if o.vd != o.va || !self.full || self.vmem || self.pv[o.vd.0 as usize].is_none() {
+        // Only a register nothing else in the body touches: one that the body also reads
+        // or writes elsewhere (a gather's index and destination, fuzz seed 39600 case
+        // 150387) would leave its narrow sums in a form the accumulator's edges do not
+        // carry.
+        if o.vd != o.va
+            || !self.full
+            || self.vmem
+            || self.pv[o.vd.0 as usize].is_none()
+            || self.acc_regs & (1 << o.vd.0) == 0
+        {
             return None;
         }
         let Form::Packed { log2e: lx, ext } = self.form[x.0 as usize] else {

@@ -498,6 +498,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// Per vector register: the lanes (`Form::Acc`) and the most iterations between flushes
     /// of its narrow accumulation, as the first full copy found it (0: none).
     pub(crate) acc_seen: [(u8, u64); 32],
+    /// The loop body's accumulators (`analysis::accumulators`: registers whose only access
+    /// in the body is one `V.ADD vd, vd, vx`), the only registers that may keep narrow sums.
+    pub(crate) acc_regs: u32,
     /// The accumulators of 16-bit products whose narrow sums (32-bit, `Form::Acc` with
     /// `log2e` 2) are kept permuted (`analysis::product_accs`, `Tx::even_odd`).
     pub(crate) acc_perm: u32,
@@ -1826,6 +1829,7 @@ pub(crate) fn translate(
         proven: Vec::new(),
         stream_second: false,
         acc_seen: [(0, 0); 32],
+        acc_regs: analysis::accumulators(r),
         acc_perm: analysis::product_accs(r),
         acc_n: None,
         readonly: false,
