@@ -460,6 +460,15 @@ struct FromRun {
     running: Arc<AtomicU64>,
 }
 
+/// The test hook's delay of a compiler or optimiser thread (`VmOptions::compile_delay_seed`):
+/// a pseudo-random 0-2 ms from `rng`, or none without the hook.
+fn test_delay(rng: &mut Option<ChaCha8Rng>) {
+    if let Some(r) = rng.as_mut() {
+        let us = r.random_range(0..2000);
+        std::thread::sleep(std::time::Duration::from_micros(us));
+    }
+}
+
 /// How often an idle optimiser thread ([`optimizer_thread`]) looks for a baseline to
 /// replace.
 const OPTIMIZE_POLL: std::time::Duration = std::time::Duration::from_micros(250);
@@ -508,10 +517,7 @@ fn optimizer_thread(
     let mut watch = code.jit.tier_words().map(LoopWatch::new);
     let mut rng = delay_seed.map(ChaCha8Rng::seed_from_u64);
     loop {
-        if let Some(r) = rng.as_mut() {
-            let us = r.random_range(0..2000);
-            std::thread::sleep(std::time::Duration::from_micros(us));
-        }
+        test_delay(&mut rng);
         // Only code the run is in when its turn comes: a loop that has ended (a fill loop
         // before the kernel's own) may never run again. Not in compiled code, or in code
         // whose baseline does not wait: no recompile now (and no exclusive hold of the JIT
@@ -589,12 +595,7 @@ fn compiler_thread(
     code.jit.set_baseline(true);
     code.jit.set_defer_hot(true);
     let mut rng = delay_seed.map(ChaCha8Rng::seed_from_u64);
-    let mut delay = || {
-        if let Some(r) = rng.as_mut() {
-            let us = r.random_range(0..2000);
-            std::thread::sleep(std::time::Duration::from_micros(us));
-        }
-    };
+    let mut delay = || test_delay(&mut rng);
     let mut optimizer: Option<std::thread::JoinHandle<()>> = None;
     loop {
         let Request {
