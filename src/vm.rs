@@ -157,8 +157,8 @@ pub struct EngineStats {
     #[serde(default)]
     pub cached_regions: u64,
     /// Loops of a tiered run whose quick (baseline) code the compiler thread has replaced by
-    /// optimised code (not counted in `compiled_regions`; their compile time is in
-    /// `compile_us`).
+    /// optimised code, a strip-mined step and the register form after it counted apart (not
+    /// counted in `compiled_regions`; their compile time is in `compile_us`).
     #[serde(default)]
     pub optimized_regions: u64,
 }
@@ -475,8 +475,10 @@ const OPTIMIZE_POLL: std::time::Duration = std::time::Duration::from_micros(250)
 
 /// The optimiser thread of a background run, started by its compiler thread after its first
 /// compile: replaces the baseline of the loop the run is in (`running`) by its optimised
-/// code, each recompile when `pacer` lets it go (paced by how far the loop has to go,
-/// [`LoopWatch`]), until the run ends.
+/// code (for a strip-mined baseline whose register form is large, first by the same IR
+/// optimised, then by the register form: `lanejit_jit::Baseline::steps`), each recompile
+/// when `pacer` lets it go (paced by how far the loop has to go, [`LoopWatch`]), until the
+/// run ends.
 ///
 /// The compiler thread did the recompiles itself when no region waited, and a region the
 /// run asked for during one waited for its end: 1.8-2.5 ms for the kernel loops of a dot

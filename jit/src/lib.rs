@@ -216,10 +216,11 @@ pub struct RegionStat {
     /// A loop compiled as a baseline first, to be replaced by its optimised code
     /// (see [`Jit::set_baseline`]).
     pub baseline: bool,
-    /// The optimised code that replaced a baseline compile of this loop.
+    /// The optimised code that replaced a baseline compile of this loop (with `strip`: the
+    /// strip-mined step, itself replaced later, [`strip_step`]).
     pub optimized: bool,
-    /// Compiled in the strip-mined form (`translate::strip`): a baseline, or kept for good
-    /// where the register form would be over the optimising bound.
+    /// Compiled in the strip-mined form (`translate::strip`): a baseline, its optimised step,
+    /// or kept for good where the register form would be over the optimising bound.
     pub strip: bool,
 }
 
@@ -331,6 +332,31 @@ pub struct Jit {
 /// program order.
 pub const LAZY_TAIL_EXITS: u32 = 8;
 
+/// Whether a strip-mined baseline of `strip_ir` IR instructions, whose register form is
+/// estimated at `register_ir`, is first replaced by a *step*: the same strip-mined
+/// translation compiled with the optimising settings (which yields at its stretch headers as
+/// the baseline does), queued in turn for the register form ([`Jit::prepare_optimized`],
+/// only for the loop a run is in, `shared::Baselines::Of`).
+///
+/// Why: with the quick settings' single-pass allocator, every use of a value live into a
+/// block reloads it from its spill slot, and a strip-mined body is a loop over lane chunks,
+/// so the baseline runs 2-3x slower than the same IR optimised (jit steady state with the
+/// strip-mined code, `lanejit bench --sizes 256K,16M`, Melem/s at 16 MiB, quick /
+/// optimised / register form: stencil5_lc0 954 / 3,118 / 2,724, fir8_lc0 920 / 2,161 /
+/// 2,246, matmul256 5,053 / 12,123 / 14,501, saxpy32 2,314 / 3,741 / 3,339), while its
+/// optimised compile takes a third to a half of the register form's (stencil5 2.6-3.0 ms
+/// against 5.9-6.5, fir8 2.1-3.1 against 7.8-11, matmul256's row loop 2.9-4.5 against
+/// 13-14). Where the register form is not much larger than the strip-mined IR (gathers,
+/// copies, strided loads: a ratio of 1.0-1.45 at VL 32) the step would delay it for little.
+/// Tiered / jit steady state (`lanejit bench --sizes 64M --reps 5 --engine jit,tiered`,
+/// without -> with): fir8_lc0 0.69 -> 0.81, fir8_vaddr 0.66 -> 0.82, stencil5_lc0 0.63 ->
+/// 0.78, stencil5_vaddr 0.62 -> 0.71, saxpy32 0.80 -> 0.85; at 16 MiB fir8 0.28 -> 0.35,
+/// stencil5 unchanged (its runs end about when the step arrives); the others within the
+/// host's noise.
+fn strip_step(strip_ir: usize, register_ir: usize) -> bool {
+    2 * register_ir >= 3 * strip_ir
+}
+
 /// Where code that [`Jit::place`] puts in the module comes from.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Placed {
@@ -338,6 +364,8 @@ enum Placed {
     Cached,
     /// The optimising recompile of a baseline.
     Optimized,
+    /// The strip-mined step between a baseline and its optimised code ([`strip_step`]).
+    StripStep,
 }
 
 /// A loop compiled as a baseline, waiting for its optimised code.
@@ -352,6 +380,10 @@ pub struct Baseline {
     /// The hints it was compiled with (its tail compiled in or not, `translate::TxConfig::tail`;
     /// registers tested for contiguous lanes): the optimised code is compiled with the same.
     hints: region::Hints,
+    /// A strip-mined baseline whose register form takes long to compile: its next recompile
+    /// is the strip-mined form again with the optimising settings, of this many IR
+    /// instructions, itself replaced by the register form later ([`strip_step`]).
+    strip_ir: Option<usize>,
 }
 
 /// What [`Jit::front`] finds for a compile.
@@ -401,9 +433,25 @@ impl Baseline {
 
     /// About how long its optimising recompile will take, in microseconds (as
     /// [`CompileJob::estimated_us`], from the baseline's IR size: the recompile translates
-    /// again to the same IR, but for a small body's paired rounds).
+    /// again to the same IR, but for a small body's paired rounds; for a strip-mined
+    /// baseline, the register form's estimate, or the step's IR when it takes one first).
     pub fn estimated_us(&self) -> u64 {
-        cache::Settings::Optimizing.estimated_us(self.ir_insts as u64)
+        cache::Settings::Optimizing.estimated_us(self.strip_ir.unwrap_or(self.ir_insts) as u64)
+    }
+
+    /// Whether its next recompile is the strip-mined step ([`strip_step`]).
+    pub fn steps(&self) -> bool {
+        self.strip_ir.is_some()
+    }
+
+    /// The same baseline with its next recompile its optimised code, without the strip-mined
+    /// step (which pays only while the loop runs: not for a code cache filled at the run's
+    /// end).
+    pub fn without_step(self) -> Baseline {
+        Baseline {
+            strip_ir: None,
+            ..self
+        }
     }
 }
 
@@ -751,7 +799,9 @@ impl Jit {
     /// round, `translate::TxConfig::pairs`, the optimised code's two), but for simple counted
     /// loops and nests of them, whose baseline is the strip-mined form (`translate::strip`:
     /// the body translated for 8 lanes, 16 of bytes, and looped over each iteration's lanes,
-    /// so its IR does not grow with VL; 40-60% of the register form's compile time); every
+    /// so its IR does not grow with VL; 40-60% of the register form's compile time; where
+    /// the register form is much larger, the strip-mined IR optimised is a step between the
+    /// two, [`strip_step`]); every
     /// code agrees with the interpreter, so results do not depend on which one runs. The
     /// compile budget
     /// is charged once per region; the optimised code is the one kept in the disk cache. Off
@@ -850,7 +900,9 @@ impl Jit {
     }
 
     /// The IR of `base`'s optimised code, or `None` when its baseline is gone (a retired
-    /// module). Needs only `&self`: threads sharing the JIT keep running compiled code.
+    /// module): its strip-mined step when [`Baseline::steps`] ([`strip_step`]; placed by
+    /// [`Jit::install_optimized`], which queues the loop again for the rest), else its final
+    /// code. Needs only `&self`: threads sharing the JIT keep running compiled code.
     pub fn prepare_optimized(&self, base: Baseline) -> Option<CompileJob> {
         if base.generation != self.cache.stats.retired_modules {
             return None;
@@ -858,22 +910,46 @@ impl Jit {
         let t0 = Instant::now();
         let region = region::discover_for(&self.code, base.key.pc, base.key.straight, self.vl)?;
         let isa = cache::new_isa(cache::Settings::Optimizing).ok()?;
-        // The optimised code stays: it has no reason to leave early.
-        let setup = TxSetup {
-            yields: false,
-            ..self.tx_setup()
-        };
-        let cfg = setup.config(&*isa, base.plan, base.key.hot, base.hints, true);
         let mut ctx = cranelift_codegen::Context::new();
-        translate_into(
-            &mut ctx.func,
-            &mut FunctionBuilderContext::new(),
-            region_signature(&*isa),
-            isa.frontend_config(),
-            &region,
-            cfg,
-            &mut None,
-        );
+        let mut fctx = FunctionBuilderContext::new();
+        let mut emit = |ctx: &mut cranelift_codegen::Context, cfg| {
+            ctx.clear();
+            translate_into(
+                &mut ctx.func,
+                &mut fctx,
+                region_signature(&*isa),
+                isa.frontend_config(),
+                &region,
+                cfg,
+                &mut None,
+            )
+        };
+        // The strip-mined step first when it pays ([`strip_step`]): the baseline's own
+        // translation, to be replaced in turn (it leaves at a stretch header as the
+        // baseline does).
+        let strip = base
+            .strip_ir
+            .and_then(|_| translate::strip_width(&region, base.hints.sregs, self.vl))
+            .filter(|&w| {
+                let mut cfg =
+                    self.tx_setup()
+                        .config(&*isa, Plan::Registers, base.key.hot, base.hints, false);
+                cfg.vl = w;
+                cfg.strip = Some(self.vl);
+                emit(&mut ctx, cfg)
+            })
+            .is_some();
+        if !strip {
+            // The optimised code stays: it has no reason to leave early.
+            let setup = TxSetup {
+                yields: false,
+                ..self.tx_setup()
+            };
+            emit(
+                &mut ctx,
+                setup.config(&*isa, base.plan, base.key.hot, base.hints, true),
+            );
+        }
         // Over the optimising settings' bound (a strip-mined baseline's register form, not
         // measured before): the kept settings, as a first compile would have had.
         let ir_insts = ctx.func.dfg.num_insts();
@@ -900,9 +976,9 @@ impl Jit {
                 ir_insts,
             },
             settings,
-            baseline: false,
-            recompile_ir: ir_insts,
-            strip: false,
+            baseline: strip,
+            recompile_ir: if strip { base.ir_insts } else { ir_insts },
+            strip,
             ctx,
             ir,
             probes: None,
@@ -926,6 +1002,7 @@ impl Jit {
             t0,
             compiled,
             replaces,
+            baseline: step,
             ..
         } = job;
         let Some(base) = replaces else {
@@ -950,11 +1027,25 @@ impl Jit {
             // Nothing it calls is linked by name; keep the baseline if that ever changes.
             return Ok(false);
         }
-        check_and_store(self.disk.as_deref(), &self.prefix, key, code, stored)
-            .map_err(|e| err(&e))?;
-        let how = (base.plan, base.ir_insts, Placed::Optimized);
+        // The strip-mined step is replaced in turn: not kept across runs, and queued for
+        // the register form.
+        let disk = self.disk.as_deref().filter(|_| !step);
+        let step_ir = stored.ir_insts;
+        check_and_store(disk, &self.prefix, key, code, stored).map_err(|e| err(&e))?;
+        let how = if step {
+            (base.plan, step_ir, Placed::StripStep)
+        } else {
+            (base.plan, base.ir_insts, Placed::Optimized)
+        };
         let bytes = (code.code_buffer(), code.buffer.alignment);
         self.place(key, &region, bytes, how, t0, ir)?;
+        if step {
+            self.queue().push_back(Baseline {
+                strip_ir: None,
+                generation: self.cache.stats.retired_modules,
+                ..base
+            });
+        }
         Ok(true)
     }
 
@@ -1380,6 +1471,7 @@ impl Jit {
                 generation: self.cache.stats.retired_modules,
                 ir_insts: recompile_ir,
                 hints,
+                strip_ir: (strip && strip_step(ir_insts, recompile_ir)).then_some(ir_insts),
             });
         }
         // (A strip-mined loop leaves every partial iteration to the straight form of its
@@ -1454,8 +1546,8 @@ impl Jit {
             hot: key.hot,
             cached: from == Placed::Cached,
             baseline: false,
-            optimized: from == Placed::Optimized,
-            strip: false,
+            optimized: from != Placed::Cached,
+            strip: from == Placed::StripStep,
         };
         self.finalize(key, id, stat, region, t0, ir, None)
     }
@@ -1515,6 +1607,8 @@ impl Jit {
                 t0,
                 tier: if stat.cached {
                     "cached"
+                } else if stat.optimized && stat.strip {
+                    "optimized-strip"
                 } else if stat.optimized {
                     "optimized"
                 } else if stat.baseline {

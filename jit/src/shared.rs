@@ -390,6 +390,11 @@ impl SharedJit {
         let Some(base) = self.read(true).and_then(|j| j.next_baseline_at(at)) else {
             return Recompile::Nothing;
         };
+        // The strip-mined step (`crate::Baseline::steps`) only for the loop the run is in.
+        let base = match which {
+            Baselines::Of(_) => base,
+            _ => base.without_step(),
+        };
         if !pace(base.estimated_us(), base.pc()) {
             if let Some(jit) = self.read(true) {
                 jit.requeue_baseline(base);

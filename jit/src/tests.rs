@@ -706,6 +706,79 @@ fn a_baseline_loop_is_replaced_by_its_optimised_code_with_the_same_results() {
 }
 
 #[test]
+fn a_strip_mined_baseline_steps_through_its_optimised_strip_mined_code() {
+    // A FIR loop's register form has about three times its strip-mined baseline's IR
+    // (`strip_step`): its first recompile is the same strip-mined translation with the
+    // optimising settings, which leaves at its stretch headers too and queues the loop
+    // again for the register form. Every code agrees with the interpreter, at VLs whose
+    // trip ends in a partial iteration and one where it does not.
+    let src = "        S.LI s1, 0x10000\n        S.LI s2, 0x11000\n        S.LI s3, 1000\n\
+               S.LI s10, 0x3f000000\n        S.LI s11, 0xbe800000\n        LOOP s3\n\
+               V.LW [s1, lc0<<2, 0], ->v0\n        V.FMUL.S v8, v0, s10\n\
+               V.LW [s1, lc0<<2, 4], ->v1\n        V.FMA.S v8, v1, s11\n\
+               V.LW [s1, lc0<<2, 8], ->v2\n        V.FMA.S v8, v2, s10\n\
+               V.LW [s1, lc0<<2, 12], ->v3\n        V.FMA.S v8, v3, s11\n\
+               V.SW v8, [s2, lc0<<2, 0]\n        ENDLOOP\n        HALT\n";
+    let p = lanejit_interp::asm::assemble(src, "step.s").expect("assembles");
+    let d = lanejit_interp::interp::Decoded::new(&p.code);
+    for vl in [16, 32] {
+        let fresh = || {
+            let mut m = machine(&p.code, vl);
+            // Finite and non-finite f32s (a NaN every 64 bytes): canonicalised results too.
+            fill(&mut m, 0x10000, |i| {
+                (i as u8).wrapping_mul(41) ^ 0x3c | ((i % 64 == 3) as u8) << 7
+            });
+            m
+        };
+        let mut reference = fresh();
+        lanejit_interp::interp::run(&mut reference, &d);
+        let agree = |m: &Machine, what: &str| {
+            same_state(
+                m,
+                &reference,
+                (0x11000, 0x1000),
+                &format!("{what}, vl {vl}"),
+            )
+        };
+        let mut m = fresh();
+        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        jit.set_baseline(true);
+        run_compiled(&mut jit, &mut m);
+        lanejit_interp::interp::run(&mut m, &d);
+        agree(&m, "baseline");
+        assert!(
+            jit.stats().regions.iter().any(|r| r.baseline && r.strip),
+            "vl {vl}"
+        );
+        for (step, what) in [(true, "strip-mined step"), (false, "register form")] {
+            let base = jit.next_baseline().expect("queued");
+            assert!(jit.next_baseline().is_none(), "one loop, vl {vl}");
+            assert_eq!(base.steps(), step, "{what}, vl {vl}");
+            let before = jit.lookup(base.pc()).expect("code").0 as usize;
+            let mut job = jit.prepare_optimized(base).expect("the baseline is there");
+            job.compile();
+            assert!(
+                jit.install_optimized(job).expect("compiles"),
+                "{what}, vl {vl}"
+            );
+            assert_ne!(
+                jit.lookup(base.pc()).expect("code").0 as usize,
+                before,
+                "{what}"
+            );
+            let last = jit.stats().regions.last().copied().expect("placed");
+            assert!(last.optimized && last.strip == step, "{what}, vl {vl}");
+            let mut m = fresh();
+            run_compiled(&mut jit, &mut m);
+            lanejit_interp::interp::run(&mut m, &d);
+            agree(&m, what);
+        }
+        assert!(jit.next_baseline().is_none(), "done, vl {vl}");
+        assert_eq!(jit.stats().optimized_regions, 2, "vl {vl}");
+    }
+}
+
+#[test]
 fn a_baseline_streams_one_iteration_per_round_and_its_optimised_code_two() {
     // At VL 32, a body of three instructions streams two iterations per round in optimised code
     // (`StreamLoop::pair`); its baseline, whose compile time matters more, one
@@ -1766,6 +1839,7 @@ fn a_strip_mined_baseline_does_not_grow_with_vl_and_its_optimised_code_replaces_
     let p = lanejit_interp::asm::assemble(src, "saxpy.s").expect("assembles");
     let d = lanejit_interp::interp::Decoded::new(&p.code);
     let mut irs = Vec::new();
+    let mut steps = Vec::new();
     for vl in [16, 32, 64] {
         let mut reference = machine(&p.code, vl);
         lanejit_interp::interp::run(&mut reference, &d);
@@ -1777,7 +1851,20 @@ fn a_strip_mined_baseline_does_not_grow_with_vl_and_its_optimised_code_replaces_
         let stats = jit.stats();
         let base = stats.regions.iter().find(|r| r.strip).expect("strip-mined");
         irs.push(base.ir_insts);
-        let queued = jit.next_baseline().expect("queued for its optimised code");
+        let mut queued = jit.next_baseline().expect("queued for its optimised code");
+        let step = queued.steps();
+        if step {
+            // Its strip-mined step first (`strip_step`): the same IR, optimised.
+            let mut job = jit.prepare_optimized(queued).expect("there");
+            assert_eq!(job.ctx.func.dfg.num_insts(), base.ir_insts, "vl {vl}");
+            job.compile();
+            assert!(jit.install_optimized(job).expect("compiles"));
+            let mut m = machine(&p.code, vl);
+            run_as_dispatched(&mut jit, &mut m, &d);
+            same_state(&m, &reference, (0x11000, 0x1000), "strip-mined step");
+            queued = jit.next_baseline().expect("queued for its register form");
+            assert!(!queued.steps());
+        }
         let mut job = jit.prepare_optimized(queued).expect("there");
         let optimised_ir = job.ctx.func.dfg.num_insts();
         assert!(
@@ -1790,9 +1877,14 @@ fn a_strip_mined_baseline_does_not_grow_with_vl_and_its_optimised_code_replaces_
         let mut m = machine(&p.code, vl);
         run_as_dispatched(&mut jit, &mut m, &d);
         same_state(&m, &reference, (0x11000, 0x1000), "optimised");
-        assert_eq!(jit.stats().optimized_regions, 1, "vl {vl}");
+        let s = jit.stats();
+        assert_eq!(s.optimized_regions, 1 + u64::from(step), "vl {vl}");
+        assert!(s.regions.last().is_some_and(|r| r.optimized && !r.strip));
+        steps.push(step);
     }
     assert!(irs.iter().all(|&n| n == irs[0]), "{irs:?}");
+    // The register form grows with VL, the step's IR does not: a step from VL 32 on.
+    assert_eq!(steps, [false, true, true]);
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! per `i64x2` chunk of VL lanes in each of the register form's body copies. Its IR does not
 //! grow with VL: it is the tiered engine's first code for such loops (`Jit::set_baseline`),
 //! compiled in a fraction of the register form's time, until the optimised register form
-//! replaces it.
+//! replaces it (where that form is much larger, the same strip-mined IR compiled with the
+//! optimising settings comes between them: `Jit`'s `strip_step`).
 //!
 //! Which loops (all of it checked by [`strip_width`] before translation): an `ENDLOOP` loop,
 //! alone or the inner loop of a nest (a stencil's rows), whose prologue before the body has
