@@ -98,6 +98,10 @@ pub struct VmOptions {
     /// tier's baseline does before their optimised code is ready (the fuzzer's tiered runs,
     /// so that both codes of a loop are compared with the interpreter).
     pub quick_loops: bool,
+    /// With `quick_loops`: a strip-mined loop whose optimiser-thread recompile starts with a
+    /// step (`lanejit_jit::Baseline::steps`) runs that step's code instead, so that it is
+    /// compared with the interpreter too.
+    pub step_loops: bool,
 }
 
 /// How long a tiered run interprets before it starts compiling: starting a compiler thread
@@ -118,6 +122,7 @@ impl Default for VmOptions {
             observer: None,
             compile_after: COMPILE_AFTER,
             quick_loops: false,
+            step_loops: false,
         }
     }
 }
@@ -134,6 +139,7 @@ impl VmOptions {
             observer: None,
             compile_after: std::time::Duration::ZERO,
             quick_loops: false,
+            step_loops: false,
         }
     }
 }
@@ -180,6 +186,7 @@ pub fn run(engine: Engine, m: &mut Machine, d: &Decoded, opts: &VmOptions) -> (E
             }
             disp.jit_mut().set_disk_cache(opts.code_cache.clone());
             disp.jit_mut().set_baseline(opts.quick_loops);
+            disp.jit_mut().set_step_first(opts.step_loops);
             let exit = disp.run(m, d);
             (exit, disp.stats())
         }

@@ -309,6 +309,9 @@ pub struct Jit {
     /// background compiler), not on the entry that found them hot (see
     /// [`Jit::set_defer_hot`]).
     defer_hot: bool,
+    /// A strip-mined baseline that takes a step is compiled as the step (see
+    /// [`Jit::set_step_first`]).
+    step_first: bool,
     /// Straight-line first compiles found hot and waiting for their recompile, oldest first.
     hot_pending: std::collections::VecDeque<Key>,
     /// Loops compiled without their partial-mask iterations (`translate::TxConfig::tail`) or
@@ -596,6 +599,7 @@ impl Jit {
             baseline: false,
             pending: Default::default(),
             defer_hot: false,
+            step_first: false,
             hot_pending: std::collections::VecDeque::new(),
             lazy: rustc_hash::FxHashMap::default(),
             tier: Default::default(),
@@ -808,6 +812,14 @@ impl Jit {
     /// (the default) for `--engine jit` and launches, and while the region report counts.
     pub fn set_baseline(&mut self, on: bool) {
         self.baseline = on;
+    }
+
+    /// Compile a strip-mined baseline that would be replaced by a step first ([`strip_step`])
+    /// as that step: the same IR with the optimising settings (`on`). For foreground runs
+    /// that compare the step's code with the interpreter (the all-engines harness, the
+    /// fuzzer), where nothing recompiles a baseline. Off by default.
+    pub fn set_step_first(&mut self, on: bool) {
+        self.step_first = on;
     }
 
     /// Leave the recompiles of hot straight-line regions to whoever takes them
@@ -1366,9 +1378,14 @@ impl Jit {
         // as bytes.
         // A baseline runs until its optimised code replaces it: the quick settings, which
         // compile it sooner (see `cache::Settings::Quick`).
+        // Compiled as its strip-mined step, when asked.
+        let step_first = baseline
+            && self.step_first
+            && cfg.strip.is_some()
+            && strip_step(ir_insts, recompile_ir);
         let settings = if capped {
             cache::Settings::Kept
-        } else if optimizing && !baseline {
+        } else if (optimizing && !baseline) || step_first {
             cache::Settings::Optimizing
         } else {
             cache::Settings::Quick

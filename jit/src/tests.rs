@@ -4,7 +4,7 @@
 use crate::abi::{self, JitCtx, kind};
 use crate::cache::CacheLimits;
 use crate::region::{Code, RunEnd, discover};
-use crate::{Jit, RegionExit};
+use crate::{Jit, JitStats, RegionExit, RegionStat};
 use lanejit_interp::isa::*;
 use lanejit_interp::machine::{Config, Machine};
 use lanejit_interp::program::{MemPerm, MemRange, Program};
@@ -774,7 +774,27 @@ fn a_strip_mined_baseline_steps_through_its_optimised_strip_mined_code() {
             agree(&m, what);
         }
         assert!(jit.next_baseline().is_none(), "done, vl {vl}");
-        assert_eq!(jit.stats().optimized_regions, 2, "vl {vl}");
+        let stats = jit.stats();
+        assert_eq!(stats.optimized_regions, 2, "vl {vl}");
+        // Asked to (`Jit::set_step_first`, for foreground runs that compare it), the
+        // baseline compile is the step itself: its very code.
+        let bytes = |s: &JitStats, f: fn(&RegionStat) -> bool| {
+            s.regions
+                .iter()
+                .find(|r| f(r))
+                .expect("compiled")
+                .code_bytes
+        };
+        let step = bytes(&stats, |r| r.optimized && r.strip);
+        assert_ne!(bytes(&stats, |r| r.baseline), step, "quick, vl {vl}");
+        let mut m = fresh();
+        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        jit.set_baseline(true);
+        jit.set_step_first(true);
+        run_compiled(&mut jit, &mut m);
+        lanejit_interp::interp::run(&mut m, &d);
+        agree(&m, "step first");
+        assert_eq!(bytes(&jit.stats(), |r| r.baseline), step, "vl {vl}");
     }
 }
 

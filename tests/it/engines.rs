@@ -832,6 +832,7 @@ fn background_compiles_take_over_at_any_point_and_agree() {
             observer: None,
             compile_after: std::time::Duration::ZERO,
             quick_loops: false,
+            step_loops: false,
         };
         let (exit, stats) = vm::run(Engine::Tiered, &mut m, &d, &opts);
         assert_eq!(snap(&m, exit), reference, "seed {seed}");

@@ -40,7 +40,7 @@ fn run_on(
 }
 
 /// The engines and options every test runs on besides the interpreter.
-fn others() -> [(Engine, VmOptions); 5] {
+fn others() -> [(Engine, VmOptions); 6] {
     [
         (Engine::Jit, VmOptions::foreground(0)),
         (Engine::Tiered, VmOptions::foreground(1)),
@@ -56,6 +56,7 @@ fn others() -> [(Engine, VmOptions); 5] {
                 observer: None,
                 compile_after: std::time::Duration::ZERO,
                 quick_loops: false,
+                step_loops: false,
             },
         ),
         // Loops on their quick (baseline) code only, as a background tier runs them first.
@@ -63,6 +64,15 @@ fn others() -> [(Engine, VmOptions); 5] {
             Engine::Tiered,
             VmOptions {
                 quick_loops: true,
+                ..VmOptions::foreground(1)
+            },
+        ),
+        // The same, strip-mined loops that step on their step's code (`Baseline::steps`).
+        (
+            Engine::Tiered,
+            VmOptions {
+                quick_loops: true,
+                step_loops: true,
                 ..VmOptions::foreground(1)
             },
         ),
