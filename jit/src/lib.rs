@@ -1422,7 +1422,7 @@ impl Jit {
             region,
             plan,
             stored,
-            settings: _,
+            settings,
             baseline,
             recompile_ir,
             strip,
@@ -1488,7 +1488,11 @@ impl Jit {
                 generation: self.cache.stats.retired_modules,
                 ir_insts: recompile_ir,
                 hints,
-                strip_ir: (strip && strip_step(ir_insts, recompile_ir)).then_some(ir_insts),
+                // (Unless it is the step already, `Jit::set_step_first`.)
+                strip_ir: (strip
+                    && settings == cache::Settings::Quick
+                    && strip_step(ir_insts, recompile_ir))
+                .then_some(ir_insts),
             });
         }
         // (A strip-mined loop leaves every partial iteration to the straight form of its

@@ -795,6 +795,8 @@ fn a_strip_mined_baseline_steps_through_its_optimised_strip_mined_code() {
         lanejit_interp::interp::run(&mut m, &d);
         agree(&m, "step first");
         assert_eq!(bytes(&jit.stats(), |r| r.baseline), step, "vl {vl}");
+        // Queued for its register form, not for the step it already is.
+        assert!(!jit.next_baseline().expect("queued").steps(), "vl {vl}");
     }
 }
 
