@@ -6,10 +6,10 @@
 //! event on the track of the thread that compiled it (a tiered run's compiler thread, or a
 //! worker), named by its symbol (`lj:loop@0x68 <row+0x8>`), with its tier (`first`,
 //! `baseline`, `optimized-strip` for a strip-mined loop's optimised step, `optimized`,
-//! `cached`) and code bytes in `args`: tier-up shows as the compiles against the run's own span (when each region's code arrived, and what the run did
-//! meanwhile). A tiered run's requests are instant events on the run's track (`hot 0x68
-//! <row+0x8>`): from one to the start of its compile, the region waited for the compiler
-//! thread.
+//! `cached`) and code bytes in `args`: tier-up shows as the compiles against the run's own
+//! span (when each region's code arrived, and what the run did meanwhile). A tiered run's
+//! requests are instant events on the run's track (`hot 0x68 <row+0x8>`): from one to the
+//! start of its compile, the region waited for the compiler thread.
 
 use crate::launch::Span;
 use lanejit_jit::observe::{CompileSpan, Request};
