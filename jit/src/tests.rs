@@ -184,13 +184,18 @@ fn a_run_stops_where_a_nest_with_a_row_set_up_starts() {
     assert_eq!(crate::region::prologue_tail(&code, body, &m.regs, 8), None);
 }
 
+/// A matrix product's row set-up: 16 broadcasts `V.LWI [s9 + (k << 2)], ->v(16 + k)`.
+fn row_broadcasts() -> String {
+    (0..16)
+        .map(|k| format!("        V.LWI [s9 + ({k} << 2)], ->v{}\n", 16 + k))
+        .collect()
+}
+
 #[test]
 fn a_nest_much_larger_than_its_inner_loop_is_not_asked_for_instead() {
     // Rows that load 16 broadcasts before their column loop (a matrix product's): the nest's
     // IR is far above its inner loop's, so a hot inner loop is compiled alone first.
-    let loads: String = (0..16)
-        .map(|k| format!("        V.LWI [s9 + ({k} << 2)], ->v{}\n", 16 + k))
-        .collect();
+    let loads = row_broadcasts();
     let fmas: String = (0..16)
         .map(|k| format!("        V.FMA.S v1, v2, v{}\n", 16 + k))
         .collect();
@@ -225,9 +230,7 @@ fn a_matrix_products_row_nest_is_asked_for_in_place_of_its_column_loop() {
     // block of B from tile space for each of its 16 multiply-adds. The nest's estimated IR
     // is about 1.25 times its inner loop's at VL 32, within `nest_around`'s bound: a hot
     // column loop asks for the row nest (tiered matmul256 at N = 512 1.3-1.6x faster).
-    let loads: String = (0..16)
-        .map(|k| format!("        V.LWI [s9 + ({k} << 2)], ->v{}\n", 16 + k))
-        .collect();
+    let loads = row_broadcasts();
     let fmas: String = (0..16)
         .map(|k| {
             format!(
