@@ -39,11 +39,11 @@ const PACE_POLL: Duration = Duration::from_micros(200);
 /// long to compile started late (fir8_vaddr at 4 MiB: 4.51x the interpreter compiled at
 /// 1 ms, 2.31x paced by the past, 5.32x with the loops' counts; matmul256 4.9-6x, 4.3x,
 /// 7.5x). The first compiles (the compiler thread's) and the loops' optimising recompiles
-/// (the optimiser thread's, which run only when a CPU is otherwise idle) share one
-/// pace: both threads' compile time counts as spent ([`Pacer::sibling`]). Off under the test hook that delays compiles
-/// at random (`VmOptions::compile_delay_seed`), whose runs must compile; after the run has
-/// ended a compile waiting for its turn is dropped, unless a code cache wants it for the
-/// next run.
+/// (the optimiser thread's, which run only when a CPU is otherwise idle) share one pace:
+/// both threads' compile time counts as spent ([`Pacer::sibling`]). Off under the test hook
+/// that delays compiles at random (`VmOptions::compile_delay_seed`), whose runs must
+/// compile; after the run has ended a compile waiting for its turn is dropped, unless a code
+/// cache wants it for the next run.
 pub(crate) struct Pacer {
     /// When the run started.
     began: Instant,
@@ -118,7 +118,7 @@ impl Pacer {
             let est = Duration::from_micros(us);
             let due = (self.spent() + est) * COMPILE_SHARE;
             loop {
-                if self.ended.load(Ordering::Acquire) {
+                if self.ended() {
                     if !self.after_end {
                         return false;
                     }

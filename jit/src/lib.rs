@@ -154,6 +154,22 @@ impl TxSetup {
             yields: self.yields,
         }
     }
+
+    /// The configuration of a loop's strip-mined form (`translate::strip`), `w` lanes per
+    /// copy of its body ([`translate::strip_width`]).
+    fn strip_config(
+        self,
+        isa: &dyn cranelift_codegen::isa::TargetIsa,
+        hot: bool,
+        hints: region::Hints,
+        w: u32,
+    ) -> translate::TxConfig {
+        translate::TxConfig {
+            vl: w,
+            strip: Some(self.vl),
+            ..self.config(isa, Plan::Registers, hot, hints, false)
+        }
+    }
 }
 
 /// The block parameters of `func`'s blocks, in all.
@@ -943,11 +959,9 @@ impl Jit {
             .strip_ir
             .and_then(|_| translate::strip_width(&region, base.hints.sregs, self.vl))
             .filter(|&w| {
-                let mut cfg =
-                    self.tx_setup()
-                        .config(&*isa, Plan::Registers, base.key.hot, base.hints, false);
-                cfg.vl = w;
-                cfg.strip = Some(self.vl);
+                let cfg = self
+                    .tx_setup()
+                    .strip_config(&*isa, base.key.hot, base.hints, w);
                 emit(&mut ctx, cfg)
             })
             .is_some();
@@ -1252,9 +1266,7 @@ impl Jit {
             .then(|| translate::strip_width(&region, hints.sregs, self.vl))
             .flatten();
         let stripped = strip.and_then(|w| {
-            let mut scfg = setup.config(isa, Plan::Registers, key.hot, hints, false);
-            scfg.vl = w;
-            scfg.strip = Some(self.vl);
+            let scfg = setup.strip_config(isa, key.hot, hints, w);
             ctx.clear();
             let clean = translate_into(
                 &mut ctx.func,
