@@ -1631,6 +1631,7 @@ impl Jit {
                 kind: stat.kind,
                 hot: key.hot,
                 plan: stat.plan,
+                strip: stat.strip,
                 insts: &region.insts,
                 declined: match region.end {
                     region::RunEnd::Decline => self.code.at(region.end_pc).copied(),

@@ -197,6 +197,8 @@ pub(crate) struct Compiled<'a> {
     pub(crate) kind: RegionKind,
     pub(crate) hot: bool,
     pub(crate) plan: Plan,
+    /// Compiled in the strip-mined form (`translate::strip`), whatever its plan.
+    pub(crate) strip: bool,
     pub(crate) insts: &'a [(u64, Inst)],
     /// The declined instruction after a region whose run ends before one (at `end_pc`).
     pub(crate) declined: Option<Inst>,
@@ -573,12 +575,17 @@ impl Observer {
             .and_then(|s| s.split('@').next())
             .unwrap_or("region");
         let stem = dir.join(format!("{n:04}-{:x}-{kind}", c.pc));
+        let form = if c.strip {
+            "strip-mined".to_string()
+        } else {
+            format!("{:?}", c.plan)
+        };
         let mut guest = format!(
-            "; {name}: {} instructions, pcs {:#x}..{:#x}, {:?} form\n",
+            "; {name}: {} instructions, pcs {:#x}..{:#x}, {form} form, {} code\n",
             c.insts.len(),
             c.pc,
             c.end_pc,
-            c.plan
+            c.tier
         );
         for (pc, inst) in c.insts {
             let label = match self.labels.binary_search_by_key(pc, |(v, _)| *v) {

@@ -790,6 +790,17 @@ fn a_strip_mined_baseline_steps_through_its_optimised_strip_mined_code() {
         let mut m = fresh();
         let mut jit = Jit::new(&p.code, &m).expect("jit");
         jit.set_baseline(true);
+        // `--dump-jit` names each code's form and tier (at one VL: the dumps are the same).
+        let dumps = std::env::temp_dir().join(format!("lanejit-jit-step-{}", std::process::id()));
+        if vl == 32 {
+            let _ = std::fs::remove_dir_all(&dumps);
+            let opts = crate::observe::ObserveOptions {
+                dump_dir: Some(dumps.clone()),
+                ..Default::default()
+            };
+            let obs = crate::observe::Observer::new(opts, &[]).expect("observer");
+            jit.set_observer(std::sync::Arc::new(obs));
+        }
         run_compiled(&mut jit, &mut m);
         lanejit_interp::interp::run(&mut m, &d);
         agree(&m, "baseline");
@@ -821,6 +832,31 @@ fn a_strip_mined_baseline_steps_through_its_optimised_strip_mined_code() {
             agree(&m, what);
         }
         assert!(jit.next_baseline().is_none(), "done, vl {vl}");
+        if vl == 32 {
+            let mut heads: Vec<String> = std::fs::read_dir(&dumps)
+                .expect("dumps")
+                .map(|e| e.expect("entry").path())
+                .filter(|p| {
+                    p.extension().is_some_and(|x| x == "guest")
+                        && p.to_string_lossy().ends_with("-loop.guest")
+                })
+                .map(|p| {
+                    let text = std::fs::read_to_string(&p).expect("dump");
+                    let head = text.lines().next().unwrap_or_default();
+                    head.split(", ").skip(2).collect::<Vec<_>>().join(", ")
+                })
+                .collect();
+            heads.sort();
+            assert_eq!(
+                heads,
+                [
+                    "Registers form, optimized code",
+                    "strip-mined form, baseline code",
+                    "strip-mined form, optimized-strip code",
+                ]
+            );
+            let _ = std::fs::remove_dir_all(&dumps);
+        }
         let stats = jit.stats();
         assert_eq!(stats.optimized_regions, 2, "vl {vl}");
         // Asked to (`Jit::set_step_first`, for foreground runs that compare it), the
