@@ -148,6 +148,7 @@ impl TxSetup {
             tail: hints.tail,
             ordered_tail: hints.ordered_tail,
             steps: hints.steps,
+            strides: hints.strides,
             sregs: hints.sregs,
             pairs,
             strip: None,

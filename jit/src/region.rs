@@ -225,6 +225,41 @@ pub fn lane_steps(regs: &lanejit_interp::machine::Regs, vl: u32) -> u128 {
     bits
 }
 
+/// Most bytes between two lanes' EAs that a strided alternative of a gather or scatter
+/// takes as its constant stride ([`lane_strides`]): every lane's offset from lane 0 is then
+/// an `i32` at any VL.
+pub const MAX_LANE_STRIDE: i64 = 1 << 20;
+
+/// The constant lane step of every vector register in `regs` (lane `i` equal to lane 0
+/// plus `i * step`, 64-bit wrapping), 0 where the lanes do not step so, where the step is 0
+/// or larger than [`MAX_LANE_STRIDE`], and at VL 1. What an offset vector built before a
+/// loop looks like when the loop walks a column or an array of records with a pitch it
+/// reads from a register (tile_stage's `V.MUL v2, v1, s12` with `s12 = 4N`): the translator
+/// gives gathers and scatters through such a register, read-only in the loop, a strided
+/// alternative behind a loop-entry test of the same step (`Tx::ro_offsets`).
+pub fn lane_strides(regs: &lanejit_interp::machine::Regs, vl: u32) -> [i32; 32] {
+    let mut out = [0i32; 32];
+    let vl = vl as usize;
+    if vl < 2 {
+        return out;
+    }
+    for (r, v) in regs.v.iter().enumerate() {
+        let lanes = &v[..vl];
+        let d = lanes[1].wrapping_sub(lanes[0]) as i64;
+        if d == 0 || d.unsigned_abs() > MAX_LANE_STRIDE as u64 {
+            continue;
+        }
+        let stepped = lanes
+            .iter()
+            .enumerate()
+            .all(|(i, &x)| x.wrapping_sub(lanes[0]) == (i as u64).wrapping_mul(d as u64));
+        if stepped {
+            out[r] = d as i32;
+        }
+    }
+    out
+}
+
 /// What the entry that makes a region compile says about the code it needs: hints with
 /// which the translator leaves out code that entry would not run. A wrong hint costs speed
 /// (a lazy tail, a missed contiguous access), never correctness.
@@ -240,6 +275,11 @@ pub struct Hints {
     /// Registers that get the loop-entry test for contiguous lanes ([`lane_steps`],
     /// `translate::TxConfig::steps`).
     pub steps: u128,
+    /// The constant lane step of every vector register at the entry ([`lane_strides`]; 0:
+    /// none): gathers and scatters through a read-only register that stepped so, other than
+    /// by one element, get a strided alternative behind a loop-entry test
+    /// (`translate::TxConfig::strides`).
+    pub strides: [i32; 32],
     /// The scalar registers at the entry, from which the translator takes the distances
     /// between the base registers of a loop's strided loads (`translate::TxConfig::sregs`:
     /// the fields of one array of structs through four registers), checked at every loop
@@ -253,6 +293,7 @@ impl Hints {
         tail: true,
         ordered_tail: false,
         steps: u128::MAX,
+        strides: [0; 32],
         sregs: None,
     };
 
@@ -273,6 +314,7 @@ impl Hints {
             tail: tail_expected(first, regs, vl),
             ordered_tail: false,
             steps: lane_steps(regs, vl),
+            strides: lane_strides(regs, vl),
             sregs: Some(regs.s),
         }
     }

@@ -1071,6 +1071,32 @@ fn lane_steps_name_the_registers_whose_lanes_step_by_one_to_eight() {
 }
 
 #[test]
+fn lane_strides_name_every_register_whose_lanes_step_by_a_constant() {
+    use crate::region::{MAX_LANE_STRIDE, lane_strides};
+    let mut m = machine(&encode(&copy_loop()), 8);
+    for i in 0..8 {
+        let l = i as u64;
+        m.regs.v[1][i] = l;
+        m.regs.v[2][i] = 100 + 1024 * l;
+        m.regs.v[3][i] = 5;
+        m.regs.v[4][i] = 40u64.wrapping_sub(12 * l); // descending
+        m.regs.v[5][i] = (u64::MAX - 8).wrapping_add(3 * l); // wraps past 2^64
+        m.regs.v[6][i] = if i == 7 { 0 } else { 36 * l }; // the last lane off
+        m.regs.v[7][i] = (MAX_LANE_STRIDE as u64 + 1) * l; // too far apart
+        m.regs.v[8][i] = MAX_LANE_STRIDE as u64 * l;
+    }
+    let s = lane_strides(&m.regs, 8);
+    assert_eq!(
+        s[..9],
+        [0, 1, 1024, 0, -12, 3, 0, 0, MAX_LANE_STRIDE as i32]
+    );
+    // Lanes above VL do not count; a single lane steps by nothing.
+    m.regs.v[6][7] = 36 * 7 + 1;
+    assert_eq!(lane_strides(&m.regs, 4)[6], 36);
+    assert_eq!(lane_strides(&m.regs, 1), [0; 32]);
+}
+
+#[test]
 fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
     use crate::region::tail_expected;
     let code = encode(&copy_loop());

@@ -1188,6 +1188,86 @@ fn gathers_and_scatters_through_lane_vectors_built_before_the_loop_agree() {
     }
 }
 
+/// Gathers and scatters through an offset vector built before the loop from a pitch in a
+/// register (`V.MUL v2, v1, s12`: a column of a matrix, a field of records): the JIT takes
+/// the lanes at constant offsets from lane 0 behind a loop-entry test of the step the
+/// register had when the loop compiled (`region::lane_strides`). Every engine agrees at
+/// every VL with and without `--strict-align`, for pitches above, below and between the
+/// element width, negative ones, a pitch that misaligns words, in memory and in tile space,
+/// through a hole in the span (every lane in a mapped page, the pages between unmapped),
+/// a span running into a read-only page (a precise trap of the scatter) and past the end of
+/// memory; an entry whose register no longer steps so (the second pass) takes the lanes.
+#[test]
+fn gathers_and_scatters_through_a_stride_vector_built_before_the_loop_agree() {
+    let kernel = |pitch: i64, src: u64, dst: u64, local: &str, maps: &str| {
+        format!(
+            "
+            .mem 0x10000, 0x20000, rw
+            .mem 0x30000, 0x1000, r
+            {maps}
+            .tilesize 0x40000
+            .text
+            S.LI s1, 0x10000
+            S.LI s3, 0x8000
+            LOOP s3
+            V.LC0 v1
+            V.MUL v1, v1, -1640531535
+            V.SW v1, [s1, lc0<<2, 0]
+            V.SW.local v1, [s1, lc0<<2, -0x10000]
+            ENDLOOP
+            S.LI s12, {pitch}
+            V.LANEID v1
+            V.MUL v2, v1, s12
+            S.MOV s8, s0
+    pass:   S.LI s4, {src}
+            S.LI s6, {dst}
+            S.MOV s9, s0
+    col:    V.LW{local} [s4 + v2], ->v4
+            V.ADD v4, v4, v1
+            V.SW.U v4, [s6 + v2]
+            V.LBU [s6 + v2], ->v5
+            V.ADD v6, v6, v5
+            V.SB v5, [s4 + (v2 << 1)]
+            S.ADD s4, s4, 4
+            S.ADD s6, s6, 4
+            S.ADD s9, s9, 1
+            BLT s9, 24, col
+            V.MUL v2, v2, -1
+            S.ADD s8, s8, 1
+            BLT s8, 2, pass
+            HALT
+            "
+        )
+    };
+    for pitch in [12, 1024, -1024, -8, 2, 3, 36] {
+        let (src, dst) = if pitch < 0 {
+            (0x27000, 0x2f000)
+        } else {
+            (0x10100, 0x18000)
+        };
+        for local in ["", ".local"] {
+            let src = if local.is_empty() { src } else { src - 0x10000 };
+            check_all_vls(&kernel(pitch, src, dst, local, ""));
+        }
+    }
+    // Every lane in a page of its own, the pages between unmapped: no single run covers the
+    // span, so the lanes are checked one by one.
+    let maps: String = (0..64)
+        .map(|i| format!(".mem {:#x}, 0x1000, rw\n", 0x100000 + 0x2000 * i))
+        .collect();
+    check_all_vls(&kernel(0x2000, 0x100040, 0x100800, "", &maps));
+    // Into the read-only page (the scatter traps at VL 32 and 64), and past the end of memory.
+    for (dst, what) in [(0x2f800, "read-only page"), (0x2fc00, "end of memory")] {
+        let p = asm(&kernel(128, 0x10100, dst, "", ""));
+        for vl in VLS {
+            for strict in [false, true] {
+                check(&p, vl, strict, None);
+            }
+        }
+        let _ = what;
+    }
+}
+
 #[test]
 fn float_ops_canonical_nan_and_fma() {
     check_all_vls(

@@ -349,6 +349,12 @@ pub struct TxConfig {
     /// compile): only these get the loop-entry test for contiguous lanes and the contiguous
     /// alternative of their gathers and scatters (`Tx::ro_offsets`).
     pub steps: u128,
+    /// The constant lane step of every vector register at the entry that made the region
+    /// compile (`region::lane_strides`; 0: none): a read-only register that stepped so, by
+    /// other than one element of an access through it, gets the loop-entry test of that step
+    /// and the strided alternative of its gathers and scatters (`Tx::ro_offsets`,
+    /// `Tx::ro_strided`).
+    pub strides: [i32; 32],
     /// The scalar registers at the entry that made the region compile (`region::Hints::
     /// sregs`): the distances between the base registers of strided loads that the
     /// translator takes as constants (`analysis::speculate_bases`), guarded at loop entry.
@@ -451,6 +457,8 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) ordered_tail: bool,
     /// [`TxConfig::steps`].
     pub(crate) steps: u128,
+    /// [`TxConfig::strides`].
+    pub(crate) strides: [i32; 32],
     pub(crate) mask: Variable,
     /// Per-lane form of the mask, one `i64x2` per chunk.
     pub(crate) lmask: Vec<Variable>,
@@ -1796,6 +1804,7 @@ pub(crate) fn translate(
         tail: cfg.tail,
         ordered_tail: cfg.ordered_tail,
         steps: cfg.steps,
+        strides: cfg.strides,
         mask,
         lmask,
         lmask_valid: false,
