@@ -1256,15 +1256,16 @@ fn gathers_and_scatters_through_a_stride_vector_built_before_the_loop_agree() {
         .map(|i| format!(".mem {:#x}, 0x1000, rw\n", 0x100000 + 0x2000 * i))
         .collect();
     check_all_vls(&kernel(0x2000, 0x100040, 0x100800, "", &maps));
-    // Into the read-only page (the scatter traps at VL 32 and 64), and past the end of memory.
-    for (dst, what) in [(0x2f800, "read-only page"), (0x2fc00, "end of memory")] {
-        let p = asm(&kernel(128, 0x10100, dst, "", ""));
+    // A scatter whose span runs into the read-only page, or below the first page: from VL 32
+    // on its lanes reach there, and every engine traps at the same lane.
+    for (pitch, dst, what) in [(128, 0x2f800, "read-only page"), (-128, 0x10800, "below")] {
+        let p = asm(&kernel(pitch, 0x18000, dst, "", ""));
         for vl in VLS {
             for strict in [false, true] {
-                check(&p, vl, strict, None);
+                let (r, _) = check(&p, vl, strict, None);
+                assert_eq!(trap_kind(&r.exit()).is_some(), vl >= 32, "{what}, vl {vl}");
             }
         }
-        let _ = what;
     }
 }
 
