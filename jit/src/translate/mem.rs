@@ -267,6 +267,20 @@ enum RoScalar {
     Imm(u64),
 }
 
+/// The byte stride of an access of `ms` through a register whose lanes step by `d`,
+/// shifted left by `shift`, when that makes it a strided access (`Tx::strided`'s bounds: not
+/// 0 and not one element, at most [`crate::region::MAX_LANE_STRIDE`] bytes, a multiple of E
+/// when alignment is required, `amask`).
+fn lane_stride_bytes(d: i64, shift: u32, ms: MemSem, amask: u64) -> Option<i64> {
+    let max = crate::region::MAX_LANE_STRIDE as u64;
+    if d == 0 || d.unsigned_abs() > max || shift > 31 {
+        return None;
+    }
+    let s = d.wrapping_mul(1i64 << shift);
+    let ok = s != ms.width() as i64 && s.unsigned_abs() <= max && (s & amask as i64) == 0;
+    ok.then_some(s)
+}
+
 /// The vector register of `addr`, its shift and the scalar part, when the lane EAs are a
 /// scalar part plus one vector register's lanes shifted left (`RegOff` with one vector
 /// operand, or a vector base with an immediate).
@@ -468,7 +482,9 @@ impl Tx<'_, '_> {
             let d = strides[reg as usize] as i64;
             uses.iter()
                 .find(|&&(_, g, h)| g == reg && h == shift)
-                .filter(|&&(ms, _, _)| !strip && t.lane_stride_bytes(d, shift, ms).is_some())
+                .filter(|&&(ms, _, _)| {
+                    !strip && lane_stride_bytes(d, shift, ms, t.align_mask(ms)).is_some()
+                })
                 .map_or(0, |_| d)
         };
         for &(_, reg, shift) in &uses {
@@ -742,88 +758,61 @@ impl Tx<'_, '_> {
     }
 
     /// For a gather or scatter through a register whose lane step was tested at loop entry
-    /// (see [`RoBounds`]): lane 0's EA and whether the lanes were found contiguous. Through a
-    /// read-only register, or one holding it plus a scalar (`Tx::ro_plus`), lane 0 is the
-    /// one the test stored; through one that steps like a register of `ind_v`
-    /// (`Tx::ind_of`), it is the register's lane 0 now.
-    fn ro_contig(&mut self, addr: Addr, ms: MemSem) -> Option<(Value, Value)> {
+    /// (see [`RoBounds`]) with a step `want` accepts: lane 0's EA, whether the lanes were
+    /// found stepping so (an `i64`, 1 when they were), and the step. Through a read-only
+    /// register, or one holding it plus a scalar (`Tx::ro_plus`), lane 0 is the one the test
+    /// stored; through one that steps like a register of `ind_v` (`Tx::ind_of`), it is the
+    /// register's lane 0 now.
+    fn ro_tested(&mut self, addr: Addr, want: impl Fn(i64) -> bool) -> Option<(Value, Value, i64)> {
         let (n, shift, scalar) = vec_split(addr)?;
         let ro = self.ro_split(addr);
         let root = match ro {
             Some((reg, ..)) => reg,
             None => self.ind_of[n as usize]?,
         };
+        let rb = *self
+            .ro_bounds
+            .iter()
+            .find(|b| b.reg == root && b.shift == shift && b.step != 0 && want(b.step))?;
+        let (s, lane0) = match ro {
+            Some((_, _, _, k)) => {
+                let s = self.ro_scalar_plus(scalar, k, shift);
+                (s, self.b.ins().stack_load(I64, I64, rb.slot, 24))
+            }
+            None => {
+                let s = self.ro_scalar(scalar);
+                let c0 = self.vget(VReg(n), 0);
+                (s, self.b.ins().extractlane(c0, 0))
+            }
+        };
+        let off = self.b.ins().ishl_imm_s(lane0, shift as i64);
+        let ea0 = self.b.ins().iadd(s, off);
+        let ok = self.b.ins().stack_load(I64, I64, rb.slot, 32);
+        Some((ea0, ok, rb.step))
+    }
+
+    /// [`Self::ro_tested`] for lanes one element apart: lane 0's EA and whether the lanes
+    /// were found contiguous.
+    fn ro_contig(&mut self, addr: Addr, ms: MemSem) -> Option<(Value, Value)> {
+        let (_, shift, _) = vec_split(addr)?;
         if shift > ms.log2e as u32 {
             return None;
         }
         let step = 1i64 << (ms.log2e as u32 - shift);
-        let rb = *self
-            .ro_bounds
-            .iter()
-            .find(|b| b.reg == root && b.shift == shift && b.step == step)?;
-        let (s, lane0) = match ro {
-            Some((_, _, _, k)) => {
-                let s = self.ro_scalar_plus(scalar, k, shift);
-                (s, self.b.ins().stack_load(I64, I64, rb.slot, 24))
-            }
-            None => {
-                let s = self.ro_scalar(scalar);
-                let c0 = self.vget(VReg(n), 0);
-                (s, self.b.ins().extractlane(c0, 0))
-            }
-        };
-        let off = self.b.ins().ishl_imm_s(lane0, shift as i64);
-        let ea0 = self.b.ins().iadd(s, off);
-        let ok = self.b.ins().stack_load(I64, I64, rb.slot, 32);
+        let (ea0, ok, _) = self.ro_tested(addr, |s| s == step)?;
         Some((ea0, ok))
     }
 
-    /// The byte stride of an access of `ms` through a register whose lanes step by `d`,
-    /// shifted left by `shift`, when that makes it a strided access ([`Self::strided`]'s
-    /// bounds: not 0 and not one element, at most [`crate::region::MAX_LANE_STRIDE`] bytes, a
-    /// multiple of E when alignment is required).
-    fn lane_stride_bytes(&self, d: i64, shift: u32, ms: MemSem) -> Option<i64> {
-        if d == 0 || d.unsigned_abs() > crate::region::MAX_LANE_STRIDE as u64 || shift > 31 {
-            return None;
-        }
-        let s = d.wrapping_mul(1i64 << shift);
-        let ok = s != ms.width() as i64
-            && s.unsigned_abs() <= crate::region::MAX_LANE_STRIDE as u64
-            && (s & self.align_mask(ms) as i64) == 0;
-        ok.then_some(s)
-    }
-
-    /// For a gather or scatter through a register whose lane step other than one element
-    /// was tested at loop entry (see [`RoBounds`], `TxConfig::strides`): lane 0's EA,
-    /// whether the lanes were found stepping so, and the access's byte stride. As
-    /// [`Self::ro_contig`] for the contiguous step.
+    /// [`Self::ro_tested`] for lanes a constant other than one element apart (the step of
+    /// `TxConfig::strides`): lane 0's EA, whether the lanes were found stepping so, and the
+    /// access's byte stride ([`lane_stride_bytes`]).
     fn ro_strided(&mut self, addr: Addr, ms: MemSem) -> Option<(Value, Value, i64)> {
-        let (n, shift, scalar) = vec_split(addr)?;
-        let ro = self.ro_split(addr);
-        let root = match ro {
-            Some((reg, ..)) => reg,
-            None => self.ind_of[n as usize]?,
-        };
+        let (_, shift, _) = vec_split(addr)?;
         let contiguous = (shift <= ms.log2e as u32).then(|| 1i64 << (ms.log2e as u32 - shift));
-        let rb = *self.ro_bounds.iter().find(|b| {
-            b.reg == root && b.shift == shift && b.step != 0 && Some(b.step) != contiguous
-        })?;
-        let stride = self.lane_stride_bytes(rb.step, shift, ms)?;
-        let (s, lane0) = match ro {
-            Some((_, _, _, k)) => {
-                let s = self.ro_scalar_plus(scalar, k, shift);
-                (s, self.b.ins().stack_load(I64, I64, rb.slot, 24))
-            }
-            None => {
-                let s = self.ro_scalar(scalar);
-                let c0 = self.vget(VReg(n), 0);
-                (s, self.b.ins().extractlane(c0, 0))
-            }
-        };
-        let off = self.b.ins().ishl_imm_s(lane0, shift as i64);
-        let ea0 = self.b.ins().iadd(s, off);
-        let ok = self.b.ins().stack_load(I64, I64, rb.slot, 32);
-        Some((ea0, ok, stride))
+        let amask = self.align_mask(ms);
+        let bytes = move |d: i64| lane_stride_bytes(d, shift, ms, amask);
+        let (ea0, ok, d) = self.ro_tested(addr, |d| Some(d) != contiguous && bytes(d).is_some())?;
+        Some((ea0, ok, bytes(d)?))
     }
 
     /// In a hot straight-line region: lane 0's EA of `addr` and whether its lanes are
