@@ -96,9 +96,11 @@
 //!   host address, which the host's addressing folds into each access (`[host + 0x400]`), in
 //!   the form the lanes would leave; a failed test or a span with a hole takes the lanes.
 //!   tile_stage's column loop at N = 256: 442,008 -> 300,080 instructions (callgrind, one
-//!   `lanejit run --engine jit`); `lanejit bench --kernel tile_stage`, four alternating
-//!   runs of each build: 256 KiB 1,356-1,581 -> 1,564-1,960 Melem/s, 16 MiB within the
-//!   noise (355-552 either way, the column reads missing L1 at a pitch of 8 KiB).
+//!   `lanejit run --engine jit`); `lanejit bench --kernel tile_stage --engine jit`,
+//!   alternating runs of each build: 256 KiB 863-1,581 -> 1,564-1,960 Melem/s (seven runs),
+//!   16 MiB 644-944 -> 835-977 (six; the column reads miss L1 at a pitch of 8 KiB either
+//!   way); a user kernel reading three fields of 20-byte records through `V.LW [s + v2]`
+//!   (1M records, with its fill loop): 6.22-6.72 -> 5.72-5.84 ms.
 //!   A hot straight-line region has no entry to make that test at once (it keeps its
 //!   registers in the register file, and a loop with a branch inside runs as such regions,
 //!   one entry per iteration): each of its gathers and scatters under a full mask tests its
