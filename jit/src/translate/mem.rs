@@ -2132,29 +2132,8 @@ impl Tx<'_, '_> {
     /// then plain loads and stores at constant offsets from one host address, in lane order.
     /// A span the check cannot prove (a hole between the lanes, a fault) goes to `slow`.
     fn strided_inline(&mut self, acc: Access, ea0: Value, stride: i64, slow: Block) {
-        let Access {
-            ms,
-            data,
-            local,
-            need,
-            amask,
-            ..
-        } = acc;
-        let last = stride * (self.vl as i64 - 1);
-        let lo = if last < 0 {
-            self.b.ins().iadd_imm_s(ea0, last)
-        } else {
-            ea0
-        };
-        let len = last.unsigned_abs() + ms.width();
-        let fast = self.b.create_block();
-        // The stride is a multiple of E when alignment is required, so `lo` (lane 0 or the
-        // last lane) is aligned exactly when every lane is.
-        self.check_space(local, lo, len, need, amask, fast, slow);
-        self.b.switch_to_block(fast);
-        self.b.seal_block(fast);
-        let (sb, _, _) = self.space(local);
-        let host = self.b.ins().iadd(sb, ea0);
+        let Access { ms, data, .. } = acc;
+        let host = self.strided_host(acc, ea0, stride, slow);
         let vl = self.vl as usize;
         match ms.dir {
             Dir::Load => {
@@ -2172,12 +2151,11 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// The lanes of `acc` at `ea0 + i * stride` (a constant stride, [`Self::strided`]'s
-    /// bounds) under a full mask, in the form a gather through the lanes leaves its
-    /// destination ([`Self::lanes_at`]): one check of the span the lanes cover, as
-    /// [`Self::strided_inline`] does, then the lanes at constant offsets from one host
-    /// address. A span the check cannot prove goes to `fail` before anything is accessed.
-    fn strided_at(&mut self, acc: Access, ea0: Value, stride: i64, fail: Block) {
+    /// The check of the span that the lanes of `acc` at `ea0 + i * stride` cover (inside the
+    /// space, every unit permitted, the lowest lane aligned when required: the stride keeps
+    /// the others so), going to `fail` when it cannot prove it; then, in the block after it,
+    /// lane 0's host address.
+    fn strided_host(&mut self, acc: Access, ea0: Value, stride: i64, fail: Block) -> Value {
         let last = stride * (self.vl as i64 - 1);
         let lo = if last < 0 {
             self.b.ins().iadd_imm_s(ea0, last)
@@ -2186,11 +2164,22 @@ impl Tx<'_, '_> {
         };
         let len = last.unsigned_abs() + acc.ms.width();
         let fast = self.b.create_block();
+        // The stride is a multiple of E when alignment is required, so `lo` (lane 0 or the
+        // last lane) is aligned exactly when every lane is.
         self.check_space(acc.local, lo, len, acc.need, acc.amask, fast, fail);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
         let (sb, _, _) = self.space(acc.local);
-        let host = self.b.ins().iadd(sb, ea0);
+        self.b.ins().iadd(sb, ea0)
+    }
+
+    /// The lanes of `acc` at `ea0 + i * stride` (a constant stride, [`Self::strided`]'s
+    /// bounds) under a full mask, in the form a gather through the lanes leaves its
+    /// destination ([`Self::lanes_at`]): after [`Self::strided_host`]'s check, the lanes at
+    /// constant offsets from one host address. A span the check cannot prove goes to `fail`
+    /// before anything is accessed.
+    fn strided_at(&mut self, acc: Access, ea0: Value, stride: i64, fail: Block) {
+        let host = self.strided_host(acc, ea0, stride, fail);
         let hosts: Vec<Value> = (0..self.vl as i64)
             .map(|i| self.b.ins().iadd_imm_s(host, i * stride))
             .collect();
