@@ -1256,6 +1256,59 @@ fn gathers_and_scatters_through_a_stride_vector_built_before_the_loop_agree() {
         .map(|i| format!(".mem {:#x}, 0x1000, rw\n", 0x100000 + 0x2000 * i))
         .collect();
     check_all_vls(&kernel(0x2000, 0x100040, 0x100800, "", &maps));
+    // Records walked through a vector of their offsets that the loop bumps by a group's
+    // bytes (`V.ADD v7, v7, s13`), as a hardware loop and as a branch loop whose last group
+    // runs under a partial mask; two passes, the second through offsets that do not step
+    // (squares).
+    for (pitch, local) in [(20, ""), (-12, ""), (36, ".local")] {
+        let base = if local.is_empty() { 0x18000 } else { 0x8000 };
+        let out = if pitch < 0 { 0x2e000 } else { 0x11000 };
+        check_all_vls(&format!(
+            "
+            .mem 0x10000, 0x20000, rw
+            .tilesize 0x40000
+            .text
+            S.LI s1, 0x10000
+            S.LI s3, 0x8000
+            LOOP s3
+            V.LC0 v1
+            V.MUL v1, v1, -1640531535
+            V.SW v1, [s1, lc0<<2, 0]
+            V.SW.local v1, [s1, lc0<<2, -0x10000]
+            ENDLOOP
+            S.LI s12, {pitch}
+            S.VL s14
+            S.MUL s13, s14, s12
+            S.MOV s8, s0
+    pass:   V.LANEID v7
+            V.MUL v7, v7, s12
+            BEQ s8, 0, go
+            V.LANEID v10
+            V.MUL v7, v10, v10
+    go:     S.LI s4, {base}
+            S.LI s6, {out}
+            S.LI s3, 200
+            LOOP s3
+            V.LW{local} [s4 + v7], ->v4
+            S.ADD s5, s4, 4
+            V.LHU{local} [s5 + v7], ->v5
+            V.ADD v4, v4, v5
+            V.SW v4, [s6, lc0<<2, 0]
+            V.ADD v7, v7, s13
+            ENDLOOP
+            S.LI s3, 150
+            S.MOV s9, s0
+    br:     V.LW{local} [s4 + v7], ->v4
+            V.SW.U v4, [s6 + v7]
+            V.ADD v7, v7, s13
+            S.ADD s9, s9, s14
+            BLT s9, s3, br
+            S.ADD s8, s8, 1
+            BLT s8, 2, pass
+            HALT
+            "
+        ));
+    }
     // A scatter whose span runs into the read-only page, or below the first page: from VL 32
     // on its lanes reach there, and every engine traps at the same lane.
     for (pitch, dst, what) in [(128, 0x2f800, "read-only page"), (-128, 0x10800, "below")] {
