@@ -888,6 +888,28 @@ fn containers_name_the_source_lines_of_their_traps() {
     assert!(stderr(&out).contains("line table"), "{}", stderr(&out));
 }
 
+/// `lanejit compare FILE --engines interp,jit ARGS` under the test-only fault hook
+/// `LANEJIT_TEST_CORRUPT=SPEC` (`src/compare.rs`): in a debug build the engines disagree
+/// (exit 1) and the report comes back; the hook exists in debug builds only, so in a
+/// release build the engines must agree (exit 0) and `None` comes back.
+fn compare_corrupted(file: &str, spec: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args(["compare", file, "--engines", "interp,jit"])
+        .args(args)
+        .env("LANEJIT_TEST_CORRUPT", spec)
+        .output()
+        .expect("runs");
+    let text = stdout(&out);
+    if cfg!(debug_assertions) {
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        Some(text)
+    } else {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(text.ends_with("all agree\n"), "{text}");
+        None
+    }
+}
+
 #[test]
 fn compare_agrees_or_names_the_first_differing_instruction() {
     let src = write("cmp.s", TRACED);
@@ -905,14 +927,7 @@ fn compare_agrees_or_names_the_first_differing_instruction() {
     // The test-only fault hook: jit runs that retire 5 or more instructions end with s31
     // flipped, so the engines first differ after instruction 5. It exists in debug builds
     // only (`src/compare.rs`): a release build ignores it, and the engines agree.
-    let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
-        .args(["compare", f, "--vl", "2", "--engines", "interp,jit"])
-        .env("LANEJIT_TEST_CORRUPT", "jit:5")
-        .output()
-        .expect("runs");
-    let text = stdout(&out);
-    if cfg!(debug_assertions) {
-        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    if let Some(text) = compare_corrupted(f, "jit:5", &["--vl", "2"]) {
         for want in [
             "interp and jit differ: their states first differ after 5 retired instructions\n",
             "instruction #5 at 0x0030 <top+0x8>: V.SW.local v3, [s0 + (v2 << 2)] (",
@@ -921,9 +936,6 @@ fn compare_agrees_or_names_the_first_differing_instruction() {
         ] {
             assert!(text.contains(want), "missing {want:?} in\n{text}");
         }
-    } else {
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        assert!(text.ends_with("all agree\n"), "{text}");
     }
     assert_bad_input(&lanejit(&["compare", f, "--engines", "jit"]));
     assert_bad_input(&lanejit(&["compare", f, "--engines", "jit,fast"]));
@@ -968,33 +980,15 @@ fn compare_launches_and_locates_the_first_differing_group() {
         args.extend_from_slice(bad);
         assert_bad_input(&lanejit(&args));
     }
-    let corrupt = |spec: &str, args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
-            .args(["compare", f, "--engines", "interp,jit"])
-            .args(args)
-            .env("LANEJIT_TEST_CORRUPT", spec)
-            .output()
-            .expect("runs");
-        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-        stdout(&out)
-    };
-    // The test-only fault hook exists in debug builds only (`src/compare.rs`): a release
-    // build ignores it, and the engines agree.
-    if !cfg!(debug_assertions) {
-        let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
-            .args(["compare", f, "--engines", "interp,jit", "--threads", "2"])
-            .env("LANEJIT_TEST_CORRUPT", "jit:12")
-            .output()
-            .expect("runs");
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        assert!(stdout(&out).ends_with("all agree\n"), "{}", stdout(&out));
+    // (`compare_corrupted`: in a release build the hook is ignored and the engines agree.)
+    let corrupt = |spec: &str, args: &[&str]| compare_corrupted(f, spec, args);
+    let Some(text) = corrupt("jit:12", &["--threads", "2"]) else {
         return;
-    }
+    };
     // The hook flips s31 of jit groups that retire 12 or more: groups 2 and 3. The launch
     // results differ (s31 of the reported group: the hook also corrupts a launch whose groups
     // retire 12 in all), and in reference order group 2 is the first to differ, after its
     // 12th instruction.
-    let text = corrupt("jit:12", &["--threads", "2"]);
     for want in [
         "interp and jit differ on the launch of 4 groups:\n  s31            interp: 0x0                  jit: 0x1\n",
         "in reference order they first differ in group 2: its states first differ after 12 of \
@@ -1006,11 +1000,11 @@ fn compare_launches_and_locates_the_first_differing_group() {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }
     // Under an instruction limit per group the same: groups 2 and 3 reach 12 before 14.
-    let text = corrupt("jit:12", &["--threads", "1", "--max-instructions", "14"]);
+    let text = corrupt("jit:12", &["--threads", "1", "--max-instructions", "14"]).expect("debug");
     assert!(text.contains("limit, 44 instructions"), "{text}");
     assert!(text.contains("first differ in group 2"), "{text}");
     // 40 is more than any group retires, but not than the launch: no group differs alone.
-    let text = corrupt("jit:40", &[]);
+    let text = corrupt("jit:40", &[]).expect("debug");
     assert!(
         text.contains("run one group at a time in reference order, every group agrees"),
         "{text}"

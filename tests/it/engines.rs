@@ -1188,6 +1188,22 @@ fn gathers_and_scatters_through_lane_vectors_built_before_the_loop_agree() {
     }
 }
 
+/// The memory of [`gathers_and_scatters_through_a_stride_vector_built_before_the_loop_agree`]:
+/// 128 KiB of guest memory at 0x10000 and 256 KiB of tile space, their first 128 KiB
+/// filled with hashed words.
+const STRIDE_FILL: &str = "
+            .mem 0x10000, 0x20000, rw
+            .tilesize 0x40000
+            .text
+            S.LI s1, 0x10000
+            S.LI s3, 0x8000
+            LOOP s3
+            V.LC0 v1
+            V.MUL v1, v1, -1640531535
+            V.SW v1, [s1, lc0<<2, 0]
+            V.SW.local v1, [s1, lc0<<2, -0x10000]
+            ENDLOOP";
+
 /// Gathers and scatters through an offset vector built before the loop from a pitch in a
 /// register (`V.MUL v2, v1, s12`: a column of a matrix, a field of records): the JIT takes
 /// the lanes at constant offsets from lane 0 behind a loop-entry test of the step the
@@ -1202,19 +1218,9 @@ fn gathers_and_scatters_through_a_stride_vector_built_before_the_loop_agree() {
     let kernel = |pitch: i64, src: u64, dst: u64, local: &str, maps: &str| {
         format!(
             "
-            .mem 0x10000, 0x20000, rw
             .mem 0x30000, 0x1000, r
             {maps}
-            .tilesize 0x40000
-            .text
-            S.LI s1, 0x10000
-            S.LI s3, 0x8000
-            LOOP s3
-            V.LC0 v1
-            V.MUL v1, v1, -1640531535
-            V.SW v1, [s1, lc0<<2, 0]
-            V.SW.local v1, [s1, lc0<<2, -0x10000]
-            ENDLOOP
+            {STRIDE_FILL}
             S.LI s12, {pitch}
             V.LANEID v1
             V.MUL v2, v1, s12
@@ -1265,17 +1271,7 @@ fn gathers_and_scatters_through_a_stride_vector_built_before_the_loop_agree() {
         let out = if pitch < 0 { 0x2e000 } else { 0x11000 };
         check_all_vls(&format!(
             "
-            .mem 0x10000, 0x20000, rw
-            .tilesize 0x40000
-            .text
-            S.LI s1, 0x10000
-            S.LI s3, 0x8000
-            LOOP s3
-            V.LC0 v1
-            V.MUL v1, v1, -1640531535
-            V.SW v1, [s1, lc0<<2, 0]
-            V.SW.local v1, [s1, lc0<<2, -0x10000]
-            ENDLOOP
+            {STRIDE_FILL}
             S.LI s12, {pitch}
             S.VL s14
             S.MUL s13, s14, s12
