@@ -2708,6 +2708,223 @@ fn strided_loads_of_struct_fields_in_loops() {
 }
 
 #[test]
+fn strided_stores_of_struct_fields_agree() {
+    // Strided stores in loops (hoisted: the loop's span check covers them, and each writes
+    // its lanes one by one at constant offsets from lane 0's host address). Fields of
+    // 2-word records written from FP results (complex products, with infinities and NaNs
+    // among the inputs: the stored NaNs are canonical), four fields of 4-word records
+    // written from contiguous loads, and a swap of the two fields in place; the records'
+    // array ending at the end of its mapping (the span of the last group reaches past it),
+    // running into an unmapped page or a read-only page in a later iteration (the trap at
+    // the first faulting lane, nothing of that store written), overlapping fields (two
+    // stores 2 bytes apart: the later one wins), a misaligned base under --strict-align,
+    // a scalar stored by every lane, and tile space.
+    let mut x = f32_words(2048, 33);
+    x += "        .word 0x7f800000, 0, 0xff800000, 0x7fc00001, 0, 0x7f800000, 0x3f800000, 0xffc00000\n";
+    for (dst, n, st_re, st_im, sh) in [
+        (
+            0x20000u64,
+            333u64,
+            "V.SW.U v5, [s3 + (lc0 << 3)]",
+            "V.SW.U v7, [s7 + (lc0 << 3)]",
+            3,
+        ),
+        (
+            0x28000 - 8 * 300,
+            300,
+            "V.SW.U v5, [s3 + (lc0 << 3)]",
+            "V.SW.U v7, [s7 + (lc0 << 3)]",
+            3,
+        ),
+        (
+            0x27000,
+            800,
+            "V.SW.U v5, [s3 + (lc0 << 3)]",
+            "V.SW.U v7, [s7 + (lc0 << 3)]",
+            3,
+        ),
+        (
+            0x23000,
+            600,
+            "V.SW.U v5, [s3 + (lc0 << 3)]",
+            "V.SW.U v7, [s7 + (lc0 << 3)]",
+            3,
+        ),
+        (
+            0x20000,
+            333,
+            "V.SW.U v5, [s3 + (lc0 << 3)]",
+            "V.SW.U v7, [s8 + (lc0 << 3)]",
+            3,
+        ),
+        (
+            0x20002,
+            100,
+            "V.SW v5, [s3 + (lc0 << 3)]",
+            "V.SW v7, [s7 + (lc0 << 3)]",
+            3,
+        ),
+        (
+            0x20000,
+            201,
+            "V.SW.U v5, [s3 + (lc0 << 4)]",
+            "V.SW.U s9, [s7 + (lc0 << 4)]",
+            4,
+        ),
+        (
+            0x20000,
+            77,
+            "V.SW.U v5, [s3 + (lc0 << 6)]",
+            "V.SW.U v7, [s7 + (lc0 << 6)]",
+            6,
+        ),
+        (
+            0x20000,
+            20,
+            "V.SW.U v5, [s3 + (lc0 << 10)]",
+            "V.SW.U v7, [s7 + (lc0 << 10)]",
+            10,
+        ),
+    ] {
+        let src = format!(
+            "
+            .mem 0x20000, 0x3000, rw
+            .mem 0x23000, 0x1000, r
+            .mem 0x24000, 0x4000, rw
+            .mem 0x30000, 0x3000, rw
+            .data 0x30000
+            {x}
+            .text
+            S.LI s1, 0x30000
+            S.ADD s5, s1, 4
+            S.LI s2, 0x31000
+            S.ADD s6, s2, 4
+            S.LI s3, {dst}
+            S.ADD s7, s3, 4
+            S.ADD s8, s3, 2
+            S.LI s9, 0x1234567
+            S.LI s4, {n}
+            LOOP s4
+            V.LW [s1 + (lc0 << 3)], ->v1
+            V.LW [s5 + (lc0 << 3)], ->v2
+            V.LW [s2 + (lc0 << 3)], ->v3
+            V.LW [s6 + (lc0 << 3)], ->v4
+            V.FMUL.S v5, v1, v3
+            V.FMUL.S v6, v2, v4
+            V.FSUB.S v5, v5, v6
+            V.FMUL.S v7, v1, v4
+            V.FMA.S v7, v2, v3
+            {st_re}
+            {st_im}
+            ENDLOOP
+            HALT
+            ",
+        );
+        let src = src.replace("(lc0 << 3)], ->v", &format!("(lc0 << {sh})], ->v"));
+        check_all_vls(&src);
+    }
+    // SoA -> AoS: four fields of 16-byte records from four contiguous arrays (the stores
+    // held back or not, stride 16), bytes to 4-byte pixels' channels, halfwords to pairs,
+    // f64 pairs; and the two fields of 8-byte records swapped in place.
+    for (ld, sd, e, m, dst, n) in [
+        ("V.LW", "V.SW.U", 4u32, 4u32, 0x20000u64, 301u64),
+        ("V.LW", "V.SW.U", 4, 4, 0x28000 - 16 * 200, 200),
+        ("V.LBU", "V.SB", 1, 4, 0x20000, 700),
+        ("V.LH", "V.SH.U", 2, 2, 0x20001, 333),
+        ("V.LD", "V.SD.U", 8, 2, 0x20000, 150),
+        ("V.LD", "V.SD.U", 8, 2, 0x24000 - 16 * 60, 100),
+    ] {
+        let sh = (e * m).trailing_zeros();
+        let lsh = e.trailing_zeros();
+        let lc = if lsh == 0 {
+            "lc0".to_string()
+        } else {
+            format!("lc0<<{lsh}")
+        };
+        let bases: String = (0..m)
+            .map(|f| format!("S.ADD s{b}, s3, {fo}\n            ", b = 10 + f, fo = f * e))
+            .collect();
+        let fields: String = (0..m)
+            .map(|f| {
+                format!(
+                    "{ld} [s1, {lc}, {lo}], ->v{r}\n            {sd} v{r}, [s{b} + (lc0 << {sh})]\n            ",
+                    lo = f * 0x400,
+                    r = f + 1,
+                    b = 10 + f,
+                )
+            })
+            .collect();
+        let src = format!(
+            "
+            .mem 0x20000, 0x3000, rw
+            .mem 0x23000, 0x1000, r
+            .mem 0x24000, 0x4000, rw
+            .mem 0x30000, 0x3000, rw
+            .data 0x30000
+            {x}
+            .text
+            S.LI s1, 0x30000
+            S.LI s3, {dst}
+            {bases}S.LI s4, {n}
+            LOOP s4
+            {fields}
+            ENDLOOP
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+    for (base, n) in [(0x30000u64, 333u64), (0x30004, 250)] {
+        let src = format!(
+            "
+            .mem 0x30000, 0x3000, rw
+            .data 0x30000
+            {x}
+            .text
+            S.LI s1, {base}
+            S.ADD s5, s1, 4
+            S.LI s4, {n}
+            LOOP s4
+            V.LW [s1 + (lc0 << 3)], ->v1
+            V.LW [s5 + (lc0 << 3)], ->v2
+            V.SW.U v2, [s1 + (lc0 << 3)]
+            V.SW.U v1, [s5 + (lc0 << 3)]
+            ENDLOOP
+            HALT
+            "
+        );
+        check_all_vls(&src);
+    }
+    // Tile space: pairs of fields written at a stride of 8, then read back contiguously.
+    let src = format!(
+        "
+        .mem 0x30000, 0x3000, rw
+        .tilesize 0x4000
+        .data 0x30000
+        {x}
+        .text
+        S.LI s1, 0x30000
+        S.LI s3, 0x100
+        S.ADD s7, s3, 4
+        S.LI s4, 500
+        LOOP s4
+        V.LW [s1, lc0<<2, 0], ->v1
+        V.LW [s1, lc0<<2, 0x1000], ->v2
+        V.SW.U.local v1, [s3 + (lc0 << 3)]
+        V.SW.U.local v2, [s7 + (lc0 << 3)]
+        ENDLOOP
+        S.LI s4, 1000
+        LOOP s4
+        V.LW.local [s3, lc0<<2, 0], ->v3
+        V.SW v3, [s1, lc0<<2, 0x2000]
+        ENDLOOP
+        HALT
+        "
+    );
+    check_all_vls(&src);
+}
+
+#[test]
 fn narrow_multiplies_are_exact_for_every_extension() {
     // V.MUL of loaded bytes and halfwords runs on 16- or 32-bit lanes: products of the
     // extreme values of every pair of extensions and widths, stored as 64-bit lanes, summed

@@ -116,7 +116,7 @@ pub(super) fn stream_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
 
 /// Whether the partial iteration of an `ENDLOOP` loop (its tail) may run as the *masked
 /// tail* copy (see `Tx::masked_tail`): every memory access of the body is one of the hoisted
-/// accesses `hoisted` (contiguous, or strided loads), and every vector instruction works lane by lane (no
+/// accesses `hoisted` (contiguous or strided), and every vector instruction works lane by lane (no
 /// `V.REDSUM`, `S.GETLANE` or `V.SETMASK`), so what inactive lanes compute never reaches an
 /// active lane, a scalar or memory.
 pub(super) fn masked_tail_ok(r: &Region, hoisted: &[Hoisted]) -> bool {
@@ -275,11 +275,11 @@ pub(super) fn repackable(r: &Region) -> u32 {
 /// A guest-memory access of an `ENDLOOP` loop body whose lane `i` at LC0BASE `x` accesses
 /// `inv + ((x + i) << log2s)` with `inv` loop-invariant ([`shape::lane_forms`]): contiguous in
 /// every full iteration when the stride `1 << log2s` is its element width, whichever form
-/// spelled it (`lc0`, a register offset, a vector base built from `V.LC0`); or a load of
-/// elements 2 or 4 elements apart (fields of an array of structs, channels of RGBA pixels),
-/// or of 4- or 8-byte elements a power of two from 16 to 4096 bytes apart, whose groups of
-/// `VL << log2s` bytes follow one another just as well. Its per-group checks are hoisted
-/// into one span check per loop entry (`Tx::precheck`).
+/// spelled it (`lc0`, a register offset, a vector base built from `V.LC0`); or a load or a
+/// store of elements 2 or 4 elements apart (fields of an array of structs, channels of RGBA
+/// pixels), or of 4- or 8-byte elements a power of two from 16 to 4096 bytes apart, whose
+/// groups of `VL << log2s` bytes follow one another just as well. Its per-group checks are
+/// hoisted into one span check per loop entry (`Tx::precheck`).
 #[derive(Clone, Debug)]
 pub(crate) struct Hoisted {
     /// Its pc.
@@ -299,7 +299,7 @@ impl Hoisted {
         self.inst.opcode().mem().expect("a hoisted access")
     }
 
-    /// Whether its lanes are adjacent elements (else a strided load, see [`Hoisted`]).
+    /// Whether its lanes are adjacent elements (else a strided access, see [`Hoisted`]).
     pub(crate) fn contiguous(&self) -> bool {
         self.log2s == self.ms().log2e
     }
@@ -446,9 +446,10 @@ pub(super) fn hoistable(r: &Region, stepped: &[Stepped]) -> Vec<Hoisted> {
             // 16 bytes to a page apart (a column of a matrix, one word per cache line).
             let wide_stride =
                 ms.log2e >= 2 && (16..=4096).contains(&f.lane) && (f.lane as u64).is_power_of_two();
-            let strided_load = ms.dir == lanejit_interp::isa::Dir::Load
-                && (f.lane == 2 * e || f.lane == 4 * e || wide_stride);
-            (f.lc0 == f.lane && (f.lane == e || strided_load)).then(|| Hoisted {
+            // Loads and stores alike: a strided store writes its lanes one by one at
+            // constant offsets from lane 0's host address (`Tx::hoisted_access`).
+            let strided = f.lane == 2 * e || f.lane == 4 * e || wide_stride;
+            (f.lc0 == f.lane && (f.lane == e || strided)).then(|| Hoisted {
                 pc,
                 inst,
                 inv: f.invariant(),

@@ -944,21 +944,41 @@ impl Tx<'_, '_> {
 
     /// Whether, over the iterations from LC0BASE `lc` up to `lim`, no two hoisted stores
     /// write one byte (each store's own range, in its space; proved, so none wraps): then
-    /// the stores of an iteration may go in any order (`Tx::defer_plan`).
+    /// the stores of an iteration may go in any order (`Tx::defer_plan`). Two strided stores
+    /// of one stride `S` and element width `E` (the fields of one array of records) whose
+    /// lane 0 addresses differ by `E` to `S - E` modulo `S` never write one byte, whatever
+    /// their ranges.
     fn stores_apart(&mut self, lc: Value, lim: Value) -> Value {
         let mut ranges = Vec::new();
         for j in 0..self.hoist.len() {
-            if self.hoist[j].ms().dir != lanejit_interp::isa::Dir::Store {
+            let hz = &self.hoist[j];
+            if hz.ms().dir != lanejit_interp::isa::Dir::Store {
                 continue;
             }
-            let local = self.hoist[j].inst.is_local();
+            let (local, log2s, log2e) = (hz.inst.is_local(), hz.log2s, hz.ms().log2e);
             let (start, end) = self.span_bytes(j, lc, lim, 0);
-            ranges.push((local, start, end));
+            ranges.push((local, start, end, log2s, log2e));
         }
         let mut ok = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
-        for (i, &(la, sa, ea)) in ranges.iter().enumerate() {
-            for &(lb, sb, eb) in &ranges[i + 1..] {
-                if la == lb {
+        for (i, &(la, sa, ea, lsa, lea)) in ranges.iter().enumerate() {
+            for &(lb, sb, eb, lsb, leb) in &ranges[i + 1..] {
+                if la != lb {
+                    continue;
+                }
+                if lsa == lsb && lea == leb && lsa > lea {
+                    let (s, e) = (1i64 << lsa, 1i64 << lea);
+                    let one = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
+                    let spans = self.and_apart(one, (sb, eb), (sa, ea));
+                    let d = self.b.ins().isub(sb, sa);
+                    let r = self.b.ins().band_imm_s(d, s - 1);
+                    let r = self.b.ins().iadd_imm_s(r, -e);
+                    let fields = self
+                        .b
+                        .ins()
+                        .icmp_imm_s(IntCC::UnsignedLessThan, r, s - 2 * e + 1);
+                    let pair = self.b.ins().bor(spans, fields);
+                    ok = self.b.ins().band(ok, pair);
+                } else {
                     ok = self.and_apart(ok, (sb, eb), (sa, ea));
                 }
             }
