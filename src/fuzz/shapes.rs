@@ -1441,8 +1441,10 @@ impl Shapes {
     /// register of its own (`V.LW [s1 + (lc0 << 4)]`, `V.LW [s21 + (lc0 << 4)]` with `s21 = s1
     /// + 4` set right before the loop): the JIT speculates on the registers' distance and
     /// tests it at every stretch (`translate::strip`), and the fields of one record share
-    /// their loads (an interleave group). In a third of the bodies of 4- and 8-byte elements;
-    /// drawn from a generator seeded with `seed`, as `Shapes::strip_gathers` is.
+    /// their loads (an interleave group). Or, in half of them, stores to the two fields (the
+    /// JIT's hoisted strided stores, their pair apart when the fields are: `Tx::stores_apart`).
+    /// In a third of the bodies of 4- and 8-byte elements; drawn from a generator seeded with
+    /// `seed`, as `Shapes::strip_gathers` is.
     fn strip_fields(
         &mut self,
         log2e: u8,
@@ -1466,6 +1468,7 @@ impl Shapes {
         let e = 1u64 << log2e;
         let fields = (1u64 << log2s) / e;
         let f = 1 + draw(fields.min(4) - 1);
+        let store = draw(2) == 0;
         let other = self.pre_reg();
         items.insert(
             at,
@@ -1475,7 +1478,7 @@ impl Shapes {
                 sb: SOrImm::Imm((f * e) as i32),
             })),
         );
-        let ops = mem_ops(false, log2e, |m| {
+        let ops = mem_ops(store, log2e, |m| {
             matches!(m.mode, Mode::RegOff { .. })
                 && (0..=7).any(|sh| m.reg_shift(sh) == u32::from(log2s))
         });
@@ -1495,7 +1498,7 @@ impl Shapes {
             };
             if let Some(inst) = mem_form(op, Reg::V(vd.0), addr, false) {
                 items.push(Item::Inst(inst));
-                if !written.contains(&vd) {
+                if !store && !written.contains(&vd) {
                     written.push(vd);
                 }
             }
