@@ -2895,6 +2895,80 @@ fn strided_stores_of_struct_fields_agree() {
         );
         check_all_vls(&src);
     }
+    // Both fields of 2-field records stored by consecutive instructions (interleaved as
+    // 16-byte vectors, `Tx::pair_fields`), through base registers whose distance the JIT
+    // speculates on: 4- and 8-byte elements, from loads, from FP results and from 64-bit
+    // sums (their low words stored); and a loop entered three times with the second base 4,
+    // then 2 (the fields overlapping: the later store wins), then 12 bytes above the first.
+    for (ld, sd, e, n, fp) in [
+        ("V.LW", "V.SW.U", 4u32, 333u64, ""),
+        (
+            "V.LW",
+            "V.SW.U",
+            4,
+            300,
+            "V.FMUL.S v1, v1, v2\n            V.FMA.S v2, v1, v1",
+        ),
+        (
+            "V.LW",
+            "V.SW.U",
+            4,
+            201,
+            "V.ADD v1, v1, v2\n            V.SHL v2, v2, 29",
+        ),
+        ("V.LD", "V.SD.U", 8, 150, ""),
+        (
+            "V.LD",
+            "V.SD.U",
+            8,
+            77,
+            "V.FMUL.D v1, v1, v2\n            V.FADD.D v2, v1, v1",
+        ),
+    ] {
+        let lsh = e.trailing_zeros();
+        let sh = lsh + 1;
+        for dists in [[e, e, e], [e, 2, 3 * e]] {
+            let src = format!(
+                "
+                .mem 0x20000, 0x3000, rw
+                .mem 0x30000, 0x3000, rw
+                .data 0x30000
+                {x}
+                .text
+                S.LI s1, 0x30000
+                S.LI s3, 0x20000
+                S.LI s20, 0
+                S.LI s4, {n}
+                again:
+                S.ADD s21, s20, 0x20000
+                S.LI s11, {d0}
+                BEQ s20, 0, go
+                S.LI s11, {d1}
+                S.SUB s22, s20, 0x100
+                BEQ s22, 0, go
+                S.LI s11, {d2}
+                go:
+                S.ADD s11, s11, s21
+                S.MOV s3, s21
+                LOOP s4
+                {ld} [s1, lc0<<{lsh}, 0], ->v1
+                {ld} [s1, lc0<<{lsh}, 0x1000], ->v2
+                {fp}
+                {sd} v1, [s3 + (lc0 << {sh})]
+                {sd} v2, [s11 + (lc0 << {sh})]
+                ENDLOOP
+                S.ADD s20, s20, 0x100
+                S.SUB s22, s20, 0x300
+                BNE s22, 0, again
+                HALT
+                ",
+                d0 = dists[0],
+                d1 = dists[1],
+                d2 = dists[2],
+            );
+            check_all_vls(&src);
+        }
+    }
     // Tile space: pairs of fields written at a stride of 8, then read back contiguously.
     let src = format!(
         "

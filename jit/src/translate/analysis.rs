@@ -465,7 +465,9 @@ pub(super) fn hoistable(r: &Region, stepped: &[Stepped]) -> Vec<Hoisted> {
 /// at the entry that made the region compile, lay within one record of the first such
 /// load's (less than its window of `min(stride, 16)` bytes apart, at a multiple of the
 /// element width) are rewritten as that load's register plus a constant, so they form its
-/// interleave group (`Tx::interleave_offset`). Returns the guards `(a, b, d)`: `b - a == d`
+/// interleave group (`Tx::interleave_offset`); hoisted strided stores likewise among
+/// themselves (the two fields a pair of stores writes, `Tx::pair_fields`). Returns the
+/// guards `(a, b, d)`: `b - a == d`
 /// must hold at the loop's entry for the copies that use the hoisted accesses
 /// (`Tx::precheck`, `Tx::masked_tail_entry`; else the loop leaves for the straight form of
 /// its body, and the JIT compiles it again without speculation after a few such exits).
@@ -477,13 +479,7 @@ pub(super) fn speculate_bases(
         return Vec::new();
     };
     let single = |h: &Hoisted| match h.inv.terms.as_slice() {
-        [(r, 1)]
-            if h.ms().dir == lanejit_interp::isa::Dir::Load
-                && !h.contiguous()
-                && shape::vbase_of(*r).is_none() =>
-        {
-            Some(*r)
-        }
+        [(r, 1)] if !h.contiguous() && shape::vbase_of(*r).is_none() => Some(*r),
         _ => None,
     };
     let mut guards: Vec<(SReg, SReg, i64)> = Vec::new();
@@ -493,6 +489,7 @@ pub(super) fn speculate_bases(
             let Some(b) = single(&hoist[j]) else { continue };
             let (hi, hj) = (&hoist[i], &hoist[j]);
             if a == b
+                || hi.ms().dir != hj.ms().dir
                 || hi.log2s != hj.log2s
                 || hi.ms().log2e != hj.ms().log2e
                 || hi.inst.is_local() != hj.inst.is_local()

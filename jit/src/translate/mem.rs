@@ -58,17 +58,23 @@
 //!   vectors when the data is packed at the store's width (`Tx::strided_store_at`: eight
 //!   bytes leave the vector, `movq`/`pextrq`, and a shift gives the next lane), and in the
 //!   masked tail the active lanes in a loop over the lanes (`Tx::store_active_strided`).
-//!   The fields of one array of records written by two such stores are apart when their
-//!   lane 0 addresses differ by `E` to `S - E` modulo the stride `S`, whatever their spans
-//!   (`Tx::stores_apart`), so the streaming copy's plan of held stores still applies. A
-//!   complex product over interleaved f32 pairs (`V.LW [s1 + (lc0 << 3)]` for the real
-//!   parts, `s5 = s1 + 4` for the imaginary ones, and the results stored the same way):
-//!   its loop ran 622 host instructions per iteration of 32 products, with every loaded
-//!   16-byte piece spilled above each store's own span check and the lanes widened before
-//!   their extraction, and now 324 (callgrind, `lanejit run --engine jit`, N = 65,536; the
-//!   loop that fills the records with four strided stores: 787 -> 345); one million
-//!   products with the fill loop, `lanejit bench FILE --engine jit-warm`, two alternating
-//!   runs of each build: 12.3 / 13.0 -> 7.2 / 5.9 ms, tiered 21.2 / 19.1 -> 12.5 / 11.7 ms.
+//!   Two consecutive stores of the two fields of 2-field records (4- or 8-byte elements,
+//!   through one base register, or two whose distance the JIT speculates on as for loads,
+//!   `analysis::speculate_bases`) interleave their chunks and store 16-byte vectors
+//!   (`Tx::pair_fields`). The fields of one array of records written by two strided
+//!   stores are apart when their lane 0 addresses differ by `E` to `S - E` modulo the
+//!   stride `S`, whatever their spans (`Tx::stores_apart`), so the streaming copy's plan
+//!   of held stores still applies. A complex product over interleaved f32 pairs
+//!   (`V.LW [s1 + (lc0 << 3)]` for the real parts, `s5 = s1 + 4` for the imaginary ones,
+//!   the results stored the same way): its loop ran 622 host instructions per iteration of 32
+//!   products (every loaded 16-byte piece spilled above each store's own span check, the
+//!   lanes widened before their extraction), 324 with the stores hoisted, 175 with the
+//!   pairs interleaved (callgrind, `lanejit run --engine jit`, N = 65,536; the loop that
+//!   fills the records, four strided stores of 64-bit sums: 787 -> 345 -> 148); its
+//!   compile 31.9 -> 3.8 ms, 53,096 -> 7,056 bytes of code (`bench --compile-latency`).
+//!   One million products with the fill loop (`lanejit bench FILE`, two alternating runs
+//!   of each build): jit-warm 10.0 / 9.9 -> 3.9 / 4.0 ms, tiered 16.8 / 18.4 -> 10.2 /
+//!   10.7 ms.
 //! * Register-offset and immediate forms on guest memory with a full mask (a loop's full
 //!   copies): lane EAs with SIMD adds and shifts, one check of the group's whole EA range
 //!   `[min, max + E)` (in range, and a single lookup in the permitted-run table proving all
@@ -2186,6 +2192,78 @@ impl Tx<'_, '_> {
         }
     }
 
+    /// Hoisted strided store `j` (lane 0's host address `host`) and the instruction after
+    /// it, when that is the store of the record's other field: the two fields of 2-field
+    /// records of 4- or 8-byte elements (a stride of `2E`, the second field `E` above the
+    /// first, the same scalar terms), neither in the masked tail. Then both registers'
+    /// chunks (words narrowed to four a vector, unless packed so) are interleaved
+    /// (`punpckl*` / `punpckh*`) and stored as 16-byte vectors, the
+    /// records' bytes in one pass, instead of a lane at a time; the next instruction is
+    /// translated with this one (`Tx::fused`: nothing between them can leave, and their
+    /// bytes are disjoint, so their order does not matter). The second register, read
+    /// here, is canonicalised first when it holds raw FP results (the dispatcher did so for
+    /// the first). Whether it did so.
+    fn pair_fields(&mut self, j: usize, ms: MemSem, data: Reg, host: Value) -> bool {
+        let hz = &self.hoist[j];
+        let (log2e, log2s, pc) = (ms.log2e, hz.log2s, hz.pc);
+        if self.masked_tail || self.vl < 4 || log2e < 2 || log2s != log2e + 1 {
+            return false;
+        }
+        let Some(next) = self.next else {
+            return false;
+        };
+        let Some(k) = self
+            .hoist
+            .iter()
+            .position(|h| h.pc == pc + 8 && h.inst == next)
+        else {
+            return false;
+        };
+        let (lead, delta) = self.hoist_lead(j);
+        let (lead2, delta2) = self.hoist_lead(k);
+        let h2 = &self.hoist[k];
+        let (Some(ms2), Reg::V(a), Some(Reg::V(b))) =
+            (h2.inst.opcode().mem(), data, data_reg(&h2.inst))
+        else {
+            return false;
+        };
+        let e = 1i64 << log2e;
+        if ms2.dir != Dir::Store
+            || ms2.log2e != log2e
+            || h2.log2s != log2s
+            || h2.inst.is_local() != hz.inst.is_local()
+            || lead2 != lead
+            || delta2 != delta.wrapping_add(e)
+        {
+            return false;
+        }
+        self.canonicalize(VReg(b));
+        let (first, second) = if log2e == 2 {
+            // Words: a register's packed vectors, or its lanes narrowed to four a vector.
+            let words = |t: &mut Self, r: u8| {
+                if t.packed_at(VReg(r), 2) {
+                    t.packed_vals(VReg(r), 2)
+                } else {
+                    let c = t.data_chunks(Reg::V(r));
+                    t.narrow(2, &c)
+                }
+            };
+            (words(self, a), words(self, b))
+        } else {
+            (self.data_chunks(Reg::V(a)), self.data_chunks(Reg::V(b)))
+        };
+        let f = flags();
+        for (c, (x, y)) in first.into_iter().zip(second).enumerate() {
+            let (x, y) = (self.bitcast(I8X16, x), self.bitcast(I8X16, y));
+            let lo = self.shuffle(x, y, unpack(1 << log2e, 0));
+            let hi = self.shuffle(x, y, unpack(1 << log2e, 1));
+            self.b.ins().store(f, lo, host, (32 * c) as i32);
+            self.b.ins().store(f, hi, host, (32 * c + 16) as i32);
+        }
+        self.fused = true;
+        true
+    }
+
     /// Store the active lanes (a prefix mask: the masked tail) of the `i64x2` chunks `data`
     /// at `host + i * stride`, in lane order, in a loop over the lanes.
     fn store_active_strided(&mut self, host: Value, stride: i64, log2e: u8, data: &[Value]) {
@@ -3023,7 +3101,11 @@ impl Tx<'_, '_> {
         if log2s != ms.log2e {
             match ms.dir {
                 Dir::Load => self.strided_proved(ms, data, host, o as usize, 1 << log2s, f),
-                Dir::Store => self.strided_store_at(ms, data, host, 1 << log2s),
+                Dir::Store => {
+                    if !self.pair_fields(j, ms, data, host) {
+                        self.strided_store_at(ms, data, host, 1 << log2s);
+                    }
+                }
             }
             return;
         }
