@@ -1463,8 +1463,13 @@ impl Shapes {
         else {
             return;
         };
-        // Records of 16 or 32 bytes; the second field 1 to 3 elements after the first.
-        let log2s = 4 + draw(2) as u8;
+        // Records of 16 or 32 bytes, or of two fields (whose two stores the JIT interleaves:
+        // `Tx::pair_fields`); the second field 1 to 3 elements after the first.
+        let log2s = if draw(3) == 0 {
+            log2e + 1
+        } else {
+            4 + draw(2) as u8
+        };
         let e = 1u64 << log2e;
         let fields = (1u64 << log2s) / e;
         let f = 1 + draw(fields.min(4) - 1);
