@@ -2721,6 +2721,16 @@ fn strided_stores_of_struct_fields_agree() {
     // a scalar stored by every lane, and tile space.
     let mut x = f32_words(2048, 33);
     x += "        .word 0x7f800000, 0, 0xff800000, 0x7fc00001, 0, 0x7f800000, 0x3f800000, 0xffc00000\n";
+    // Records at 0x20000 (rw), a read-only page at 0x23000, more records at 0x24000, the
+    // inputs at 0x30000.
+    let map = format!(
+        ".mem 0x20000, 0x3000, rw
+        .mem 0x23000, 0x1000, r
+        .mem 0x24000, 0x4000, rw
+        .mem 0x30000, 0x3000, rw
+        .data 0x30000
+        {x}"
+    );
     for (dst, n, st_re, st_im, sh) in [
         (
             0x20000u64,
@@ -2788,12 +2798,7 @@ fn strided_stores_of_struct_fields_agree() {
     ] {
         let src = format!(
             "
-            .mem 0x20000, 0x3000, rw
-            .mem 0x23000, 0x1000, r
-            .mem 0x24000, 0x4000, rw
-            .mem 0x30000, 0x3000, rw
-            .data 0x30000
-            {x}
+            {map}
             .text
             S.LI s1, 0x30000
             S.ADD s5, s1, 4
@@ -2856,12 +2861,7 @@ fn strided_stores_of_struct_fields_agree() {
             .collect();
         let src = format!(
             "
-            .mem 0x20000, 0x3000, rw
-            .mem 0x23000, 0x1000, r
-            .mem 0x24000, 0x4000, rw
-            .mem 0x30000, 0x3000, rw
-            .data 0x30000
-            {x}
+            {map}
             .text
             S.LI s1, 0x30000
             S.LI s3, {dst}
