@@ -936,10 +936,15 @@ impl Tx<'_, '_> {
 
     /// `ok` and whether byte ranges `a` and `b` (`[start, end)`) are disjoint.
     pub(super) fn and_apart(&mut self, ok: Value, a: (Value, Value), b: (Value, Value)) -> Value {
+        let apart = self.apart(a, b);
+        self.b.ins().band(ok, apart)
+    }
+
+    /// Whether byte ranges `a` and `b` (`[start, end)`) are disjoint.
+    fn apart(&mut self, a: (Value, Value), b: (Value, Value)) -> Value {
         let before = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, b.1, a.0);
         let after = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, a.1, b.0);
-        let apart = self.b.ins().bor(before, after);
-        self.b.ins().band(ok, apart)
+        self.b.ins().bor(before, after)
     }
 
     /// Whether, over the iterations from LC0BASE `lc` up to `lim`, no two hoisted stores
@@ -967,8 +972,7 @@ impl Tx<'_, '_> {
                 }
                 if lsa == lsb && lea == leb && lsa > lea {
                     let (s, e) = (1i64 << lsa, 1i64 << lea);
-                    let one = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
-                    let spans = self.and_apart(one, (sb, eb), (sa, ea));
+                    let spans = self.apart((sb, eb), (sa, ea));
                     let d = self.b.ins().isub(sb, sa);
                     let r = self.b.ins().band_imm_s(d, s - 1);
                     let r = self.b.ins().iadd_imm_s(r, -e);

@@ -1254,17 +1254,8 @@ impl Tx<'_, '_> {
     /// group may own them).
     fn store_active_lanes(&mut self, host: Value, log2e: u8, data: &[Value]) {
         let vl = self.vl as usize;
-        let mask = self.b.use_var(self.mask);
         if vl << log2e < 16 || (log2e < 3 && data.len() < (8 >> log2e)) {
-            let pd = self.spill(1, data);
-            self.for_each_lane(|t, i| {
-                t.if_lane_active(mask, i, |t| {
-                    let x = t.lane_at(pd, i);
-                    let oe = t.b.ins().ishl_imm_s(i, log2e as i64);
-                    let h = t.b.ins().iadd(host, oe);
-                    t.store_lane(x, h, 0, log2e);
-                });
-            });
+            self.store_active_strided(host, log2e, log2e, data);
             return;
         }
         let narrow = self.narrow(log2e, data);
@@ -1928,16 +1919,9 @@ impl Tx<'_, '_> {
                 }
             }
             Dir::Store => {
-                if let Reg::V(n) = data {
-                    let r = VReg(n);
-                    if self.full
-                        && !self.masked_tail
-                        && self.packed_at(r, ms.log2e)
-                        && self.nan[n as usize].is_none()
-                    {
-                        self.store_packed_lanes(r, ms.log2e, hosts);
-                        return;
-                    }
+                if let Some(r) = self.packed_store_data(data, ms.log2e) {
+                    self.store_packed_lanes(r, ms.log2e, hosts);
+                    return;
                 }
                 let chunks = self.data_chunks(data);
                 let mask = self.masked_tail.then(|| self.b.use_var(self.mask));
@@ -2173,17 +2157,14 @@ impl Tx<'_, '_> {
     /// chunks' lanes; the host's addressing folds each lane's offset into its store.
     fn strided_store_at(&mut self, ms: MemSem, data: Reg, host: Value, stride: i64) {
         let vl = self.vl as usize;
-        if let Reg::V(n) = data {
-            // The dispatcher left it packed (`Tx::packed_ok_operand`) and canonical (no
-            // lazy store for a strided one, `Tx::lazy_store_data`).
-            let r = VReg(n);
-            if !self.masked_tail && self.packed_at(r, ms.log2e) && self.nan[n as usize].is_none() {
-                let hosts: Vec<Value> = (0..vl as i64)
-                    .map(|i| self.b.ins().iadd_imm_s(host, i * stride))
-                    .collect();
-                self.store_packed_lanes(r, ms.log2e, &hosts);
-                return;
-            }
+        // The dispatcher left a register packed (`Tx::packed_ok_operand`) and canonical (no
+        // lazy store for a strided one, `Tx::lazy_store_data`).
+        if let Some(r) = self.packed_store_data(data, ms.log2e) {
+            let hosts: Vec<Value> = (0..vl as i64)
+                .map(|i| self.b.ins().iadd_imm_s(host, i * stride))
+                .collect();
+            self.store_packed_lanes(r, ms.log2e, &hosts);
+            return;
         }
         let chunks = self.data_chunks(data);
         for i in 0..vl {
@@ -2192,7 +2173,8 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// Hoisted strided store `j` (lane 0's host address `host`) and the instruction after
+    /// Hoisted strided store `j` (lane 0's host address `host`, its leader's index and
+    /// distance from it `(lead, delta)`, `Tx::hoist_lead`) and the instruction after
     /// it, when that is the store of the record's other field: the two fields of 2-field
     /// records of 4- or 8-byte elements (a stride of `2E`, the second field `E` above the
     /// first, the same scalar terms), neither in the masked tail. Then both registers'
@@ -2203,7 +2185,14 @@ impl Tx<'_, '_> {
     /// bytes are disjoint, so their order does not matter). The second register, read
     /// here, is canonicalised first when it holds raw FP results (the dispatcher did so for
     /// the first). Whether it did so.
-    fn pair_fields(&mut self, j: usize, ms: MemSem, data: Reg, host: Value) -> bool {
+    fn pair_fields(
+        &mut self,
+        j: usize,
+        (lead, delta): (usize, i64),
+        ms: MemSem,
+        data: Reg,
+        host: Value,
+    ) -> bool {
         let hz = &self.hoist[j];
         let (log2e, log2s, pc) = (ms.log2e, hz.log2s, hz.pc);
         if self.masked_tail || self.vl < 4 || log2e < 2 || log2s != log2e + 1 {
@@ -2219,7 +2208,6 @@ impl Tx<'_, '_> {
         else {
             return false;
         };
-        let (lead, delta) = self.hoist_lead(j);
         let (lead2, delta2) = self.hoist_lead(k);
         let h2 = &self.hoist[k];
         let (Some(ms2), Reg::V(a), Some(Reg::V(b))) =
@@ -2264,15 +2252,17 @@ impl Tx<'_, '_> {
         true
     }
 
-    /// Store the active lanes (a prefix mask: the masked tail) of the `i64x2` chunks `data`
-    /// at `host + i * stride`, in lane order, in a loop over the lanes.
-    fn store_active_strided(&mut self, host: Value, stride: i64, log2e: u8, data: &[Value]) {
+    /// Store the low `1 << log2e` bytes of the active lanes of the `i64x2` chunks `data` at
+    /// `host + (i << log2s)`, in lane order, in a loop over the lanes (the masked tail's
+    /// strided stores; contiguous ones, `log2s == log2e`, of groups too small for
+    /// [`Self::store_active_bytes`]).
+    fn store_active_strided(&mut self, host: Value, log2s: u8, log2e: u8, data: &[Value]) {
         let mask = self.b.use_var(self.mask);
         let pd = self.spill(1, data);
         self.for_each_lane(|t, i| {
             t.if_lane_active(mask, i, |t| {
                 let x = t.lane_at(pd, i);
-                let oe = t.b.ins().imul_imm_s(i, stride);
+                let oe = t.b.ins().ishl_imm_s(i, log2s as i64);
                 let h = t.b.ins().iadd(host, oe);
                 t.store_lane(x, h, 0, log2e);
             });
@@ -2651,6 +2641,18 @@ impl Tx<'_, '_> {
             _ => 0,
         };
         (1 << n.0) | data
+    }
+
+    /// The register of a store's `data` whose lanes leave its packed vectors directly
+    /// ([`Self::store_packed_lanes`]): under a full mask outside the masked tail, packed at
+    /// the store's width and canonical.
+    fn packed_store_data(&self, data: Reg, log2e: u8) -> Option<VReg> {
+        let Reg::V(n) = data else { return None };
+        let ok = self.full
+            && !self.masked_tail
+            && self.packed_at(VReg(n), log2e)
+            && self.nan[n as usize].is_none();
+        ok.then_some(VReg(n))
     }
 
     /// Whether `r` is packed as elements of `1 << log2e` bytes (below 8).
@@ -3070,7 +3072,7 @@ impl Tx<'_, '_> {
         if self.masked_tail && ms.dir == Dir::Store && log2s != ms.log2e {
             // The masked tail: only the active lanes, one by one.
             let vals = self.data_chunks(data);
-            self.store_active_strided(host, 1 << log2s, ms.log2e, &vals);
+            self.store_active_strided(host, log2s, ms.log2e, &vals);
             return;
         }
         if self.masked_tail && ms.dir == Dir::Store {
@@ -3102,7 +3104,7 @@ impl Tx<'_, '_> {
             match ms.dir {
                 Dir::Load => self.strided_proved(ms, data, host, o as usize, 1 << log2s, f),
                 Dir::Store => {
-                    if !self.pair_fields(j, ms, data, host) {
+                    if !self.pair_fields(j, (lead, delta), ms, data, host) {
                         self.strided_store_at(ms, data, host, 1 << log2s);
                     }
                 }
