@@ -191,6 +191,12 @@ pub(crate) const LANE_LOOP_MIN_VL: usize = 16;
 /// Chunks per NaN test of a canonicalising f32 store (`Tx::store_canonical_pairs`).
 pub(crate) const CANON_GROUP: usize = 2;
 
+/// Chunks per NaN test of a register long multiply-add chains accumulate into
+/// (`super::LONG_FMA_CHAIN`): the chains `schedule::cluster_shared` interleaves at most
+/// (`schedule::MAX_CLUSTER`), so one group's results are stored before the next group's
+/// chains start.
+pub(crate) const LONG_CHAIN_GROUP: usize = 8;
+
 /// How lane EAs are formed.
 #[derive(Clone, Copy, Debug)]
 enum Addr {
@@ -3345,7 +3351,7 @@ impl Tx<'_, '_> {
                 if self.nan[n as usize].is_some() {
                     // Raw f32 results (`Self::lazy_store_data`): canonical as they are stored.
                     let group = if self.long_chains & (1 << n) != 0 {
-                        vals.len()
+                        LONG_CHAIN_GROUP
                     } else {
                         CANON_GROUP
                     };

@@ -252,16 +252,19 @@ fn splat_scalars(r: &Region, written: u32) -> u32 {
 }
 
 /// A register that at least this many `V.FMA.S` of a region accumulate into (a matrix
-/// product's row of C, 16 per loop iteration in matmul256) is stored with one NaN test for
-/// all its chunks instead of one per [`mem::CANON_GROUP`] (`Tx::store_canonical_pairs`):
-/// each chunk's chain is then as many dependent multiply-adds, latency-bound alone, and in
-/// one block `schedule::cluster_shared` interleaves every chunk's chain, each broadcast
-/// reloaded once for all of them. matmul256 (VL 32, 256 KiB, jit, three alternating runs):
-/// 10.1 -> 12.1 G multiply-adds/s, and 14.2 once the clustering reaches all eight chunks
-/// (`schedule::MAX_RISE`). Shorter chains lose by it: the stores wait for the last chunk's
-/// chain, and retire later (one test for all chunks of every f32 store: stencil5_lc0, four
-/// per chunk, -4%; fir8_lc0, seven, -3%; saxpy32 -9%).
-pub(crate) const LONG_FMA_CHAIN: u8 = 8;
+/// product's row of C, 16 per loop iteration in matmul256; a FIR's seven taps after the
+/// first) is stored with one NaN test per [`mem::LONG_CHAIN_GROUP`] chunks instead of one
+/// per [`mem::CANON_GROUP`] (`Tx::store_canonical_pairs`): each chunk's chain is then as
+/// many dependent multiply-adds, latency-bound alone, and in one block
+/// `schedule::cluster_shared` interleaves the chunks' chains, each broadcast reloaded once
+/// for all of them. matmul256 (VL 32, 256 KiB, jit, three alternating runs): 10.1 -> 12.1 G
+/// multiply-adds/s, and 14.2 once the clustering reaches all eight chunks
+/// (`schedule::MAX_RISE`). fir8 (seven): 10-13% faster once the clustering also takes its
+/// chains' first multiply and the taps broadcast in the round. Shorter chains gain nothing
+/// (stencil5_lc0's four, with 4 here: within 1%, best of four alternating runs) or lose:
+/// the stores wait for the last chunk's chain, and retire later (one test for all chunks of
+/// every f32 store, before the clustering: stencil5_lc0 -4%, saxpy32 -9%).
+pub(crate) const LONG_FMA_CHAIN: u8 = 7;
 
 /// The vector registers `r` accumulates into with at least [`LONG_FMA_CHAIN`] f32
 /// multiply-adds.
