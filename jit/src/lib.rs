@@ -173,6 +173,19 @@ impl TxSetup {
     }
 }
 
+/// Whether `region`, planned as `plan` at `vl` lanes, is expected to get its register form
+/// with the optimising settings: the plan is the register form and its estimated IR fits
+/// the optimising bound.
+fn registers_optimized(
+    region: &region::Region,
+    plan: Plan,
+    vl: u32,
+    sregs: Option<[u64; 32]>,
+) -> bool {
+    plan == Plan::Registers
+        && plan::optimizing_fits(region, plan::estimate(region, vl, false, sregs), 0, vl)
+}
+
 /// The block parameters of `func`'s blocks, in all.
 fn block_params(func: &cranelift_codegen::ir::Function) -> usize {
     func.layout
@@ -1263,9 +1276,18 @@ impl Jit {
         // whose IR does not grow with VL (`translate::strip`), whatever the plan for its
         // register form: when it comes out without exits and within the register form's
         // bound.
-        let strip = (self.baseline && probes.is_none() && !key.hot)
-            .then(|| translate::strip_width(&region, hints.sregs, self.vl))
-            .flatten();
+        // Without one (`--engine jit`, launches), a loop whose register form is expected
+        // over the optimising settings' bound (large bodies at VL 64) gets it too, for good
+        // and optimised (`strip_final` below), rather than the register form with the kept
+        // settings, whose single-pass allocator spills nearly every value: matmul256's row
+        // loop at VL 64, 148,976 -> 8,448 code bytes, 30 -> 3.1 ms of compile, 3.4 -> 9.3 G
+        // multiply-adds/s (`lanejit bench --sizes 256K,16M --vl 64`, best of three
+        // alternating runs; 15 G at VL 32 in the register form).
+        let strip = (probes.is_none()
+            && !key.hot
+            && (self.baseline || !registers_optimized(&region, plan, self.vl, hints.sregs)))
+        .then(|| translate::strip_width(&region, hints.sregs, self.vl))
+        .flatten();
         let stripped = strip.and_then(|w| {
             let scfg = setup.strip_config(isa, key.hot, hints, w);
             ctx.clear();

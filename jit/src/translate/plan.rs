@@ -29,7 +29,9 @@
 //! [`REGISTERS_STATE`] chunks (and the emitted IR at most [`registers_ir`]); at VL 64 also
 //! when they are at most 1.5 times [`REGISTERS_BASELINE_IR`] and [`REGISTERS_BASELINE_STATE`]
 //! (and the emitted IR at most [`REGISTERS_BASELINE_IR`]), and then it is compiled with the
-//! kept settings for good (`cache::Settings::Kept`, `Jit`: no optimised recompile); else the memory
+//! kept settings for good (`cache::Settings::Kept`, `Jit`: no optimised recompile), unless
+//! it is a simple counted loop or nest, which then gets its strip-mined form optimised
+//! instead (`translate::strip`, whose IR does not grow with VL; `Jit::translate`); else the memory
 //! form when the estimate is at most [`MEMORY_IR`]; else the straight-line fallback. `Jit::compile_key` also checks the IR the
 //! translator really emitted against the same bounds (a wrong estimate costs one
 //! re-translation in the next form, never an unbounded compile).
