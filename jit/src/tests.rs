@@ -640,6 +640,47 @@ fn unrolled_bodies_of_lane_wise_work_compile_strip_mined_within_the_bound() {
 }
 
 #[test]
+fn a_loop_whose_register_form_comes_out_over_the_optimising_bound_is_strip_mined() {
+    use crate::RegionKind;
+    // A 3x3 box blur of u8 pixels, one hardware loop per row of 64 (62 interior pixels, one
+    // masked iteration at VL 64): its register form is estimated within the optimising bound
+    // and emitted over it, so without a baseline tier the loop gets its strip-mined form,
+    // optimised, rather than the register form with the kept settings; it agrees with the
+    // interpreter either way.
+    let taps: String = [-65, -64, -63, -1, 0, 1, 63, 64, 65]
+        .iter()
+        .enumerate()
+        .map(|(k, o)| {
+            let add = if k == 0 {
+                ""
+            } else {
+                "        V.ADD v1, v1, v2\n"
+            };
+            let dst = if k == 0 { "v1" } else { "v2" };
+            format!("        V.LBU [s10, lc0, {o}], ->{dst}\n{add}")
+        })
+        .collect();
+    let src = format!(
+        "        S.LI s10, 0x10041\n        S.LI s11, 0x11041\n        S.LI s20, 30\n\
+         S.LI s21, 62\nrow:    LOOP s21\n{taps}        V.MUL v1, v1, 7282\n\
+         V.SHR v1, v1, 16\n        V.SB v1, [s11, lc0, 0]\n        ENDLOOP\n\
+         S.ADD s10, s10, 64\n        S.ADD s11, s11, 64\n        S.SUB s20, s20, 1\n\
+         BNE s20, s0, row\n        HALT\n"
+    );
+    let p = lanejit_interp::asm::assemble(&src, "blur.s").expect("assembles");
+    for baseline in [false, true] {
+        let what = format!("blur rows, baseline tier {baseline}");
+        let stats = agree_with_interp(&p.code, 64, None, baseline, &what);
+        let lp = stats
+            .regions
+            .iter()
+            .find(|r| r.kind == RegionKind::Loop)
+            .expect("the row loop compiled");
+        assert!(lp.strip, "{what}: {lp:?}");
+    }
+}
+
+#[test]
 fn a_spent_program_compile_budget_leaves_regions_to_the_interpreter() {
     // The copy loop's regions cost a few hundred IR instructions each: with a budget of 1,
     // the first region compiles (the budget is checked before each compile) and every later
