@@ -399,6 +399,9 @@ enum Placed {
     Optimized,
     /// The strip-mined step between a baseline and its optimised code ([`strip_step`]).
     StripStep,
+    /// The optimising recompile of a baseline in the strip-mined form, for good (its
+    /// register form over the optimising settings' bound, `Jit::prepare_optimized`).
+    StripFinal,
 }
 
 /// A loop compiled as a baseline, waiting for its optimised code.
@@ -979,16 +982,38 @@ impl Jit {
                 emit(&mut ctx, cfg)
             })
             .is_some();
+        // The optimised code stays: it has no reason to leave early.
+        let setup = TxSetup {
+            yields: false,
+            ..self.tx_setup()
+        };
+        // Whether the final code is the strip-mined form (see below).
+        let mut strip_final = false;
         if !strip {
-            // The optimised code stays: it has no reason to leave early.
-            let setup = TxSetup {
-                yields: false,
-                ..self.tx_setup()
-            };
-            emit(
-                &mut ctx,
-                setup.config(&*isa, base.plan, base.key.hot, base.hints, true),
+            let full = setup.config(&*isa, base.plan, base.key.hot, base.hints, true);
+            emit(&mut ctx, full);
+            // A register form over the optimising settings' bound (estimated within it)
+            // would get the kept settings, and run slower than the strip-mined step it
+            // replaces (fir8_vaddr at VL 64, 256 KiB: 602 against 1,913 Melem/s): a loop
+            // that has that form keeps it, optimised, as a first compile without a
+            // baseline tier does (`Jit::translate`).
+            let over = !plan::optimizing_fits(
+                &region,
+                ctx.func.dfg.num_insts(),
+                block_params(&ctx.func),
+                self.vl,
             );
+            if let Some(w) = over
+                .then(|| translate::strip_width(&region, base.hints.sregs, self.vl))
+                .flatten()
+            {
+                let scfg = setup.strip_config(&*isa, base.key.hot, base.hints, w);
+                strip_final =
+                    emit(&mut ctx, scfg) && ctx.func.dfg.num_insts() <= plan::registers_ir(self.vl);
+                if !strip_final {
+                    emit(&mut ctx, full);
+                }
+            }
         }
         // Over the optimising settings' bound (a strip-mined baseline's register form, not
         // measured before): the kept settings, as a first compile would have had.
@@ -1018,7 +1043,7 @@ impl Jit {
             settings,
             baseline: strip,
             recompile_ir: if strip { base.ir_insts } else { ir_insts },
-            strip,
+            strip: strip || strip_final,
             ctx,
             ir,
             probes: None,
@@ -1043,6 +1068,7 @@ impl Jit {
             compiled,
             replaces,
             baseline: step,
+            strip,
             ..
         } = job;
         let Some(base) = replaces else {
@@ -1070,10 +1096,12 @@ impl Jit {
         // The strip-mined step is replaced in turn: not kept across runs, and queued for
         // the register form.
         let disk = self.disk.as_deref().filter(|_| !step);
-        let step_ir = stored.ir_insts;
+        let own_ir = stored.ir_insts;
         check_and_store(disk, &self.prefix, key, code, stored).map_err(|e| err(&e))?;
         let how = if step {
-            (base.plan, step_ir, Placed::StripStep)
+            (base.plan, own_ir, Placed::StripStep)
+        } else if strip {
+            (base.plan, own_ir, Placed::StripFinal)
         } else {
             (base.plan, base.ir_insts, Placed::Optimized)
         };
@@ -1634,7 +1662,7 @@ impl Jit {
             cached: from == Placed::Cached,
             baseline: false,
             optimized: from != Placed::Cached,
-            strip: from == Placed::StripStep,
+            strip: matches!(from, Placed::StripStep | Placed::StripFinal),
         };
         self.finalize(key, id, stat, region, t0, ir, None)
     }

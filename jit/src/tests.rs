@@ -642,11 +642,14 @@ fn unrolled_bodies_of_lane_wise_work_compile_strip_mined_within_the_bound() {
 #[test]
 fn a_loop_whose_register_form_comes_out_over_the_optimising_bound_is_strip_mined() {
     use crate::RegionKind;
-    // A 3x3 box blur of u8 pixels, one hardware loop per row of 64 (62 interior pixels, one
-    // masked iteration at VL 64): its register form is estimated within the optimising bound
-    // and emitted over it, so without a baseline tier the loop gets its strip-mined form,
-    // optimised, rather than the register form with the kept settings; it agrees with the
-    // interpreter either way.
+    // Loops whose register form at VL 64 is estimated within the optimising bound and
+    // emitted over it: a 3x3 box blur of u8 pixels, one hardware loop per row of 64 (62
+    // interior pixels, one masked iteration), and an 8-tap FIR reading through a vector of
+    // lane addresses built from `V.LC0`. Without a baseline tier the loop gets its
+    // strip-mined form, optimised, rather than the register form with the kept settings;
+    // with one, the baseline is strip-mined, and for the FIR the optimised recompiles end in
+    // that form too (the blur's recompile fits the bound). Every code agrees with the
+    // interpreter.
     let taps: String = [-65, -64, -63, -1, 0, 1, 63, 64, 65]
         .iter()
         .enumerate()
@@ -660,24 +663,68 @@ fn a_loop_whose_register_form_comes_out_over_the_optimising_bound_is_strip_mined
             format!("        V.LBU [s10, lc0, {o}], ->{dst}\n{add}")
         })
         .collect();
-    let src = format!(
+    let blur = format!(
         "        S.LI s10, 0x10041\n        S.LI s11, 0x11041\n        S.LI s20, 30\n\
          S.LI s21, 62\nrow:    LOOP s21\n{taps}        V.MUL v1, v1, 7282\n\
          V.SHR v1, v1, 16\n        V.SB v1, [s11, lc0, 0]\n        ENDLOOP\n\
          S.ADD s10, s10, 64\n        S.ADD s11, s11, 64\n        S.SUB s20, s20, 1\n\
          BNE s20, s0, row\n        HALT\n"
     );
-    let p = lanejit_interp::asm::assemble(&src, "blur.s").expect("assembles");
-    for baseline in [false, true] {
-        let what = format!("blur rows, baseline tier {baseline}");
-        let stats = agree_with_interp(&p.code, 64, None, baseline, &what);
-        let lp = stats
-            .regions
-            .iter()
-            .find(|r| r.kind == RegionKind::Loop)
-            .expect("the row loop compiled");
-        assert!(lp.strip, "{what}: {lp:?}");
+    let taps: String = (0..8)
+        .map(|k| {
+            let op = if k == 0 {
+                "V.FMUL.S v8,"
+            } else {
+                "V.FMA.S v8,"
+            };
+            let h = if k % 2 == 0 { "s10" } else { "s11" };
+            format!(
+                "        V.LWI.U [v9 + {}], ->v{k}\n        {op} v{k}, {h}\n",
+                4 * k
+            )
+        })
+        .collect();
+    let fir = format!(
+        "        S.LI s1, 0x10000\n        S.LI s2, 0x11000\n        S.LI s3, 1000\n\
+         S.LI s10, 0x3f000000\n        S.LI s11, 0xbe800000\n        LOOP s3\n\
+         V.LC0 v9\n        V.SHL v9, v9, 2\n        V.ADD v9, v9, s1\n{taps}\
+         V.SW v8, [s2, lc0<<2, 0]\n        ENDLOOP\n        HALT\n"
+    );
+    for (name, src) in [("blur", &blur), ("fir", &fir)] {
+        let p = lanejit_interp::asm::assemble(src, "big.s").expect("assembles");
+        for baseline in [false, true] {
+            let what = format!("{name}, baseline tier {baseline}");
+            let stats = agree_with_interp(&p.code, 64, None, baseline, &what);
+            let lp = stats
+                .regions
+                .iter()
+                .find(|r| r.kind == RegionKind::Loop)
+                .expect("the loop compiled");
+            assert!(lp.strip, "{what}: {lp:?}");
+        }
     }
+    let p = lanejit_interp::asm::assemble(&fir, "fir.s").expect("assembles");
+    let d = lanejit_interp::interp::Decoded::new(&p.code);
+    let mut reference = machine_limited(&p.code, 64, None);
+    let want = lanejit_interp::interp::run(&mut reference, &d);
+    let mut m = machine_limited(&p.code, 64, None);
+    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    jit.set_baseline(true);
+    run_as_dispatched(&mut jit, &mut m, &d);
+    for step in [true, false] {
+        let base = jit.next_baseline().expect("queued");
+        assert_eq!(base.steps(), step);
+        let mut job = jit.prepare_optimized(base).expect("the baseline is there");
+        job.compile();
+        assert!(jit.install_optimized(job).expect("compiles"));
+        let last = jit.stats().regions.last().copied().expect("placed");
+        assert!(last.optimized && last.strip, "step {step}: {last:?}");
+    }
+    assert!(jit.next_baseline().is_none(), "the strip-mined code stays");
+    let mut m = machine_limited(&p.code, 64, None);
+    let got = run_as_dispatched(&mut jit, &mut m, &d);
+    assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    same_state(&m, &reference, (0x10000, 0x2000), "fir, optimised");
 }
 
 #[test]
