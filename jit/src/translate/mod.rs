@@ -225,6 +225,17 @@ pub(crate) struct StreamLoop {
     pub(crate) top_test: bool,
 }
 
+/// The most `i64x2` chunks per register (VL 16) for which the streaming copy keeps its
+/// accumulators' wide chunks in a stack slot ([`Tx::acc_slot`]) rather than in SSA
+/// variables. Measured (`lanejit bench --sizes 256K --engine jit --vl V`, best of two to four
+/// alternating runs, G elements/s, variables / slot): widensum8 at VL 8 6.0 / 11.7, VL 16
+/// 11.2 / 23.0, VL 32 43.2 / 43.1, VL 64 44.9 / 37.9; dot8 at VL 8 6.5 / 11.3, VL 16 9.3 /
+/// 13.2, VL 32 and 64 unchanged. At VL 8 and 16 the allocator moved the variables between
+/// spill slots and registers on every round; at VL 64 with the slot it kept two of
+/// widensum8's eight narrow sums in spill slots instead, reloaded every round (flushing by
+/// leaving the streaming copy instead of in place avoided that, 41.4, but cost VL 8 a fifth).
+pub(crate) const ACC_SLOT_MAX_CHUNKS: usize = 8;
+
 /// The fewest scalar registers a loop body broadcasts into f32 operations (and never writes)
 /// for its streaming copy to make those broadcasts in the round (`Tx::round_splat`) rather
 /// than once before the loop. Hoisted out of the loop, each broadcast is one more vector
@@ -517,6 +528,16 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) acc_perm: u32,
     /// Iterations of the streaming copy since its accumulators were last flushed.
     pub(crate) acc_n: Option<Variable>,
+    /// While the streaming copy is translated, up to VL 16 ([`ACC_SLOT_MAX_CHUNKS`]): a
+    /// stack slot holding its accumulators' wide chunks (`16 * nch` bytes per register, in
+    /// `acc_slot_regs` order), which [`Tx::acc_values`] reads and [`Tx::acc_zero`] and
+    /// [`Tx::acc_flush`] write. In SSA variables they are live through the whole streaming
+    /// loop, unused there but by its cold flush and exits, and the register allocator moved
+    /// them between spill slots and registers on every round (widensum8 at VL 16: eight
+    /// 16-byte loads and stores a round of 32 bytes).
+    pub(crate) acc_slot: Option<StackSlot>,
+    /// The registers of `acc_slot`, in its order.
+    pub(crate) acc_slot_regs: u32,
     /// The fast inner loop, while translating a full body copy of an `ENDLOOP` loop.
     pub(crate) fast: Option<FastLoop>,
     /// Forms carried into the second full copy (set when the first copy ends).
@@ -1114,11 +1135,33 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
     }
 
-    /// The 64-bit chunks of accumulator `r` (`Form::Acc`): its chunk variables plus its
-    /// narrow sums, sign-extended.
+    /// The 64-bit chunks of accumulator `r` (`Form::Acc`): its chunk variables (or its
+    /// chunks in [`Tx::acc_slot`]) plus its narrow sums, sign-extended.
     pub(crate) fn acc_values(&mut self, r: VReg) -> Vec<Value> {
+        let wide = self.acc_sums(r);
+        let var = self.v[r.0 as usize].clone().expect("register declared");
+        let slot = self.acc_slot_at(r);
+        var.iter()
+            .zip(wide)
+            .enumerate()
+            .map(|(c, (&v, s))| {
+                let base = match slot {
+                    Some((slot, off)) => {
+                        self.b
+                            .ins()
+                            .stack_load(I64, I64X2, slot, off + 16 * c as i32)
+                    }
+                    None => self.b.use_var(v),
+                };
+                self.b.ins().iadd(base, s)
+            })
+            .collect()
+    }
+
+    /// The narrow sums of accumulator `r` (`Form::Acc`), sign-extended to 64-bit chunks.
+    fn acc_sums(&mut self, r: VReg) -> Vec<Value> {
         let Form::Acc { log2e } = self.form[r.0 as usize] else {
-            unreachable!("acc_values on a register that is not an accumulator")
+            unreachable!("acc_sums on a register that is not an accumulator")
         };
         let mut sums = self.packed_vals(r, log2e);
         if log2e == 2 && self.acc_perm & (1 << r.0) != 0 {
@@ -1133,19 +1176,52 @@ impl<'a, 'f> Tx<'a, 'f> {
         for p in sums {
             wide.extend(self.widen_to_64(p, log2e, true));
         }
-        let var = self.v[r.0 as usize].clone().expect("register declared");
-        var.iter()
-            .zip(wide)
-            .map(|(&v, s)| {
-                let base = self.b.use_var(v);
-                self.b.ins().iadd(base, s)
-            })
-            .collect()
+        wide
+    }
+
+    /// Add accumulator `r`'s narrow sums into its chunks in [`Tx::acc_slot`] one chunk at a
+    /// time, and zero them (the streaming copy's periodic flush): one chunk live at once,
+    /// where materialising the register first kept them all live (at VL 64, 32 chunks,
+    /// and the allocator spilled two of the narrow sums in the streaming loop for it).
+    pub(crate) fn acc_flush(&mut self, r: VReg) {
+        let (slot, off) = self.acc_slot_at(r).expect("an accumulator in the slot");
+        let sums = self.acc_sums(r);
+        for (c, s) in sums.into_iter().enumerate() {
+            let at = off + 16 * c as i32;
+            let x = self.b.ins().stack_load(I64, I64X2, slot, at);
+            let y = self.b.ins().iadd(x, s);
+            self.b.ins().stack_store(I64, y, slot, at);
+        }
+        self.acc_zero_sums(r);
+    }
+
+    /// Where accumulator `r`'s wide chunks are kept while the streaming copy is translated
+    /// ([`Tx::acc_slot`]): the slot and their offset.
+    fn acc_slot_at(&self, r: VReg) -> Option<(StackSlot, i32)> {
+        let slot = self.acc_slot?;
+        if self.acc_slot_regs & (1 << r.0) == 0 {
+            return None;
+        }
+        let before = (self.acc_slot_regs & ((1u32 << r.0) - 1)).count_ones();
+        Some((slot, (before as usize * 16 * self.nch) as i32))
     }
 
     /// Zero the narrow sums of accumulator `r`, whose chunk variables hold its value (its
     /// form becomes `Form::Acc` with the lanes the first full copy found).
     pub(crate) fn acc_zero(&mut self, r: VReg) {
+        if let Some((slot, off)) = self.acc_slot_at(r) {
+            let wide = self.v[r.0 as usize].clone().expect("register declared");
+            for (c, v) in wide.into_iter().enumerate() {
+                let x = self.b.use_var(v);
+                self.b.ins().stack_store(I64, x, slot, off + 16 * c as i32);
+            }
+        }
+        self.acc_zero_sums(r);
+    }
+
+    /// Zero the narrow sums of accumulator `r` (its form becomes `Form::Acc` with the lanes
+    /// the first full copy found).
+    fn acc_zero_sums(&mut self, r: VReg) {
         let log2e = self.acc_seen[r.0 as usize].0;
         let zero = zero_vector(self.b, I8X16);
         let vars = self.pv[r.0 as usize]
@@ -1844,6 +1920,8 @@ pub(crate) fn translate(
         acc_regs: analysis::accumulators(r),
         acc_perm: analysis::product_accs(r),
         acc_n: None,
+        acc_slot: None,
+        acc_slot_regs: 0,
         readonly: false,
         ordered: 0,
         deferred: Vec::new(),
@@ -2189,6 +2267,15 @@ pub(crate) fn translate(
                 let zero = tx.iconst(0);
                 tx.b.def_var(n, zero);
                 tx.acc_n = Some(n);
+                if tx.nch <= ACC_SLOT_MAX_CHUNKS {
+                    let size = accs.len() * 16 * tx.nch;
+                    tx.acc_slot = Some(tx.b.create_sized_stack_slot(StackSlotData::new(
+                        StackSlotKind::ExplicitSlot,
+                        size as u32,
+                        4,
+                    )));
+                    tx.acc_slot_regs = accs.iter().fold(0, |m, a| m | 1 << a.0);
+                }
                 for &a in &accs {
                     tx.acc_zero(a);
                 }
@@ -2238,6 +2325,7 @@ pub(crate) fn translate(
             }
             tx.held = None;
             tx.stream = None;
+            tx.acc_slot = None;
             tx.round_splats.clear();
             tx.remat_splats = false;
             if let Some(last) = last {
