@@ -1540,8 +1540,14 @@ impl Tx<'_, '_> {
                 {
                     let stride = self.strided(addr, ms).expect("checked");
                     let ea0 = self.ea_shape(addr).expect("affine").base;
+                    // A load into a register that can stay packed leaves it so on both paths
+                    // (`Tx::strided_inline`, and the helper's below), which start from the
+                    // state before the access.
+                    packed = self.gather_packs(acc);
+                    let forms = self.form;
                     self.strided_inline(acc, ea0, stride, slow);
                     self.b.ins().jump(join, &[]);
+                    self.form = forms;
                 } else if self.full {
                     // Through a register whose lanes stepped by one element where the region
                     // was compiled (its hints) and whose entry test finds them so: one
@@ -2148,6 +2154,17 @@ impl Tx<'_, '_> {
         let Access { ms, data, .. } = acc;
         let host = self.strided_host(acc, ea0, stride, slow);
         match ms.dir {
+            // Into a register that can stay packed, as a gather's lanes (`Tx::lanes_at`):
+            // the elements inserted into 16-byte vectors of them, not widened to 64-bit
+            // lanes and narrowed again by the multiply-add that reads them (gemv with one row
+            // per lane, a row pitch of 4 KiB: its column step 337 -> 174 host instructions
+            // for 32 lanes).
+            Dir::Load if self.gather_packs(acc) => {
+                let hosts: Vec<Value> = (0..self.vl as i64)
+                    .map(|i| self.b.ins().iadd_imm_s(host, i * stride))
+                    .collect();
+                self.lanes_at(acc, &hosts);
+            }
             Dir::Load => {
                 let vals = self.strided_lanes(host, stride, ms);
                 let Reg::V(d) = data else { unreachable!() };
