@@ -34,7 +34,7 @@
 //! checks at most [`MAX_STORES`] stores). Measured (callgrind, compiled-code instructions,
 //! `--vl 32`): see `cache::compile`.
 
-use cranelift_codegen::ir::{Function, Inst, InstructionData, Opcode, Value, ValueDef};
+use cranelift_codegen::ir::{Block, Function, Inst, InstructionData, Opcode, Value, ValueDef};
 
 /// The most stores a load that may not pass every store ([`may_pass`]) is checked
 /// against: past them it stays (the pass stays linear).
@@ -308,6 +308,42 @@ fn is_broadcast(func: &Function, mut v: Value) -> bool {
     }
 }
 
+/// Move `i` of `block` to just after `p`, with the operands defined between them (loads and
+/// unary instructions that [`may_rise`] there, rising in their order): whether it moved
+/// (else nothing moved).
+fn rise_after(func: &mut Function, block: Block, i: Inst, p: Inst) -> bool {
+    let mut rise = Vec::new();
+    let mut stack: Vec<Value> = func.dfg.inst_args(i).to_vec();
+    while let Some(v) = stack.pop() {
+        let ValueDef::Result(d, _) = func.dfg.value_def(v) else {
+            continue;
+        };
+        if func.layout.inst_block(d) != Some(block)
+            || func.layout.pp_cmp(d, p) != std::cmp::Ordering::Greater
+            || rise.contains(&d)
+        {
+            continue;
+        }
+        if !may_rise(func, d, p) {
+            return false;
+        }
+        rise.push(d);
+        stack.extend(func.dfg.inst_args(d).iter().copied());
+    }
+    rise.sort_by(|a, b| func.layout.pp_cmp(*a, *b));
+    rise.push(i);
+    let mut after = p;
+    for m in rise {
+        func.layout.remove_inst(m);
+        match func.layout.next_inst(after) {
+            Some(n) => func.layout.insert_inst(m, n),
+            None => func.layout.append_inst(m, block),
+        }
+        after = m;
+    }
+    true
+}
+
 /// Cluster the multiplies that read one broadcast (a value from outside their block, such
 /// as a broadcast hoisted out of the loop, or a `splat` of the block, such as a FIR's taps
 /// made in the loop's round): a vector `fma` or `fmul` reading one moves up to just after
@@ -354,49 +390,16 @@ pub(crate) fn cluster_shared(func: &mut Function) {
                 .filter_map(|v| last.get(v).copied())
                 .max_by(|a, b| func.layout.pp_cmp(a.0, b.0))
                 .filter(|&(_, n)| n < MAX_CLUSTER);
-            let mut joined = 1;
-            if let Some((p, n)) = target {
-                if func.layout.next_inst(p) == Some(i) {
-                    joined = n + 1;
+            // It joins its cluster where it is already next to the cluster's last multiply,
+            // or where it can rise there.
+            let joined = match target {
+                Some((p, n))
+                    if func.layout.next_inst(p) == Some(i) || rise_after(func, block, i, p) =>
+                {
+                    n + 1
                 }
-            }
-            if let Some((p, n)) = target.filter(|&(p, _)| func.layout.next_inst(p) != Some(i)) {
-                // Operands defined between `p` and `i`: movers alone, rising with `i`.
-                let mut rise = Vec::new();
-                let mut ok = true;
-                let mut stack: Vec<Value> = args.clone();
-                while let Some(v) = stack.pop() {
-                    let ValueDef::Result(d, _) = func.dfg.value_def(v) else {
-                        continue;
-                    };
-                    if func.layout.inst_block(d) != Some(block)
-                        || func.layout.pp_cmp(d, p) != std::cmp::Ordering::Greater
-                        || rise.contains(&d)
-                    {
-                        continue;
-                    }
-                    if !may_rise(func, d, p) {
-                        ok = false;
-                        break;
-                    }
-                    rise.push(d);
-                    stack.extend(func.dfg.inst_args(d).iter().copied());
-                }
-                if ok {
-                    joined = n + 1;
-                    rise.sort_by(|a, b| func.layout.pp_cmp(*a, *b));
-                    rise.push(i);
-                    let mut after = p;
-                    for m in rise {
-                        func.layout.remove_inst(m);
-                        match func.layout.next_inst(after) {
-                            Some(n) => func.layout.insert_inst(m, n),
-                            None => func.layout.append_inst(m, block),
-                        }
-                        after = m;
-                    }
-                }
-            }
+                _ => 1,
+            };
             for v in shared {
                 last.insert(v, (i, joined));
             }
