@@ -2160,9 +2160,7 @@ impl Tx<'_, '_> {
             // per lane, a row pitch of 4 KiB: its column step 337 -> 174 host instructions
             // for 32 lanes).
             Dir::Load if self.gather_packs(acc) => {
-                let hosts: Vec<Value> = (0..self.vl as i64)
-                    .map(|i| self.b.ins().iadd_imm_s(host, i * stride))
-                    .collect();
+                let hosts = self.strided_hosts(host, stride);
                 self.lanes_at(acc, &hosts);
             }
             Dir::Load => {
@@ -2183,9 +2181,7 @@ impl Tx<'_, '_> {
         // The dispatcher left a register packed (`Tx::packed_ok_operand`) and canonical (no
         // lazy store for a strided one, `Tx::lazy_store_data`).
         if let Some(r) = self.packed_store_data(data, ms.log2e) {
-            let hosts: Vec<Value> = (0..vl as i64)
-                .map(|i| self.b.ins().iadd_imm_s(host, i * stride))
-                .collect();
+            let hosts = self.strided_hosts(host, stride);
             self.store_packed_lanes(r, ms.log2e, &hosts);
             return;
         }
@@ -2321,10 +2317,15 @@ impl Tx<'_, '_> {
     /// before anything is accessed.
     fn strided_at(&mut self, acc: Access, ea0: Value, stride: i64, fail: Block) {
         let host = self.strided_host(acc, ea0, stride, fail);
-        let hosts: Vec<Value> = (0..self.vl as i64)
-            .map(|i| self.b.ins().iadd_imm_s(host, i * stride))
-            .collect();
+        let hosts = self.strided_hosts(host, stride);
         self.lanes_at(acc, &hosts);
+    }
+
+    /// The host addresses of the VL lanes `stride` bytes apart from lane 0's `host`.
+    fn strided_hosts(&mut self, host: Value, stride: i64) -> Vec<Value> {
+        (0..self.vl as i64)
+            .map(|i| self.b.ins().iadd_imm_s(host, i * stride))
+            .collect()
     }
 
     /// [`Self::lanes_inline`] at a large VL, in loops over the lanes so that the code does

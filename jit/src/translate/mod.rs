@@ -1181,8 +1181,7 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// Add accumulator `r`'s narrow sums into its chunks in [`Tx::acc_slot`] one chunk at a
     /// time, and zero them (the streaming copy's periodic flush): one chunk live at once,
-    /// where materialising the register first kept them all live (at VL 64, 32 chunks,
-    /// and the allocator spilled two of the narrow sums in the streaming loop for it).
+    /// where materialising the register first would keep all of them live.
     pub(crate) fn acc_flush(&mut self, r: VReg) {
         let (slot, off) = self.acc_slot_at(r).expect("an accumulator in the slot");
         let sums = self.acc_sums(r);
@@ -1206,8 +1205,9 @@ impl<'a, 'f> Tx<'a, 'f> {
         Some((slot, (before as usize * 16 * self.nch) as i32))
     }
 
-    /// Zero the narrow sums of accumulator `r`, whose chunk variables hold its value (its
-    /// form becomes `Form::Acc` with the lanes the first full copy found).
+    /// Zero the narrow sums of accumulator `r`, whose chunk variables hold its value (put
+    /// in [`Tx::acc_slot`] when it has one; its form becomes `Form::Acc` with the lanes the
+    /// first full copy found).
     pub(crate) fn acc_zero(&mut self, r: VReg) {
         if let Some((slot, off)) = self.acc_slot_at(r) {
             let wide = self.v[r.0 as usize].clone().expect("register declared");
