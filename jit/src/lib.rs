@@ -186,6 +186,39 @@ fn registers_optimized(
         && plan::optimizing_fits(region, plan::estimate(region, vl, false, sregs), 0, vl)
 }
 
+/// When the register form just emitted into `ctx` is over the optimising settings' bound at
+/// `vl` lanes (it would get the kept settings, whose code runs slower than the strip-mined
+/// form's optimised one) and `region` has a strip-mined form (`translate::strip_width`):
+/// that form's configuration (`strip_cfg` of its width), once `emit` translated it into
+/// `ctx` without exits and within the register form's bound. Else `None`, and `ctx` holds the
+/// register form `full` again. `emit` translates a configuration into `ctx` (cleared first)
+/// and returns whether it came out without exits. Used by a first compile without a baseline
+/// tier (`Jit::translate`) and by a baseline's optimised recompile (`Jit::prepare_optimized`).
+fn strip_instead(
+    ctx: &mut cranelift_codegen::Context,
+    region: &region::Region,
+    sregs: Option<[u64; 32]>,
+    vl: u32,
+    full: translate::TxConfig,
+    strip_cfg: impl Fn(u32) -> translate::TxConfig,
+    emit: &mut impl FnMut(&mut cranelift_codegen::Context, translate::TxConfig) -> bool,
+) -> Option<translate::TxConfig> {
+    if plan::optimizing_fits(
+        region,
+        ctx.func.dfg.num_insts(),
+        block_params(&ctx.func),
+        vl,
+    ) {
+        return None;
+    }
+    let scfg = strip_cfg(translate::strip_width(region, sregs, vl)?);
+    if emit(ctx, scfg) && ctx.func.dfg.num_insts() <= plan::registers_ir(vl) {
+        return Some(scfg);
+    }
+    emit(ctx, full);
+    None
+}
+
 /// The block parameters of `func`'s blocks, in all.
 fn block_params(func: &cranelift_codegen::ir::Function) -> usize {
     func.layout
@@ -997,23 +1030,16 @@ impl Jit {
             // replaces (fir8_vaddr at VL 64, 256 KiB: 602 against 1,913 Melem/s): a loop
             // that has that form keeps it, optimised, as a first compile without a
             // baseline tier does (`Jit::translate`).
-            let over = !plan::optimizing_fits(
+            strip_final = strip_instead(
+                &mut ctx,
                 &region,
-                ctx.func.dfg.num_insts(),
-                block_params(&ctx.func),
+                base.hints.sregs,
                 self.vl,
-            );
-            if let Some(w) = over
-                .then(|| translate::strip_width(&region, base.hints.sregs, self.vl))
-                .flatten()
-            {
-                let scfg = setup.strip_config(&*isa, base.key.hot, base.hints, w);
-                strip_final =
-                    emit(&mut ctx, scfg) && ctx.func.dfg.num_insts() <= plan::registers_ir(self.vl);
-                if !strip_final {
-                    emit(&mut ctx, full);
-                }
-            }
+                full,
+                |w| setup.strip_config(&*isa, base.key.hot, base.hints, w),
+                &mut emit,
+            )
+            .is_some();
         }
         // Over the optimising settings' bound (a strip-mined baseline's register form, not
         // measured before): the kept settings, as a first compile would have had.
@@ -1407,19 +1433,29 @@ impl Jit {
                 // gets its strip-mined form as one expected over does (above), if it has
                 // one: fir8_vaddr at 256 KiB, VL 64, 602 -> 1,913 Melem/s (2,316 for
                 // fir8_lc0, whose register form fits).
-                if !self.baseline
-                    && strip_ok
-                    && plan == Plan::Registers
-                    && !plan::optimizing_fits(&region, emitted, block_params(&ctx.func), self.vl)
-                {
-                    let w = translate::strip_width(&region, hints.sregs, self.vl);
-                    if let Some(scfg) =
-                        w.and_then(|w| strip_into(&mut ctx, fctx, &region, &mut probes, w))
-                    {
+                if !self.baseline && strip_ok && plan == Plan::Registers {
+                    let mut emit_clean = |ctx: &mut cranelift_codegen::Context, cfg| {
+                        ctx.clear();
+                        translate_into(
+                            &mut ctx.func,
+                            fctx,
+                            sig.clone(),
+                            isa.frontend_config(),
+                            &region,
+                            cfg,
+                            &mut probes,
+                        )
+                    };
+                    if let Some(scfg) = strip_instead(
+                        &mut ctx,
+                        &region,
+                        hints.sregs,
+                        self.vl,
+                        cfg,
+                        |w| setup.strip_config(isa, key.hot, hints, w),
+                        &mut emit_clean,
+                    ) {
                         break scfg;
-                    }
-                    if w.is_some() {
-                        emit(&mut ctx, fctx, cfg, &mut probes);
                     }
                 }
                 if !vector || plan::fits(plan, emitted, self.vl) {

@@ -453,12 +453,7 @@ impl Tx<'_, '_> {
         self.b.switch_to_block(flush);
         self.b.seal_block(flush);
         for &a in &accs {
-            if self.acc_slot.is_some() {
-                self.acc_flush(a);
-            } else {
-                self.materialize(a);
-                self.acc_zero(a);
-            }
+            self.acc_flush(a);
         }
         let zero = self.iconst(0);
         self.b.def_var(n, zero);

@@ -1179,11 +1179,16 @@ impl<'a, 'f> Tx<'a, 'f> {
         wide
     }
 
-    /// Add accumulator `r`'s narrow sums into its chunks in [`Tx::acc_slot`] one chunk at a
-    /// time, and zero them (the streaming copy's periodic flush): one chunk live at once,
-    /// where materialising the register first would keep all of them live.
+    /// Add accumulator `r`'s narrow sums into its 64-bit chunks and zero them (the streaming
+    /// copy's periodic flush). In [`Tx::acc_slot`] one chunk at a time: one chunk live at
+    /// once, where materialising the register first would keep all of them live; else into
+    /// its chunk variables.
     pub(crate) fn acc_flush(&mut self, r: VReg) {
-        let (slot, off) = self.acc_slot_at(r).expect("an accumulator in the slot");
+        let Some((slot, off)) = self.acc_slot_at(r) else {
+            self.materialize(r);
+            self.acc_zero(r);
+            return;
+        };
         let sums = self.acc_sums(r);
         for (c, s) in sums.into_iter().enumerate() {
             let at = off + 16 * c as i32;
