@@ -1394,13 +1394,13 @@ impl Jit {
                     && region.loop_head.is_some()
                     && plan == Plan::Registers;
                 // The IR of `cfg` in `ctx` (cleared first: anonymous and unnamed, nothing links
-                // to a region by name); its size.
+                // to a region by name): whether it came out without exits, and its size.
                 let emit = |ctx: &mut cranelift_codegen::Context,
                             fctx: &mut FunctionBuilderContext,
                             cfg,
                             probes: &mut _| {
                     ctx.clear();
-                    translate_into(
+                    let clean = translate_into(
                         &mut ctx.func,
                         fctx,
                         sig.clone(),
@@ -1409,10 +1409,10 @@ impl Jit {
                         cfg,
                         probes,
                     );
-                    ctx.func.dfg.num_insts()
+                    (clean, ctx.func.dfg.num_insts())
                 };
                 let mut cfg = setup.config(isa, plan, key.hot, hints, !baseline);
-                let mut emitted = emit(&mut ctx, fctx, cfg, &mut probes);
+                let mut emitted = emit(&mut ctx, fctx, cfg, &mut probes).1;
                 if baseline
                     && !plan::optimizing_fits(&region, emitted, block_params(&ctx.func), self.vl)
                 {
@@ -1420,7 +1420,7 @@ impl Jit {
                     // copies when they fit the plan's bound, as before there was a
                     // difference.
                     let full = setup.config(isa, plan, key.hot, hints, true);
-                    let with = emit(&mut ctx, fctx, full, &mut probes);
+                    let with = emit(&mut ctx, fctx, full, &mut probes).1;
                     if plan::fits(plan, with, self.vl) {
                         (cfg, emitted) = (full, with);
                     } else {
@@ -1435,16 +1435,7 @@ impl Jit {
                 // fir8_lc0, whose register form fits).
                 if !self.baseline && strip_ok && plan == Plan::Registers {
                     let mut emit_clean = |ctx: &mut cranelift_codegen::Context, cfg| {
-                        ctx.clear();
-                        translate_into(
-                            &mut ctx.func,
-                            fctx,
-                            sig.clone(),
-                            isa.frontend_config(),
-                            &region,
-                            cfg,
-                            &mut probes,
-                        )
+                        emit(ctx, fctx, cfg, &mut probes).0
                     };
                     if let Some(scfg) = strip_instead(
                         &mut ctx,
