@@ -640,10 +640,53 @@ fn unrolled_bodies_of_lane_wise_work_compile_strip_mined_within_the_bound() {
 }
 
 #[test]
+fn narrow_integer_results_keep_their_bounds_and_their_exact_values() {
+    // Sums of bytes that fit 16-bit lanes, an add of immediates that takes them to 32, a
+    // product by a constant in 32-bit lanes and one that does not fit them (wide), shifts of
+    // 8-, 16- and 32-bit lanes by less and by more than their width, stores of bytes and
+    // halfwords from wider lanes (masked down, or in range by the bound), a store at the
+    // lanes' own width, and a register the loop carries (never narrowed). Read from the
+    // filled page, every byte value among the inputs; every VL, with and without a baseline
+    // tier; then the same with the reads running off the mapped pages (a trap in the middle
+    // of the loop) and with an instruction budget ending inside an iteration.
+    let body = "        LOOP s3\n\
+        V.LBU [s10, lc0, -257], ->v1\n        V.LBU [s10, lc0, -256], ->v2\n\
+        V.ADD v1, v1, v2\n        V.LBU [s10, lc0, -1], ->v2\n        V.ADD v1, v1, v2\n\
+        V.LBU [s10, lc0, 0], ->v2\n        V.ADD v1, v1, v2\n\
+        V.LBU [s10, lc0, 255], ->v2\n        V.ADD v1, v1, v2\n\
+        V.ADD v3, v1, 40000\n        V.ADD v3, v3, 30000\n\
+        V.SB v1, [s11, lc0, 0]\n        V.MUL v4, v1, 3000\n        V.SHR v5, v4, 12\n\
+        V.SH v5, [s12, lc0<<1, 0]\n        V.SHR v6, v1, 16\n        V.SHR v7, v2, 9\n\
+        V.SHR v8, v2, 3\n        V.ADD v8, v8, v6\n        V.SB v8, [s13, lc0, 0]\n\
+        V.MUL v9, v2, 0\n        V.MUL v11, v3, 70000\n        V.SHR v13, v4, 63\n\
+        V.SW v3, [s14, lc0<<2, 0]\n        V.ADD v12, v12, v2\n        ENDLOOP\n\
+        HALT\n";
+    let src = |input: u64| {
+        format!(
+            "        S.LI s10, {input:#x}\n        S.LI s11, 0x11400\n\
+             S.LI s12, 0x11500\n        S.LI s13, 0x11700\n        S.LI s14, 0x11800\n\
+             S.LI s3, 250\n{body}"
+        )
+    };
+    for (input, limit) in [(0x11101, None), (0x11d01, None), (0x11101, Some(400))] {
+        let p = lanejit_interp::asm::assemble(&src(input), "narrow.s").expect("assembles");
+        for vl in [1, 2, 4, 8, 16, 32, 64] {
+            for baseline in [false, true] {
+                let what =
+                    format!("input {input:#x}, limit {limit:?}, VL {vl}, baseline {baseline}");
+                agree_with_interp(&p.code, vl, limit, baseline, &what);
+            }
+        }
+    }
+}
+
+#[test]
 fn a_loop_whose_register_form_comes_out_over_the_optimising_bound_is_strip_mined() {
     use crate::RegionKind;
     // Loops whose register form at VL 64 is estimated within the optimising bound and
-    // emitted over it: a 3x3 box blur of u8 pixels, one hardware loop per row of 64 (62
+    // emitted over it: a 3x3 box blur of i8 pixels (signed: of u8 pixels its sums stay in
+    // 16-bit lanes, `Tx::narrow_int`, and its code within the bound), one hardware loop
+    // per row of 64 (62
     // interior pixels, one masked iteration), and an 8-tap FIR reading through a vector of
     // lane addresses built from `V.LC0`. Without a baseline tier the loop gets its
     // strip-mined form, optimised, rather than the register form with the kept settings;
@@ -660,7 +703,7 @@ fn a_loop_whose_register_form_comes_out_over_the_optimising_bound_is_strip_mined
                 "        V.ADD v1, v1, v2\n"
             };
             let dst = if k == 0 { "v1" } else { "v2" };
-            format!("        V.LBU [s10, lc0, {o}], ->{dst}\n{add}")
+            format!("        V.LB [s10, lc0, {o}], ->{dst}\n{add}")
         })
         .collect();
     let blur = format!(

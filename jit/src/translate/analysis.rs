@@ -189,8 +189,8 @@ pub(super) fn in_place(hoisted: &[Hoisted]) -> u64 {
 }
 
 /// Registers a load (of guest memory or tile space), an f32 add, subtract, multiply or FMA,
-/// a vector multiply, or a shift right or AND by an immediate writes (candidates for the
-/// packed form: any load may turn out contiguous, see [`shape`]).
+/// a vector multiply, a shift right or AND by an immediate, or an add writes (candidates for
+/// the packed form: any load may turn out contiguous, see [`shape`]).
 pub(super) fn packable(r: &Region) -> u32 {
     let mut set = 0;
     for (_, i) in &r.insts {
@@ -208,6 +208,11 @@ pub(super) fn packable(r: &Region) -> u32 {
         ) = (i.operands(), i.opcode().sem())
         {
             if matches!(o.vb, VSrc::Imm(_)) || (op == AluOp::And && matches!(o.vb, VSrc::V(_))) {
+                set |= 1 << o.vd.0;
+            }
+            // A sum of two registers of narrow lanes may stay narrow
+            // (`Tx::narrow_int_operands`).
+            if op == AluOp::Add {
                 set |= 1 << o.vd.0;
             }
         }
@@ -594,6 +599,22 @@ pub(super) fn body_fresh(r: &Region) -> u32 {
         seen |= e.reads_v | e.writes_v;
     }
     fresh
+}
+
+/// The vector registers the region reads before it writes them, in the order of its
+/// instructions, or its loop body does in the order of the body's (a loop nest's inner
+/// loop): those whose values one iteration hands to the next.
+pub(super) fn carried(r: &Region) -> u32 {
+    let read_first = |insts: &[(u64, Inst)]| {
+        let (mut written, mut read) = (0u32, 0u32);
+        for (_, i) in insts {
+            let e = i.effects();
+            read |= e.reads_v & !written;
+            written |= e.writes_v;
+        }
+        read
+    };
+    read_first(&r.insts) | read_first(r.body())
 }
 
 /// Whether a region needs the full/general body split (it has vector work).

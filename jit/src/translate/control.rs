@@ -492,7 +492,7 @@ impl Tx<'_, '_> {
         let i = r.0 as usize;
         if self.plocal.is_some() {
             let here = match self.form[i] {
-                Form::Packed { log2e, ext } if log2e < 3 && (self.vl << log2e) >= 16 => {
+                Form::Packed { log2e, ext, .. } if log2e < 3 && (self.vl << log2e) >= 16 => {
                     Some((log2e, ext))
                 }
                 _ => None,

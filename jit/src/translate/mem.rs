@@ -2612,6 +2612,8 @@ impl Tx<'_, '_> {
         match (ms.dir, self.form[n as usize]) {
             (Dir::Load, _) if contiguous => Some(VReg(n)),
             (Dir::Store, super::Form::Packed { log2e, .. }) if log2e == ms.log2e => Some(VReg(n)),
+            // Wider zero-extended lanes a contiguous store takes the low bytes of.
+            (Dir::Store, _) if contiguous && self.truncates(VReg(n), ms.log2e) => Some(VReg(n)),
             _ => None,
         }
     }
@@ -2640,7 +2642,7 @@ impl Tx<'_, '_> {
             return None;
         };
         match self.form[n as usize] {
-            super::Form::Packed { log2e: 2, ext } if ext != Ext::None && shift <= 31 => {
+            super::Form::Packed { log2e: 2, ext, .. } if ext != Ext::None && shift <= 31 => {
                 Some((SReg(b), VReg(n), ext, shift))
             }
             _ => None,
@@ -3341,10 +3343,7 @@ impl Tx<'_, '_> {
     fn contig_access(&mut self, ms: MemSem, data: Reg, host: Value, f: MemFlagsData) {
         match (ms.dir, data) {
             (Dir::Load, Reg::V(d)) if self.can_pack(VReg(d), ms.log2e) => {
-                self.form[d as usize] = super::Form::Packed {
-                    log2e: ms.log2e,
-                    ext: ms.ext,
-                };
+                self.form[d as usize] = super::Form::packed(ms.log2e, ms.ext);
                 if self.prechecked && !self.readonly && self.local_v & (1 << d) != 0 {
                     // Loaded where the register is first needed (`Tx::flush_deferred`).
                     self.deferred.push((VReg(d), host, f));
@@ -3389,6 +3388,14 @@ impl Tx<'_, '_> {
                     }
                 }
             }
+            (Dir::Store, Reg::V(n)) if self.truncates(VReg(n), ms.log2e) => {
+                // Zero-extended lanes wider than the store's: their low bytes, packed down.
+                self.flush_pending_local(None);
+                let vals = self.truncated(VReg(n), ms.log2e);
+                for (j, v) in vals.into_iter().enumerate() {
+                    self.chunk_store(f, v, host, j);
+                }
+            }
             (Dir::Store, _) => {
                 self.flush_pending_local(None);
                 let vals = self.data_chunks(data);
@@ -3396,6 +3403,58 @@ impl Tx<'_, '_> {
             }
             (Dir::Load, _) => unreachable!("loads write vector registers"),
         }
+    }
+
+    /// Whether a full contiguous store of elements of `1 << log2e` bytes from `r` takes the
+    /// low bytes of its packed lanes as they are ([`Self::truncated`]): `r` is packed as
+    /// zero-extended lanes wider than the elements (a narrow integer result,
+    /// `Tx::narrow_int`), and the elements fill whole vectors.
+    fn truncates(&self, r: VReg, log2e: u8) -> bool {
+        let wider = matches!(self.form[r.0 as usize],
+            super::Form::Packed { log2e: l, ext: Ext::Zero, .. } if l > log2e && l < 3);
+        wider
+            && !self.masked_tail
+            && self.nan[r.0 as usize].is_none()
+            && ((self.vl as usize) << log2e) >= 16
+    }
+
+    /// The elements of `1 << log2e` bytes a store writes from packed register `r` (see
+    /// [`Self::truncates`]), 16 bytes to a vector: each lane's low bytes, by unsigned
+    /// saturating narrowing (`packusdw`, `packuswb`), exact once no lane exceeds the
+    /// elements' range, which its bound shows or a mask makes so.
+    fn truncated(&mut self, r: VReg, log2e: u8) -> Vec<Value> {
+        let super::Form::Packed { log2e: l, max, .. } = self.form[r.0 as usize] else {
+            unreachable!("truncated on a register that is not packed")
+        };
+        let tys = [I8X16, I16X8, I32X4];
+        let mut vs: Vec<Value> = self.packed_vals(r, l);
+        let top = (1u64 << (8u32 << log2e)) - 1;
+        if max > top {
+            let m = match l {
+                1 => top * 0x0001_0001_0001_0001,
+                _ => top * 0x0000_0001_0000_0001,
+            };
+            let m = self.vconst2(m, m);
+            vs = vs
+                .into_iter()
+                .map(|v| {
+                    let v = self.bitcast(I64X2, v);
+                    self.b.ins().band(v, m)
+                })
+                .collect();
+        }
+        for w in (log2e + 1..=l).rev() {
+            vs = vs
+                .chunks(2)
+                .map(|p| {
+                    let a = self.bitcast(tys[w as usize], p[0]);
+                    let b = self.bitcast(tys[w as usize], p[1]);
+                    let n = self.b.ins().unarrow(a, b);
+                    self.bitcast(I8X16, n)
+                })
+                .collect();
+        }
+        vs
     }
 
     /// Load the deferred contiguous loads (`Tx::deferred`) of the registers in `regs`.

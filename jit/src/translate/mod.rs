@@ -152,9 +152,9 @@ mod strip;
 pub(crate) use strip::strip_width;
 
 use analysis::{
-    RegSet, accumulators, body_fresh, branch_fast_ok, copy_loop, fast_loop_ok, has_vector_work,
-    hoistable, in_place, iteration_local, masked_tail_ok, packable, reg_effects, repackable,
-    stream_ok, written_first,
+    RegSet, accumulators, body_fresh, branch_fast_ok, carried, copy_loop, fast_loop_ok,
+    has_vector_work, hoistable, in_place, iteration_local, masked_tail_ok, packable, reg_effects,
+    repackable, stream_ok, written_first,
 };
 
 use crate::abi::{self, Status};
@@ -182,6 +182,10 @@ pub(crate) enum Form {
     Packed {
         log2e: u8,
         ext: lanejit_interp::isa::Ext,
+        /// Zero-extended lanes: the most any lane holds (what the lanes' width allows, or
+        /// less where a narrow integer operation knows it, `Tx::narrow_int`); `u64::MAX`
+        /// for other extensions.
+        max: u64,
     },
     /// An accumulator in the streaming copy (`analysis::accumulators`, `Tx::acc_add`): its
     /// value is its `i64x2` chunk variables plus the sums in its packed variables, signed
@@ -192,6 +196,18 @@ pub(crate) enum Form {
     /// flushes, so they never overflow, and adding them to the 64-bit lanes gives the sum
     /// the interpreter computes (wrapping addition is associative).
     Acc { log2e: u8 },
+}
+
+impl Form {
+    /// Packed lanes of `1 << log2e` bytes extended by `ext`, with no bound on them but what
+    /// their width allows.
+    pub(crate) fn packed(log2e: u8, ext: lanejit_interp::isa::Ext) -> Form {
+        let max = match ext {
+            lanejit_interp::isa::Ext::Zero if log2e < 3 => (1u64 << (8 << log2e)) - 1,
+            _ => u64::MAX,
+        };
+        Form::Packed { log2e, ext, max }
+    }
 }
 
 /// The inner loop of full iterations (see `translate`).
@@ -686,6 +702,10 @@ pub(crate) struct Tx<'a, 'f> {
     /// The vector registers a loop body overwrites before it reads them or can exit
     /// (`analysis::body_fresh`).
     pub(crate) fresh_v: u32,
+    /// The vector registers some loop of the region reads before writing them
+    /// (`analysis::carried`): a narrow integer operation's bound on them would grow from one
+    /// iteration to the next (`Tx::narrow_int_operands`).
+    pub(crate) carried_v: u32,
     /// Set by a lowering that translated the next instruction with the current one
     /// (`Tx::packed_sign_mask`): the caller skips it.
     pub(crate) fused: bool,
@@ -1019,7 +1039,7 @@ impl<'a, 'f> Tx<'a, 'f> {
         match self.form[r.0 as usize] {
             // Not normally reached (instructions materialise their packed operands first);
             // widening locally is correct wherever it happens.
-            Form::Packed { log2e, ext } => {
+            Form::Packed { log2e, ext, .. } => {
                 // Only this chunk's widening: a reader of every chunk (an index's lane EAs)
                 // would otherwise emit the whole register's for each one.
                 let per = 8usize >> log2e;
@@ -1050,7 +1070,17 @@ impl<'a, 'f> Tx<'a, 'f> {
         for (var, &v) in vars.iter().zip(vals) {
             self.b.def_var(*var, v);
         }
-        self.form[r.0 as usize] = Form::Packed { log2e, ext };
+        self.form[r.0 as usize] = Form::packed(log2e, ext);
+    }
+
+    /// [`Self::def_packed`] of zero-extended lanes of which none holds more than `max`.
+    pub(crate) fn def_packed_max(&mut self, r: VReg, log2e: u8, max: u64, vals: &[Value]) {
+        self.def_packed(r, log2e, Ext::Zero, vals);
+        self.form[r.0 as usize] = Form::Packed {
+            log2e,
+            ext: Ext::Zero,
+            max,
+        };
     }
 
     /// Whether a contiguous load of width `log2e` into `r` can stay packed.
@@ -1060,7 +1090,7 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// The `i64x2` chunks of a packed register, extended (no state change).
     pub(crate) fn widen_packed(&mut self, r: VReg) -> Vec<Value> {
-        let Form::Packed { log2e, ext } = self.form[r.0 as usize] else {
+        let Form::Packed { log2e, ext, .. } = self.form[r.0 as usize] else {
             unreachable!("widen_packed on a wide register")
         };
         let sign = ext == lanejit_interp::isa::Ext::Sign;
@@ -1434,6 +1464,7 @@ impl<'a, 'f> Tx<'a, 'f> {
         }
         let keep = self.packed_ok_operand(inst).map_or(0, |r| 1u32 << r.0)
             | self.packed_f32_operands(inst)
+            | self.narrow_int_operands(inst).map_or(0, |n| n.keep)
             | self.narrow_mul_operands(inst).map_or(0, |n| n.keep)
             | self.packed_int_operands(inst).map_or(0, |p| p.keep)
             | self
@@ -1962,6 +1993,7 @@ pub(crate) fn translate(
         } else {
             0
         },
+        carried_v: carried(r),
         pending_local: Vec::new(),
         tail_go: None,
         tail_proven: None,
