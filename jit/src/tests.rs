@@ -641,39 +641,71 @@ fn unrolled_bodies_of_lane_wise_work_compile_strip_mined_within_the_bound() {
 
 #[test]
 fn narrow_integer_results_keep_their_bounds_and_their_exact_values() {
-    // Sums of bytes that fit 16-bit lanes, an add of immediates that takes them to 32, a
-    // product by a constant in 32-bit lanes and one that does not fit them (wide), shifts of
-    // 8-, 16- and 32-bit lanes by less and by more than their width, stores of bytes and
-    // halfwords from wider lanes (masked down, or in range by the bound), a store at the
-    // lanes' own width, and a register the loop carries (never narrowed). Read from the
-    // filled page, every byte value among the inputs; every VL, with and without a baseline
-    // tier; then the same with the reads running off the mapped pages (a trap in the middle
-    // of the loop) and with an instruction budget ending inside an iteration.
+    // Sums of bytes that fit 16-bit lanes, an add of immediates that takes them to 32,
+    // products by a constant and of two registers in 32-bit lanes and one that does not fit
+    // them (wide), ANDs, ORs and XORs with registers and immediates (negative, or with bits
+    // above the lanes), shifts of 8-, 16- and 32-bit lanes by less and by more than their
+    // width, left shifts that fit and two that do not (one wrapping a bound of 256 to 0),
+    // stores of bytes and halfwords from wider lanes (masked down, or in range by the
+    // bound), stores at the lanes' own width, and a register the loop carries (never
+    // narrowed). Read from the filled page, every
+    // byte value among the inputs; every VL, with and without a baseline tier, for a trip
+    // count of whole groups and one with a partial last group; then with the reads running
+    // off the mapped pages (a trap in the middle of the loop) and with an instruction budget
+    // ending inside an iteration.
     let body = "        LOOP s3\n\
         V.LBU [s10, lc0, -257], ->v1\n        V.LBU [s10, lc0, -256], ->v2\n\
         V.ADD v1, v1, v2\n        V.LBU [s10, lc0, -1], ->v2\n        V.ADD v1, v1, v2\n\
         V.LBU [s10, lc0, 0], ->v2\n        V.ADD v1, v1, v2\n\
-        V.LBU [s10, lc0, 255], ->v2\n        V.ADD v1, v1, v2\n\
+        V.LBU [s10, lc0, 127], ->v2\n        V.ADD v1, v1, v2\n\
         V.ADD v3, v1, 40000\n        V.ADD v3, v3, 30000\n\
         V.SB v1, [s11, lc0, 0]\n        V.MUL v4, v1, 3000\n        V.SHR v5, v4, 12\n\
         V.SH v5, [s12, lc0<<1, 0]\n        V.SHR v6, v1, 16\n        V.SHR v7, v2, 9\n\
         V.SHR v8, v2, 3\n        V.ADD v8, v8, v6\n        V.SB v8, [s13, lc0, 0]\n\
         V.MUL v9, v2, 0\n        V.MUL v11, v3, 70000\n        V.SHR v13, v4, 63\n\
-        V.SW v3, [s14, lc0<<2, 0]\n        V.ADD v12, v12, v2\n        ENDLOOP\n\
+        V.SW v3, [s14, lc0<<2, 0]\n\
+        V.XOR v14, v2, 255\n        V.MUL v15, v14, v1\n        V.AND v16, v1, -256\n\
+        V.OR v17, v2, 0x10000\n        V.OR v18, v2, v14\n        V.SHL v19, v1, 4\n\
+        V.SHL v20, v1, 30\n        V.SRA v21, v1, 3\n        V.AND v22, v2, v14\n\
+        V.ADD v23, v15, v19\n        V.SW v23, [s15, lc0<<2, 0]\n\
+        V.SH v16, [s16, lc0<<1, 0]\n        V.SB v17, [s17, lc0, 0]\n\
+        V.SB v18, [s18, lc0, 0]\n        V.SH v21, [s19, lc0<<1, 0]\n\
+        V.SB v22, [s20, lc0, 0]\n        V.SW v20, [s21, lc0<<2, 0]\n\
+        V.SH v15, [s22, lc0<<1, 0]\n        V.ADD v24, v2, 1\n        V.SHL v25, v24, 56\n\
+        V.ADD v12, v12, v2\n        ENDLOOP\n\
         HALT\n";
-    let src = |input: u64| {
-        format!(
-            "        S.LI s10, {input:#x}\n        S.LI s11, 0x11400\n\
-             S.LI s12, 0x11500\n        S.LI s13, 0x11700\n        S.LI s14, 0x11800\n\
-             S.LI s3, 250\n{body}"
-        )
+    let src = |input: u64, trip: u64| {
+        let bases: String = [
+            (11, 0x11300),
+            (12, 0x11380),
+            (13, 0x11480),
+            (14, 0x11500),
+            (15, 0x11700),
+            (16, 0x11900),
+            (17, 0x11a00),
+            (18, 0x11a80),
+            (19, 0x11b00),
+            (20, 0x11c00),
+            (21, 0x11c80),
+            (22, 0x11e80),
+        ]
+        .iter()
+        .map(|(r, a)| format!("        S.LI s{r}, {a:#x}\n"))
+        .collect();
+        format!("        S.LI s10, {input:#x}\n{bases}        S.LI s3, {trip}\n{body}")
     };
-    for (input, limit) in [(0x11101, None), (0x11d01, None), (0x11101, Some(400))] {
-        let p = lanejit_interp::asm::assemble(&src(input), "narrow.s").expect("assembles");
+    for (input, trip, limit) in [
+        (0x11101, 128, None),
+        (0x11101, 120, None),
+        (0x11f41, 128, None),
+        (0x11101, 128, Some(300)),
+    ] {
+        let p = lanejit_interp::asm::assemble(&src(input, trip), "narrow.s").expect("assembles");
         for vl in [1, 2, 4, 8, 16, 32, 64] {
             for baseline in [false, true] {
-                let what =
-                    format!("input {input:#x}, limit {limit:?}, VL {vl}, baseline {baseline}");
+                let what = format!(
+                    "input {input:#x}, trip {trip}, limit {limit:?}, VL {vl}, baseline {baseline}"
+                );
                 agree_with_interp(&p.code, vl, limit, baseline, &what);
             }
         }

@@ -28,13 +28,15 @@
 //! such an index again when it arrives wide (`Tx::repack`), SpMV's row index `j` is
 //! stepped, compared and gathered through as 32-bit words: 8 chunks at VL 32 instead of 16.
 //! Zero-extended packed lanes carry a bound (`Form::Packed::max`: what their width allows,
-//! tighter after a narrow integer operation), and a `V.ADD` of two such registers or of an
-//! immediate, a `V.MUL` by an immediate and a `V.SHR` stay packed in the narrowest lanes
-//! that hold the exact result (`Tx::narrow_int`); a contiguous store of narrower elements
-//! takes the lanes' low bytes by packing (`Tx::truncated` in `mem`). A u8 3x3 box blur (nine
-//! byte loads summed in 16-bit lanes, the product by 7282 and the shift in 32-bit ones, a
-//! byte store), 1024 x 1024 pixels with its fill loop, jit-warm: 2.07-2.12 -> 0.89-0.92 ms
-//! at VL 32, 2.19-2.38 -> 0.99-1.00 ms at VL 64 (alternating runs); no bench or example
+//! tighter after a narrow integer operation), and `V.ADD`, `V.MUL`, `V.AND`, `V.OR` and
+//! `V.XOR` of two such registers or of one and an immediate, and shifts by an immediate,
+//! stay packed in the narrowest lanes that hold the exact result (`Tx::narrow_int`); a
+//! contiguous store of narrower elements takes the lanes' low bytes by packing
+//! (`Tx::truncated` in `mem`). A u8 3x3 box blur (nine byte loads summed in 16-bit lanes,
+//! the product by 7282 and the shift in 32-bit ones, a byte store), 1024 x 1024 pixels with
+//! its fill loop, jit-warm: 2.07-2.12 -> 0.89-0.92 ms at VL 32, 2.19-2.38 -> 0.99-1.00 ms at
+//! VL 64 (alternating runs); a u8 alpha blend (`(a * al + b * (al ^ 255) + 128) >> 8`), its
+//! loop 12.2 -> 3.2 host instructions a pixel at VL 32 (callgrind). No bench or example
 //! kernel's code changes (`lanejit bench --compile-latency` at VL 16, 32 and 64).
 
 use super::{Form, Tx};
@@ -78,14 +80,15 @@ pub(crate) struct PackedInt {
     pub(crate) keep: u32,
 }
 
-/// A `V.ADD`, `V.MUL` or `V.SHR` on zero-extended narrow lanes whose bounds show the exact
-/// 64-bit result fits lanes of `1 << t` bytes (see `Tx::narrow_int_operands`).
+/// A `V.ADD`, `V.MUL`, `V.AND`, `V.OR`, `V.XOR` or shift by an immediate on zero-extended
+/// narrow lanes whose bounds show the exact 64-bit result fits lanes of `1 << t` bytes (see
+/// `Tx::narrow_int_operands`).
 #[derive(Clone, Copy)]
 pub(crate) struct NarrowInt {
     op: AluOp,
     /// The second operand when it is a register (an add's).
     vb: Option<VReg>,
-    /// The immediate otherwise (a shift's amount reduced mod 64).
+    /// The immediate otherwise, sign-extended (a shift's amount reduced mod 64).
     k: u64,
     /// log2 of the result lanes' bytes; the operands are widened to it.
     t: u8,
@@ -101,12 +104,13 @@ fn lane_max(log2e: u8) -> u64 {
 }
 
 impl Tx<'_, '_> {
-    /// `V.ADD vd, va, vb` (or an immediate), `V.MUL vd, va, imm` and `V.SHR vd, va, imm`
-    /// under a full mask with `va` (and `vb`) packed as zero-extended lanes of at most 4
-    /// bytes whose bound (`Form::Packed::max`) shows that the exact 64-bit result is again a
-    /// zero-extended value of at most 4 bytes: computed on lanes of the narrowest width that
-    /// holds it (a sum of nine bytes in 16-bit lanes, eight to a SIMD add; its product with
-    /// a 13-bit constant in 32-bit lanes), instead of widening every operand to 64-bit lanes.
+    /// `V.ADD`, `V.MUL`, `V.AND`, `V.OR` and `V.XOR` of `va` and a register or an immediate,
+    /// and `V.SHL`, `V.SHR` and `V.SRA` by an immediate, under a full mask with `va` (and the
+    /// register) packed as zero-extended lanes of at most 4 bytes whose bounds
+    /// (`Form::Packed::max`) show that the exact 64-bit result is again a zero-extended value
+    /// of at most 4 bytes: computed on lanes of the narrowest width that holds it (a sum of
+    /// nine bytes in 16-bit lanes, eight to a SIMD add; its product with a 13-bit constant
+    /// in 32-bit lanes), instead of widening every operand to 64-bit lanes.
     /// The result stays packed with its bound. Not for a register some loop of the region
     /// carries from one iteration to the next (`Tx::carried_v`: its bound would grow every
     /// iteration, and no two copies of the body would agree on its form), nor for a narrow
@@ -127,26 +131,45 @@ impl Tx<'_, '_> {
             _ => None,
         };
         let (la, ma) = bound(o.va)?;
-        let imm = match o.vb {
-            VSrc::Imm(i) if i >= 0 && (i as u64) <= u64::from(u32::MAX) => Some(i as u64),
-            _ => None,
+        // The second operand: a register of such lanes, or an immediate (sign-extended to
+        // 64 bits, as the guest reads it).
+        let (vb, lb, mb) = match o.vb {
+            VSrc::V(b) => {
+                let (lb, mb) = bound(b)?;
+                (Some(b), lb, mb)
+            }
+            VSrc::Imm(i) => (None, 0, i64::from(i) as u64),
+            VSrc::S(_) => return None,
         };
-        let (vb, k, low, max) = match (op, o.vb) {
-            (AluOp::Add, VSrc::V(b)) => {
-                if self.acc_plan(inst).is_some() {
+        let k = if vb.is_some() { 0 } else { mb };
+        // All ones up to the highest bit of `x`.
+        let ones = |x: u64| u64::MAX.checked_shr(x.leading_zeros()).unwrap_or(0);
+        let low = la.max(lb);
+        let (low, max) = match op {
+            AluOp::Add => {
+                if vb.is_some() && self.acc_plan(inst).is_some() {
                     return None;
                 }
-                let (lb, mb) = bound(b)?;
-                (Some(b), 0, la.max(lb), ma.checked_add(mb)?)
+                (low, ma.checked_add(mb)?)
             }
-            (AluOp::Add, VSrc::Imm(_)) => (None, imm?, la, ma.checked_add(imm?)?),
             // x86 has no multiply of bytes: products go in 16 bits at least.
-            (AluOp::Mul, VSrc::Imm(_)) => (None, imm?, la.max(1), ma.checked_mul(imm?)?),
-            (AluOp::Shr, VSrc::Imm(i)) => {
-                let k = (i as u64) & 63;
-                (None, k, la, ma.checked_shr(k as u32).unwrap_or(0))
+            AluOp::Mul => (low.max(1), ma.checked_mul(mb)?),
+            AluOp::And => (low, ma.min(mb & lane_max(low))),
+            AluOp::Or | AluOp::Xor => (low, ones(ma | mb)),
+            AluOp::Shl if vb.is_none() => {
+                let sh = (k & 63) as u32;
+                let max = if ma == 0 { 0 } else { ma.checked_shl(sh)? };
+                ((max >> sh == ma).then_some(low)?, max)
+            }
+            AluOp::Shr | AluOp::Sra if vb.is_none() => {
+                (la, ma.checked_shr((k & 63) as u32).unwrap_or(0))
             }
             _ => return None,
+        };
+        let k = if matches!(op, AluOp::Shl | AluOp::Shr | AluOp::Sra) {
+            k & 63
+        } else {
+            k
         };
         let t = (low..3).find(|&t| max <= lane_max(t))?;
         if !self.can_pack(o.vd, t) {
@@ -185,21 +208,33 @@ impl Tx<'_, '_> {
             .map(|(j, x)| {
                 let x = self.bitcast(ty, x);
                 let r = match n.op {
-                    AluOp::Add => {
+                    AluOp::Shl | AluOp::Shr | AluOp::Sra => {
+                        if n.k >= bits {
+                            // Every bit shifted out (Cranelift takes the amount modulo the
+                            // lane's bits; the guest's 64-bit shift leaves 0; a left shift
+                            // gets here only for lanes that are all 0).
+                            super::zero_vector(self.b, ty)
+                        } else if n.op == AluOp::Shl {
+                            self.b.ins().ishl(x, k)
+                        } else {
+                            // Zero-extended lanes are non-negative: an arithmetic shift
+                            // is a logical one.
+                            self.b.ins().ushr(x, k)
+                        }
+                    }
+                    op => {
                         let y = match b.get(j) {
                             Some(&y) => self.bitcast(ty, y),
                             None => self.b.ins().splat(ty, k),
                         };
-                        self.b.ins().iadd(x, y)
+                        match op {
+                            AluOp::Add => self.b.ins().iadd(x, y),
+                            AluOp::Mul => self.b.ins().imul(x, y),
+                            AluOp::And => self.b.ins().band(x, y),
+                            AluOp::Or => self.b.ins().bor(x, y),
+                            _ => self.b.ins().bxor(x, y),
+                        }
                     }
-                    AluOp::Mul => {
-                        let y = self.b.ins().splat(ty, k);
-                        self.b.ins().imul(x, y)
-                    }
-                    // Every bit shifted out (Cranelift takes the amount modulo the lane's
-                    // bits; the guest's 64-bit shift leaves 0).
-                    _ if n.k >= bits => super::zero_vector(self.b, ty),
-                    _ => self.b.ins().ushr(x, k),
                 };
                 self.bitcast(I8X16, r)
             })

@@ -189,8 +189,9 @@ pub(super) fn in_place(hoisted: &[Hoisted]) -> u64 {
 }
 
 /// Registers a load (of guest memory or tile space), an f32 add, subtract, multiply or FMA,
-/// a vector multiply, a shift right or AND by an immediate, or an add writes (candidates for
-/// the packed form: any load may turn out contiguous, see [`shape`]).
+/// a vector multiply, a shift right or AND by an immediate, an add, OR, XOR or shift left
+/// writes (candidates for the packed form: any load may turn out contiguous, see
+/// [`shape`]).
 pub(super) fn packable(r: &Region) -> u32 {
     let mut set = 0;
     for (_, i) in &r.insts {
@@ -210,11 +211,13 @@ pub(super) fn packable(r: &Region) -> u32 {
             if matches!(o.vb, VSrc::Imm(_)) || (op == AluOp::And && matches!(o.vb, VSrc::V(_))) {
                 set |= 1 << o.vd.0;
             }
-            // A sum of two registers of narrow lanes may stay narrow
-            // (`Tx::narrow_int_operands`).
-            if op == AluOp::Add {
-                set |= 1 << o.vd.0;
-            }
+        }
+        // Sums, bitwise operations and shifts left of narrow lanes may stay narrow
+        // (`Tx::narrow_int_operands`).
+        if let (Operands::VAlu(o), Sem::VAlu(AluOp::Add | AluOp::Or | AluOp::Xor | AluOp::Shl)) =
+            (i.operands(), i.opcode().sem())
+        {
+            set |= 1 << o.vd.0;
         }
         if let Some(ms) = i.opcode().mem() {
             if ms.dir == lanejit_interp::isa::Dir::Load {
