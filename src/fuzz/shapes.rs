@@ -4,7 +4,9 @@
 //! vectors as bases; chains that break the shape (a partial `V.SETMASK`, a general vector
 //! operand, a scalar the loop body does not know to be constant); FMA chains mixed with
 //! FADD/FMUL on NaN/inf/subnormal/-0 data loaded contiguously; integer streams (byte and
-//! halfword loads multiplied into an accumulator: the JIT's narrow multiplies); index streams
+//! halfword loads multiplied into an accumulator: the JIT's narrow multiplies; half the time
+//! the product goes on through adds, products, bitwise operations and shifts by amounts
+//! around the lanes' widths before it is stored: its narrow integer lanes); index streams
 //! (32-bit index words loaded, then gathers through them, half of them shifted right or
 //! masked by an immediate first, or ANDed with a register of lane signs made by `V.SRA 63`:
 //! the packed-index gathers and the sign masks, with small and negative indices
@@ -153,6 +155,56 @@ fn splitmix(seed: &mut u64, n: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     (z ^ (z >> 31)) % n.max(1)
+}
+
+/// Half the time, integer work on the product `p` of two narrow loads `ab` (a step or
+/// more of `p = p op x` with `x` one of them or an immediate: adds, products, bitwise
+/// operations, shifts by amounts around the lanes' widths), which the JIT computes on the
+/// narrowest lanes the results' bounds allow and stores, at a width the stream chose, by
+/// packing the lanes' low bytes (`Tx::narrow_int`). Drawn from `seed` (see [`splitmix`]).
+fn narrow_chain(seed: u64, p: VReg, ab: [VReg; 2], body: &mut Vec<Item>) {
+    const IMMS: [i32; 13] = [
+        0,
+        1,
+        3,
+        128,
+        255,
+        256,
+        0x7fff,
+        0xffff,
+        0x1_0000,
+        7282,
+        -1,
+        -256,
+        i32::MAX,
+    ];
+    const SHIFTS: [i32; 14] = [0, 1, 4, 7, 8, 9, 15, 16, 17, 31, 32, 48, 56, 63];
+    let mut seed = seed ^ 0x3c6e_f372_fe94_f82b;
+    let mut draw = |n: u64| splitmix(&mut seed, n);
+    if draw(2) == 0 {
+        return;
+    }
+    for _ in 0..=draw(5) {
+        let ops: [fn(VAlu) -> Inst; 8] = [
+            Inst::VAdd,
+            Inst::VMul,
+            Inst::VAnd,
+            Inst::VOr,
+            Inst::VXor,
+            Inst::VShl,
+            Inst::VShr,
+            Inst::VSra,
+        ];
+        let k = draw(8) as usize;
+        let x = if k >= 5 {
+            VSrc::Imm(SHIFTS[draw(SHIFTS.len() as u64) as usize])
+        } else if draw(3) == 0 {
+            VSrc::Imm(IMMS[draw(IMMS.len() as u64) as usize])
+        } else {
+            VSrc::V(ab[draw(2) as usize])
+        };
+        body.push(valu(ops[k], p, p, x));
+    }
 }
 
 /// `BNE sa, 0` to label `l`.
@@ -1675,6 +1727,8 @@ impl Shapes {
                     let acc = VReg(pick(u, &V_DATA)?);
                     body.push(valu(Inst::VAdd, acc, acc, VSrc::V(a)));
                 }
+                let seed = u64::from(a.0) | u64::from(b.0) << 8 | u64::from(p.0) << 16;
+                narrow_chain(seed ^ u64::from(log2e) << 24, p, [a, b], &mut body);
                 let mut outs = vec![p];
                 self.force = Some((u.int_in_range(log2e + 1..=3)?, true));
                 accs.extend(
