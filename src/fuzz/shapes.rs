@@ -5,8 +5,9 @@
 //! operand, a scalar the loop body does not know to be constant); FMA chains mixed with
 //! FADD/FMUL on NaN/inf/subnormal/-0 data loaded contiguously; integer streams (byte and
 //! halfword loads multiplied into an accumulator: the JIT's narrow multiplies; half the time
-//! the product goes on through adds, products, bitwise operations and shifts by amounts
-//! around the lanes' widths before it is stored: its narrow integer lanes); index streams
+//! the product goes on through adds, subtracts, products, bitwise operations and shifts by
+//! amounts around the lanes' widths before it is stored: its narrow integer lanes); index
+//! streams
 //! (32-bit index words loaded, then gathers through them, half of them shifted right or
 //! masked by an immediate first, or ANDed with a register of lane signs made by `V.SRA 63`:
 //! the packed-index gathers and the sign masks, with small and negative indices
@@ -158,9 +159,9 @@ fn splitmix(seed: &mut u64, n: u64) -> u64 {
 }
 
 /// Half the time, integer work on the product `p` of two narrow loads `ab` (a step or
-/// more of `p = p op x` with `x` one of them or an immediate: adds, products, bitwise
-/// operations, shifts by amounts around the lanes' widths), which the JIT computes on the
-/// narrowest lanes the results' bounds allow and stores, at a width the stream chose, by
+/// more of `p = p op x` with `x` one of them or an immediate: adds, subtracts, products,
+/// bitwise operations, shifts by amounts around the lanes' widths), which the JIT computes on
+/// the narrowest lanes the results' bounds allow and stores, at a width the stream chose, by
 /// packing the lanes' low bytes (`Tx::narrow_int`). Drawn from `seed` (see [`splitmix`]).
 fn narrow_chain(seed: u64, p: VReg, ab: [VReg; 2], body: &mut Vec<Item>) {
     const IMMS: [i32; 13] = [
@@ -185,8 +186,9 @@ fn narrow_chain(seed: u64, p: VReg, ab: [VReg; 2], body: &mut Vec<Item>) {
         return;
     }
     for _ in 0..=draw(5) {
-        let ops: [fn(VAlu) -> Inst; 8] = [
+        let ops: [fn(VAlu) -> Inst; 9] = [
             Inst::VAdd,
+            Inst::VSub,
             Inst::VMul,
             Inst::VAnd,
             Inst::VOr,
@@ -195,8 +197,8 @@ fn narrow_chain(seed: u64, p: VReg, ab: [VReg; 2], body: &mut Vec<Item>) {
             Inst::VShr,
             Inst::VSra,
         ];
-        let k = draw(8) as usize;
-        let x = if k >= 5 {
+        let k = draw(9) as usize;
+        let x = if k >= 6 {
             VSrc::Imm(SHIFTS[draw(SHIFTS.len() as u64) as usize])
         } else if draw(3) == 0 {
             VSrc::Imm(IMMS[draw(IMMS.len() as u64) as usize])

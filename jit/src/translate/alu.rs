@@ -27,17 +27,18 @@
 //! executes it (`Tx::packed_int`, fallback `carry`). With the loop's second copy packing
 //! such an index again when it arrives wide (`Tx::repack`), SpMV's row index `j` is
 //! stepped, compared and gathered through as 32-bit words: 8 chunks at VL 32 instead of 16.
-//! Zero-extended packed lanes carry a bound (`Form::Packed::max`: what their width allows,
-//! tighter after a narrow integer operation), and `V.ADD`, `V.MUL`, `V.AND`, `V.OR` and
-//! `V.XOR` of two such registers or of one and an immediate, and shifts by an immediate,
-//! stay packed in the narrowest lanes that hold the exact result (`Tx::narrow_int`); a
-//! contiguous store of narrower elements takes the lanes' low bytes by packing
-//! (`Tx::truncated` in `mem`). A u8 3x3 box blur (nine byte loads summed in 16-bit lanes,
-//! the product by 7282 and the shift in 32-bit ones, a byte store), 1024 x 1024 pixels with
-//! its fill loop, jit-warm: 2.07-2.12 -> 0.89-0.92 ms at VL 32, 2.19-2.38 -> 0.99-1.00 ms at
-//! VL 64 (alternating runs); a u8 alpha blend (`(a * al + b * (al ^ 255) + 128) >> 8`), its
-//! loop 12.2 -> 3.2 host instructions a pixel at VL 32 (callgrind). No bench or example
-//! kernel's code changes (`lanejit bench --compile-latency` at VL 16, 32 and 64).
+//! Packed lanes carry the range of their values (`Form::Packed::lo`, `hi`: what their width and
+//! extension allow, tighter after a narrow integer operation), and `V.ADD`, `V.SUB`, `V.MUL`,
+//! `V.AND`, `V.OR` and `V.XOR` of two such registers or of one and an immediate, and shifts by an
+//! immediate, stay packed in the narrowest lanes that hold the exact result, zero- or sign-extended
+//! (`Tx::narrow_int`); a contiguous store of narrower elements takes the lanes' low bytes by
+//! packing (`Tx::truncated` in `mem`). A u8 3x3 box blur (nine byte loads summed in 16-bit lanes,
+//! the product by 7282 and the shift in 32-bit ones, a byte store), 1024 x 1024 pixels with its
+//! fill loop, jit-warm: 2.07-2.12 -> 0.89-0.92 ms at VL 32, 2.19-2.38 -> 0.99-1.00 ms at VL 64
+//! (alternating runs); a u8 alpha blend (`(a * al + b * (al ^ 255) + 128) >> 8`), its loop 12.2 ->
+//! 3.2 host instructions a pixel at VL 32 (callgrind). No bench kernel's code changes (`lanejit
+//! bench --compile-latency` at VL 8 to 64); of the example kernels only `stencil.s`'s difference of
+//! sign-extended halfwords (4-16% less code at VL 8 to 32).
 
 use super::{Form, Tx};
 use crate::observe::Fallback;
@@ -80,41 +81,53 @@ pub(crate) struct PackedInt {
     pub(crate) keep: u32,
 }
 
-/// A `V.ADD`, `V.MUL`, `V.AND`, `V.OR`, `V.XOR` or shift by an immediate on zero-extended
-/// narrow lanes whose bounds show the exact 64-bit result fits lanes of `1 << t` bytes (see
-/// `Tx::narrow_int_operands`).
+/// A `V.ADD`, `V.SUB`, `V.MUL`, `V.AND`, `V.OR`, `V.XOR` or shift by an immediate on narrow
+/// lanes whose ranges show the exact 64-bit result fits lanes of `1 << t` bytes extended by
+/// `ext` (see `Tx::narrow_int_operands`).
 #[derive(Clone, Copy)]
 pub(crate) struct NarrowInt {
     op: AluOp,
-    /// The second operand when it is a register (an add's).
+    /// The second operand when it is a register.
     vb: Option<VReg>,
     /// The immediate otherwise, sign-extended (a shift's amount reduced mod 64).
     k: u64,
     /// log2 of the result lanes' bytes; the operands are widened to it.
     t: u8,
-    /// The most any lane of the result holds.
-    max: u64,
+    /// The result's extension.
+    ext: Ext,
+    /// The least and the most any lane of the result holds.
+    range: (i64, i64),
     /// The operands, kept packed.
     pub(crate) keep: u32,
 }
 
-/// The most a zero-extended lane of `1 << log2e` bytes holds.
-fn lane_max(log2e: u8) -> u64 {
-    (1u64 << (8u32 << log2e)) - 1
+/// The narrowest lanes of at least `1 << low` bytes (and at most 4) that hold every value
+/// in `lo..=hi` exactly, and their extension.
+fn lanes_for(low: u8, lo: i128, hi: i128) -> Option<(u8, Ext)> {
+    let ext = if lo >= 0 { Ext::Zero } else { Ext::Sign };
+    (low..3)
+        .find(|&t| {
+            let (a, b) = super::lane_range(t, ext);
+            lo >= i128::from(a) && hi <= i128::from(b)
+        })
+        .map(|t| (t, ext))
 }
 
 impl Tx<'_, '_> {
-    /// `V.ADD`, `V.MUL`, `V.AND`, `V.OR` and `V.XOR` of `va` and a register or an immediate,
-    /// and `V.SHL`, `V.SHR` and `V.SRA` by an immediate, under a full mask with `va` (and the
-    /// register) packed as zero-extended lanes of at most 4 bytes whose bounds
-    /// (`Form::Packed::max`) show that the exact 64-bit result is again a zero-extended value
-    /// of at most 4 bytes: computed on lanes of the narrowest width that holds it (a sum of
-    /// nine bytes in 16-bit lanes, eight to a SIMD add; its product with a 13-bit constant
-    /// in 32-bit lanes), instead of widening every operand to 64-bit lanes.
-    /// The result stays packed with its bound. Not for a register some loop of the region
-    /// carries from one iteration to the next (`Tx::carried_v`: its bound would grow every
-    /// iteration, and no two copies of the body would agree on its form), nor for a narrow
-    /// accumulator's add (`Tx::acc_plan`).
+    /// `V.ADD`, `V.SUB`, `V.MUL`, `V.AND`, `V.OR` and `V.XOR` of `va` and a register or an
+    /// immediate, and `V.SHL`, `V.SHR` and `V.SRA` by an immediate, under a full mask with
+    /// `va` (and the register) packed as zero- or sign-extended lanes of at most 4 bytes whose
+    /// ranges (`Form::Packed::lo`, `hi`) show that the exact 64-bit result is again a value of
+    /// at most 4 bytes, zero- or sign-extended: computed on lanes of the narrowest width that
+    /// holds it (a sum of nine bytes in 16-bit lanes, eight to a SIMD add; its product with
+    /// a 13-bit constant in 32-bit lanes; a difference of bytes in signed 16-bit lanes),
+    /// instead of widening every operand to 64-bit lanes: the operands extended to that
+    /// width, the operation wrapping there, exact because the result fits. The result stays
+    /// packed with its range. Bitwise operations and logical shifts right take non-negative
+    /// operands only. Not for a register some loop of the region carries from one iteration
+    /// to the next (`Tx::carried_v`: its range would grow every iteration, and no two copies
+    /// of the body would agree on its form), nor for a narrow accumulator's add
+    /// (`Tx::acc_plan`).
     pub(crate) fn narrow_int_operands(&self, inst: &Inst) -> Option<NarrowInt> {
         let (Operands::VAlu(o), Sem::VAlu(op)) = (inst.operands(), inst.opcode().sem()) else {
             return None;
@@ -122,56 +135,55 @@ impl Tx<'_, '_> {
         if !self.full || self.vmem || self.carried_v & (1 << o.vd.0) != 0 {
             return None;
         }
-        let bound = |r: VReg| match self.form[r.0 as usize] {
+        let range = |r: VReg| match self.form[r.0 as usize] {
             Form::Packed {
                 log2e,
-                ext: Ext::Zero,
-                max,
-            } if log2e < 3 => Some((log2e, max)),
+                ext: Ext::Zero | Ext::Sign,
+                lo,
+                hi,
+            } if log2e < 3 => Some((log2e, i128::from(lo), i128::from(hi))),
             _ => None,
         };
-        let (la, ma) = bound(o.va)?;
+        let (la, alo, ahi) = range(o.va)?;
         // The second operand: a register of such lanes, or an immediate (sign-extended to
         // 64 bits, as the guest reads it).
-        let (vb, lb, mb) = match o.vb {
+        let (vb, lb, blo, bhi) = match o.vb {
             VSrc::V(b) => {
-                let (lb, mb) = bound(b)?;
-                (Some(b), lb, mb)
+                let (lb, lo, hi) = range(b)?;
+                (Some(b), lb, lo, hi)
             }
-            VSrc::Imm(i) => (None, 0, i64::from(i) as u64),
+            VSrc::Imm(i) => (None, 0, i128::from(i), i128::from(i)),
             VSrc::S(_) => return None,
         };
-        let k = if vb.is_some() { 0 } else { mb };
-        // All ones up to the highest bit of `x`.
-        let ones = |x: u64| u64::MAX.checked_shr(x.leading_zeros()).unwrap_or(0);
+        let k = if vb.is_some() { 0 } else { blo as i64 as u64 };
+        let nonneg = alo >= 0 && blo >= 0;
+        // All ones up to the highest bit of `x` (non-negative, below 2^63).
+        let ones = |x: i128| (1i128 << (128 - x.leading_zeros())) - 1;
         let low = la.max(lb);
-        let (low, max) = match op {
+        let sh = (k & 63) as u32;
+        let (low, lo, hi) = match op {
             AluOp::Add => {
                 if vb.is_some() && self.acc_plan(inst).is_some() {
                     return None;
                 }
-                (low, ma.checked_add(mb)?)
+                (low, alo + blo, ahi + bhi)
             }
-            // x86 has no multiply of bytes: products go in 16 bits at least.
-            AluOp::Mul => (low.max(1), ma.checked_mul(mb)?),
-            AluOp::And => (low, ma.min(mb & lane_max(low))),
-            AluOp::Or | AluOp::Xor => (low, ones(ma | mb)),
-            AluOp::Shl if vb.is_none() => {
-                let sh = (k & 63) as u32;
-                let max = if ma == 0 { 0 } else { ma.checked_shl(sh)? };
-                ((max >> sh == ma).then_some(low)?, max)
+            AluOp::Sub => (low, alo - bhi, ahi - blo),
+            AluOp::Mul => {
+                let p = [alo * blo, alo * bhi, ahi * blo, ahi * bhi];
+                // x86 has no multiply of bytes: products go in 16 bits at least.
+                (low.max(1), *p.iter().min()?, *p.iter().max()?)
             }
-            AluOp::Shr | AluOp::Sra if vb.is_none() => {
-                (la, ma.checked_shr((k & 63) as u32).unwrap_or(0))
-            }
+            AluOp::And if nonneg => (low, 0, ahi.min(bhi)),
+            // A non-negative lane ANDed with a negative immediate: at most the lane.
+            AluOp::And if alo >= 0 && vb.is_none() => (la, 0, ahi),
+            AluOp::Or | AluOp::Xor if nonneg => (low, 0, ones(ahi | bhi)),
+            AluOp::Shl if vb.is_none() => (la, alo << sh, ahi << sh),
+            AluOp::Shr if vb.is_none() && alo >= 0 => (la, alo >> sh, ahi >> sh),
+            AluOp::Sra if vb.is_none() => (la, alo >> sh, ahi >> sh),
             _ => return None,
         };
-        let k = if matches!(op, AluOp::Shl | AluOp::Shr | AluOp::Sra) {
-            k & 63
-        } else {
-            k
-        };
-        let t = (low..3).find(|&t| max <= lane_max(t))?;
+        let (t, ext) = lanes_for(low, lo, hi)?;
         if !self.can_pack(o.vd, t) {
             return None;
         }
@@ -179,9 +191,14 @@ impl Tx<'_, '_> {
         Some(NarrowInt {
             op,
             vb,
-            k,
+            k: if matches!(op, AluOp::Shl | AluOp::Shr | AluOp::Sra) {
+                u64::from(sh)
+            } else {
+                k
+            },
             t,
-            max,
+            ext,
+            range: (lo as i64, hi as i64),
             keep,
         })
     }
@@ -195,12 +212,15 @@ impl Tx<'_, '_> {
             None => Vec::new(),
         };
         let bits = 8u64 << n.t;
-        let kv = self.iconst(n.k);
         let lane = ty.lane_type();
-        let k = if lane == I64 {
-            kv
-        } else {
-            self.b.ins().ireduce(lane, kv)
+        let kv = self.iconst(n.k);
+        let k = self.b.ins().ireduce(lane, kv);
+        // A shift right by the lanes' bits or more leaves 0 for a non-negative lane and -1
+        // for a negative one (the guest shifts 64 bits): the lanes' sign, by a shift of one
+        // bit less (Cranelift takes the amount modulo the lanes' bits).
+        let sign_sh = {
+            let v = self.iconst(bits - 1);
+            self.b.ins().ireduce(lane, v)
         };
         let out: Vec<Value> = a
             .into_iter()
@@ -208,20 +228,18 @@ impl Tx<'_, '_> {
             .map(|(j, x)| {
                 let x = self.bitcast(ty, x);
                 let r = match n.op {
-                    AluOp::Shl | AluOp::Shr | AluOp::Sra => {
-                        if n.k >= bits {
-                            // Every bit shifted out (Cranelift takes the amount modulo the
-                            // lane's bits; the guest's 64-bit shift leaves 0; a left shift
-                            // gets here only for lanes that are all 0).
-                            super::zero_vector(self.b, ty)
-                        } else if n.op == AluOp::Shl {
-                            self.b.ins().ishl(x, k)
-                        } else {
-                            // Zero-extended lanes are non-negative: an arithmetic shift
-                            // is a logical one.
-                            self.b.ins().ushr(x, k)
-                        }
+                    // A left shift by the lanes' bits or more gets here only for lanes that
+                    // are all 0 (the result must fit them).
+                    AluOp::Shl if n.k >= bits => super::zero_vector(self.b, ty),
+                    AluOp::Shl => self.b.ins().ishl(x, k),
+                    // A lane shifted right: zero-extended lanes are non-negative, so both
+                    // shifts are the logical one; sign-extended ones shift arithmetically.
+                    AluOp::Shr | AluOp::Sra if n.ext == Ext::Sign => {
+                        let s = if n.k >= bits { sign_sh } else { k };
+                        self.b.ins().sshr(x, s)
                     }
+                    AluOp::Shr | AluOp::Sra if n.k >= bits => super::zero_vector(self.b, ty),
+                    AluOp::Shr | AluOp::Sra => self.b.ins().ushr(x, k),
                     op => {
                         let y = match b.get(j) {
                             Some(&y) => self.bitcast(ty, y),
@@ -229,6 +247,7 @@ impl Tx<'_, '_> {
                         };
                         match op {
                             AluOp::Add => self.b.ins().iadd(x, y),
+                            AluOp::Sub => self.b.ins().isub(x, y),
                             AluOp::Mul => self.b.ins().imul(x, y),
                             AluOp::And => self.b.ins().band(x, y),
                             AluOp::Or => self.b.ins().bor(x, y),
@@ -239,7 +258,7 @@ impl Tx<'_, '_> {
                 self.bitcast(I8X16, r)
             })
             .collect();
-        self.def_packed_max(vd, n.t, n.max, &out);
+        self.def_packed_range(vd, n.t, n.ext, n.range, &out);
     }
 
     /// A `V.SHR`, `V.SRA` or `V.AND` by an immediate of a register packed as 32-bit lanes

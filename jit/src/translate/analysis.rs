@@ -189,8 +189,8 @@ pub(super) fn in_place(hoisted: &[Hoisted]) -> u64 {
 }
 
 /// Registers a load (of guest memory or tile space), an f32 add, subtract, multiply or FMA,
-/// a vector multiply, a shift right or AND by an immediate, an add, OR, XOR or shift left
-/// writes (candidates for the packed form: any load may turn out contiguous, see
+/// a vector multiply, a shift right or AND by an immediate, an add, subtract, OR, XOR or
+/// shift left writes (candidates for the packed form: any load may turn out contiguous, see
 /// [`shape`]).
 pub(super) fn packable(r: &Region) -> u32 {
     let mut set = 0;
@@ -212,10 +212,12 @@ pub(super) fn packable(r: &Region) -> u32 {
                 set |= 1 << o.vd.0;
             }
         }
-        // Sums, bitwise operations and shifts left of narrow lanes may stay narrow
+        // Sums, differences, bitwise operations and shifts left of narrow lanes may stay narrow
         // (`Tx::narrow_int_operands`).
-        if let (Operands::VAlu(o), Sem::VAlu(AluOp::Add | AluOp::Or | AluOp::Xor | AluOp::Shl)) =
-            (i.operands(), i.opcode().sem())
+        if let (
+            Operands::VAlu(o),
+            Sem::VAlu(AluOp::Add | AluOp::Sub | AluOp::Or | AluOp::Xor | AluOp::Shl),
+        ) = (i.operands(), i.opcode().sem())
         {
             set |= 1 << o.vd.0;
         }

@@ -3407,11 +3407,11 @@ impl Tx<'_, '_> {
 
     /// Whether a full contiguous store of elements of `1 << log2e` bytes from `r` takes the
     /// low bytes of its packed lanes as they are ([`Self::truncated`]): `r` is packed as
-    /// zero-extended lanes wider than the elements (a narrow integer result,
+    /// zero- or sign-extended lanes wider than the elements (a narrow integer result,
     /// `Tx::narrow_int`), and the elements fill whole vectors.
     fn truncates(&self, r: VReg, log2e: u8) -> bool {
         let wider = matches!(self.form[r.0 as usize],
-            super::Form::Packed { log2e: l, ext: Ext::Zero, .. } if l > log2e && l < 3);
+            super::Form::Packed { log2e: l, ext: Ext::Zero | Ext::Sign, .. } if l > log2e && l < 3);
         wider
             && !self.masked_tail
             && self.nan[r.0 as usize].is_none()
@@ -3420,16 +3420,19 @@ impl Tx<'_, '_> {
 
     /// The elements of `1 << log2e` bytes a store writes from packed register `r` (see
     /// [`Self::truncates`]), 16 bytes to a vector: each lane's low bytes, by unsigned
-    /// saturating narrowing (`packusdw`, `packuswb`), exact once no lane exceeds the
-    /// elements' range, which its bound shows or a mask makes so.
+    /// saturating narrowing (`packusdw`, `packuswb`), exact once every lane is within the
+    /// elements' unsigned range, which its bounds show or a mask makes so.
     fn truncated(&mut self, r: VReg, log2e: u8) -> Vec<Value> {
-        let super::Form::Packed { log2e: l, max, .. } = self.form[r.0 as usize] else {
+        let super::Form::Packed {
+            log2e: l, lo, hi, ..
+        } = self.form[r.0 as usize]
+        else {
             unreachable!("truncated on a register that is not packed")
         };
         let tys = [I8X16, I16X8, I32X4];
         let mut vs: Vec<Value> = self.packed_vals(r, l);
         let top = (1u64 << (8u32 << log2e)) - 1;
-        if max > top {
+        if lo < 0 || hi as u64 > top {
             let m = match l {
                 1 => top * 0x0001_0001_0001_0001,
                 _ => top * 0x0000_0001_0000_0001,
@@ -3556,7 +3559,9 @@ impl Tx<'_, '_> {
             }
             self.bitcast(I8X16, v)
         };
-        self.def_packed(r, p, ms.ext, &[v]);
+        // The lanes hold the elements' values only (`Tx::narrow_int` keeps them narrow).
+        let range = super::lane_range(ms.log2e, ms.ext);
+        self.def_packed_range(r, p, ms.ext, range, &[v]);
         if ms.log2e == 0 {
             self.bytes_made |= 1 << r.0;
         }

@@ -182,10 +182,12 @@ pub(crate) enum Form {
     Packed {
         log2e: u8,
         ext: lanejit_interp::isa::Ext,
-        /// Zero-extended lanes: the most any lane holds (what the lanes' width allows, or
-        /// less where a narrow integer operation knows it, `Tx::narrow_int`); `u64::MAX`
-        /// for other extensions.
-        max: u64,
+        /// The least and the most any lane's value (extended to 64 bits) is: what the
+        /// lanes' width and extension allow, or less where a narrow integer operation
+        /// knows it (`Tx::narrow_int`); the whole `i64` range for 64-bit lanes and lanes
+        /// without an extension.
+        lo: i64,
+        hi: i64,
     },
     /// An accumulator in the streaming copy (`analysis::accumulators`, `Tx::acc_add`): its
     /// value is its `i64x2` chunk variables plus the sums in its packed variables, signed
@@ -202,11 +204,21 @@ impl Form {
     /// Packed lanes of `1 << log2e` bytes extended by `ext`, with no bound on them but what
     /// their width allows.
     pub(crate) fn packed(log2e: u8, ext: lanejit_interp::isa::Ext) -> Form {
-        let max = match ext {
-            lanejit_interp::isa::Ext::Zero if log2e < 3 => (1u64 << (8 << log2e)) - 1,
-            _ => u64::MAX,
-        };
-        Form::Packed { log2e, ext, max }
+        let (lo, hi) = lane_range(log2e, ext);
+        Form::Packed { log2e, ext, lo, hi }
+    }
+}
+
+/// The values lanes of `1 << log2e` bytes hold extended by `ext` (the whole `i64` range for
+/// 64-bit lanes and lanes without an extension).
+pub(crate) fn lane_range(log2e: u8, ext: lanejit_interp::isa::Ext) -> (i64, i64) {
+    let bits = 8u32 << log2e;
+    match ext {
+        lanejit_interp::isa::Ext::Zero if log2e < 3 => (0, (1i64 << bits) - 1),
+        lanejit_interp::isa::Ext::Sign if log2e < 3 => {
+            (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+        }
+        _ => (i64::MIN, i64::MAX),
     }
 }
 
@@ -1073,14 +1085,17 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.form[r.0 as usize] = Form::packed(log2e, ext);
     }
 
-    /// [`Self::def_packed`] of zero-extended lanes of which none holds more than `max`.
-    pub(crate) fn def_packed_max(&mut self, r: VReg, log2e: u8, max: u64, vals: &[Value]) {
-        self.def_packed(r, log2e, Ext::Zero, vals);
-        self.form[r.0 as usize] = Form::Packed {
-            log2e,
-            ext: Ext::Zero,
-            max,
-        };
+    /// [`Self::def_packed`] of lanes whose values (extended) lie in `lo..=hi`.
+    pub(crate) fn def_packed_range(
+        &mut self,
+        r: VReg,
+        log2e: u8,
+        ext: Ext,
+        (lo, hi): (i64, i64),
+        vals: &[Value],
+    ) {
+        self.def_packed(r, log2e, ext, vals);
+        self.form[r.0 as usize] = Form::Packed { log2e, ext, lo, hi };
     }
 
     /// Whether a contiguous load of width `log2e` into `r` can stay packed.
