@@ -644,7 +644,8 @@ fn narrow_integer_results_keep_their_bounds_and_their_exact_values() {
     // Sums of bytes that fit 16-bit lanes, an add of immediates that takes them to 32,
     // differences of unsigned and signed bytes (negative lanes, sign-extended), their
     // products, arithmetic shifts by less and more than their lanes' width, a negative
-    // immediate added, stores of signed lanes' low bytes,
+    // immediate added, an absolute value (XOR with lane signs), bitwise operations on
+    // signed lanes, stores of signed lanes' low bytes,
     // products by a constant and of two registers in 32-bit lanes and one that does not fit
     // them (wide), ANDs, ORs and XORs with registers and immediates (negative, or with bits
     // above the lanes), shifts of 8-, 16- and 32-bit lanes by less and by more than their
@@ -679,7 +680,9 @@ fn narrow_integer_results_keep_their_bounds_and_their_exact_values() {
         V.SRA v30, v27, 3\n        V.SRA v31, v27, 20\n        V.ADD v28, v28, -300\n\
         V.SHL v0, v27, 4\n        V.SB v27, [s23, lc0, 0]\n        V.SH v29, [s24, lc0<<1, 0]\n\
         V.SW v28, [s25, lc0<<2, 0]\n        V.SB v31, [s26, lc0, 0]\n\
-        V.SH v30, [s27, lc0<<1, 0]\n\
+        V.SH v30, [s27, lc0<<1, 0]\n        V.SRA v10, v27, 63\n        V.XOR v30, v27, v10\n\
+        V.SUB v30, v30, v10\n        V.OR v31, v27, -16\n        V.AND v10, v27, v26\n\
+        V.SB v30, [s28, lc0, 0]\n\
         V.ADD v24, v2, 1\n        V.SHL v25, v24, 56\n\
         V.ADD v12, v12, v2\n        ENDLOOP\n\
         HALT\n";
@@ -702,6 +705,7 @@ fn narrow_integer_results_keep_their_bounds_and_their_exact_values() {
             (25, 0x11c80),
             (26, 0x11e00),
             (27, 0x11e60),
+            (28, 0x11f20),
         ]
         .iter()
         .map(|(r, a)| format!("        S.LI s{r}, {a:#x}\n"))
