@@ -29,19 +29,19 @@
 //! stepped, compared and gathered through as 32-bit words: 8 chunks at VL 32 instead of 16.
 //! Packed lanes carry the range of their values (`Form::Packed::lo`, `hi`: what their width and
 //! extension allow, tighter after a narrow integer operation), and `V.ADD`, `V.SUB`, `V.MUL`,
-//! `V.AND`, `V.OR` and `V.XOR` of two such registers or of one and an immediate, and shifts by an
-//! immediate, stay packed in the narrowest lanes that hold the exact result, zero- or sign-extended
-//! (`Tx::narrow_int`); a contiguous store of narrower elements takes the lanes' low bytes by
-//! packing (`Tx::truncated` in `mem`). A u8 3x3 box blur (nine byte loads summed in 16-bit lanes,
-//! the product by 7282 and the shift in 32-bit ones, a byte store), 1024 x 1024 pixels with its
-//! fill loop, jit-warm: 2.07-2.12 -> 0.89-0.92 ms at VL 32, 2.19-2.38 -> 0.99-1.00 ms at VL 64
-//! (alternating runs); a u8 alpha blend (`(a * al + b * (al ^ 255) + 128) >> 8`), its loop 12.2 ->
-//! 3.2 host instructions a pixel at VL 32 (callgrind); a u8 3x3 Sobel (`|gx| + |gy|` by
-//! differences in signed 16-bit lanes, absolute values by the sign-mask XOR, 32-bit sums),
-//! 1024 x 1024 with its fill loop, jit-warm at VL 32 3.15-3.42 -> 1.20-1.39 ms. No bench
-//! kernel's code changes (`lanejit
-//! bench --compile-latency` at VL 8 to 64); of the example kernels only `stencil.s`'s difference of
-//! sign-extended halfwords (4-16% less code at VL 8 to 32).
+//! `V.AND`, `V.OR` and `V.XOR` of two such registers or of one and an immediate, and shifts by
+//! an immediate, stay packed in the narrowest lanes that hold the exact result, zero- or
+//! sign-extended (`Tx::narrow_int`); a contiguous store of narrower elements takes the lanes'
+//! low bytes by packing (`Tx::truncated` in `mem`). A u8 3x3 box blur (nine byte loads summed
+//! in 16-bit lanes, the product by 7282 and the shift in 32-bit ones, a byte store), 1024 x
+//! 1024 pixels with its fill loop, jit-warm: 2.07-2.12 -> 0.89-0.92 ms at VL 32, 2.19-2.38 ->
+//! 0.99-1.00 ms at VL 64 (alternating runs); a u8 alpha blend, `(a * al + b * (al ^ 255) +
+//! 128) >> 8`, its loop 12.2 -> 3.2 host instructions a pixel at VL 32 (callgrind); a u8 Sobel
+//! (`|gx| + |gy|` by differences in signed 16-bit lanes, absolute values by the sign-mask XOR,
+//! 32-bit sums), 1024 x 1024 with its fill loop, jit-warm at VL 32 3.15-3.42 -> 1.20-1.39 ms.
+//! No bench kernel's code changes (`lanejit bench --compile-latency` at VL 8 to 64); of the
+//! example kernels only `stencil.s`'s difference of sign-extended halfwords (4-16% less code at
+//! VL 8 to 32).
 
 use super::{Form, Tx};
 use crate::observe::Fallback;
@@ -118,19 +118,19 @@ fn lanes_for(low: u8, lo: i128, hi: i128) -> Option<(u8, Ext)> {
 
 impl Tx<'_, '_> {
     /// `V.ADD`, `V.SUB`, `V.MUL`, `V.AND`, `V.OR` and `V.XOR` of `va` and a register or an
-    /// immediate, and `V.SHL`, `V.SHR` and `V.SRA` by an immediate, under a full mask with
-    /// `va` (and the register) packed as zero- or sign-extended lanes of at most 4 bytes whose
+    /// immediate, and `V.SHL`, `V.SHR` and `V.SRA` by an immediate, under a full mask with `va`
+    /// (and the register) packed as zero- or sign-extended lanes of at most 4 bytes whose
     /// ranges (`Form::Packed::lo`, `hi`) show that the exact 64-bit result is again a value of
     /// at most 4 bytes, zero- or sign-extended: computed on lanes of the narrowest width that
-    /// holds it (a sum of nine bytes in 16-bit lanes, eight to a SIMD add; its product with
-    /// a 13-bit constant in 32-bit lanes; a difference of bytes in signed 16-bit lanes),
-    /// instead of widening every operand to 64-bit lanes: the operands extended to that
-    /// width, the operation wrapping there, exact because the result fits. The result stays
-    /// packed with its range. Logical shifts right take non-negative operands only; bitwise
-    /// operations with a negative operand work on the narrowest signed lanes both fit (an
-    /// absolute value's `V.XOR` with lane signs). Not for a register some loop of the region carries from one iteration
-    /// to the next (`Tx::carried_v`: its range would grow every iteration, and no two copies
-    /// of the body would agree on its form), nor for a narrow accumulator's add
+    /// holds it (a sum of nine bytes in 16-bit lanes, eight to a SIMD add; its product with a
+    /// 13-bit constant in 32-bit lanes; a difference of bytes in signed 16-bit lanes), instead
+    /// of widening every operand to 64-bit lanes: the operands extended to that width, the
+    /// operation wrapping there, exact because the result fits. The result stays packed with
+    /// its range. Logical shifts right take non-negative operands only; bitwise operations with
+    /// a negative operand work on the narrowest signed lanes both fit (an absolute value's
+    /// `V.XOR` with lane signs). Not for a register some loop of the region carries from one
+    /// iteration to the next (`Tx::carried_v`: its range would grow every iteration, and no two
+    /// copies of the body would agree on its form), nor for a narrow accumulator's add
     /// (`Tx::acc_plan`).
     pub(crate) fn narrow_int_operands(&self, inst: &Inst) -> Option<NarrowInt> {
         let (Operands::VAlu(o), Sem::VAlu(op)) = (inst.operands(), inst.opcode().sem()) else {
@@ -229,9 +229,11 @@ impl Tx<'_, '_> {
         // A shift right by the lanes' bits or more leaves 0 for a non-negative lane and -1
         // for a negative one (the guest shifts 64 bits): the lanes' sign, by a shift of one
         // bit less (Cranelift takes the amount modulo the lanes' bits).
-        let sign_sh = {
+        let sign_sh = if n.k >= bits && n.ext == Ext::Sign {
             let v = self.iconst(bits - 1);
             self.b.ins().ireduce(lane, v)
+        } else {
+            k
         };
         let out: Vec<Value> = a
             .into_iter()
