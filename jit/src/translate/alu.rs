@@ -253,19 +253,13 @@ impl Tx<'_, '_> {
                     }
                     AluOp::Shr | AluOp::Sra if n.k >= bits => super::zero_vector(self.b, ty),
                     AluOp::Shr | AluOp::Sra => self.b.ins().ushr(x, k),
+                    // The chunk operation of any lane width (`Tx::valu`).
                     op => {
                         let y = match b.get(j) {
                             Some(&y) => self.bitcast(ty, y),
                             None => self.b.ins().splat(ty, k),
                         };
-                        match op {
-                            AluOp::Add => self.b.ins().iadd(x, y),
-                            AluOp::Sub => self.b.ins().isub(x, y),
-                            AluOp::Mul => self.b.ins().imul(x, y),
-                            AluOp::And => self.b.ins().band(x, y),
-                            AluOp::Or => self.b.ins().bor(x, y),
-                            _ => self.b.ins().bxor(x, y),
-                        }
+                        self.valu(op, x, y, None)
                     }
                 };
                 self.bitcast(I8X16, r)
