@@ -15,8 +15,8 @@
 //! write also records its lane shape (`shape`), which memory accesses use. Under a full mask
 //! some operations keep a packed register packed (`Form::Packed`: lanes narrower than 64
 //! bits, four or more to a SIMD operation): f32 arithmetic, multiplies of bytes and
-//! halfwords (`Tx::narrow_mul`), and shifts right and ANDs by an immediate of 32-bit lanes
-//! whose result is again an extended word (`Tx::packed_int`), and ANDs of such lanes with a
+//! halfwords (`Tx::narrow_mul`), integer operations whose results fit narrow lanes
+//! (`Tx::narrow_int`, below), and ANDs of 32-bit lanes with a
 //! register of lane masks made by `V.SRA 63` (`Tx::sign_masks`: SpMV's row-end select,
 //! `V.SUB; V.SRA 63; V.AND`, stays on packed values; its compiled-code instructions -4%,
 //! +2.7% elements/s). The compare itself stays packed too: `V.SUB d, a, b; V.SRA d, d, 63`
@@ -66,15 +66,13 @@ pub(crate) struct NarrowMul {
     pub(crate) keep: u32,
 }
 
-/// A `V.SHR`, `V.SRA`, `V.AND`, `V.ADD` or `V.SUB` by an immediate, or a `V.AND` with a
-/// register of lane masks, computed on 32-bit packed lanes (see `Tx::packed_int_operands`).
+/// A `V.ADD` or `V.SUB` of an immediate tested at run time, or a `V.AND` with a register of
+/// lane masks, computed on 32-bit packed lanes (see `Tx::packed_int_operands`).
 #[derive(Clone, Copy)]
 pub(crate) struct PackedInt {
-    op: AluOp,
     /// The packed operand.
     src: VReg,
-    /// The immediate (shift amounts already reduced mod 64, and below 32; for an add, the
-    /// amount added, a subtract's negated, as an `i64`).
+    /// The amount added (a subtract's negated, as an `i64`).
     k: u64,
     /// Instead of the immediate, a register of lane masks (`Tx::sign_masks`).
     mask: Option<VReg>,
@@ -128,15 +126,16 @@ impl Tx<'_, '_> {
     /// operation wrapping there, exact because the result fits. The result stays packed with
     /// its range. Logical shifts right take non-negative operands only; bitwise operations with
     /// a negative operand work on the narrowest signed lanes both fit (an absolute value's
-    /// `V.XOR` with lane signs). Not for a register some loop of the region carries from one
-    /// iteration to the next (`Tx::carried_v`: its range would grow every iteration, and no two
-    /// copies of the body would agree on its form), nor for a narrow accumulator's add
+    /// `V.XOR` with lane signs). A register some loop of the region carries from one iteration
+    /// to the next (`Tx::carried_v`) stays in its operand's lanes and gets their whole range: a
+    /// bound that grew every iteration would keep the loop's copies from ever agreeing on its
+    /// form (an index shifted or masked for a table in place). Not for a narrow accumulator's add
     /// (`Tx::acc_plan`).
     pub(crate) fn narrow_int_operands(&self, inst: &Inst) -> Option<NarrowInt> {
         let (Operands::VAlu(o), Sem::VAlu(op)) = (inst.operands(), inst.opcode().sem()) else {
             return None;
         };
-        if !self.full || self.vmem || self.carried_v & (1 << o.vd.0) != 0 {
+        if !self.full || self.vmem {
             return None;
         }
         let range = |r: VReg| match self.form[r.0 as usize] {
@@ -178,9 +177,15 @@ impl Tx<'_, '_> {
                 // x86 has no multiply of bytes: products go in 16 bits at least.
                 (low.max(1), *p.iter().min()?, *p.iter().max()?)
             }
-            AluOp::And if nonneg => (low, 0, ahi.min(bhi)),
-            // A non-negative lane ANDed with a negative immediate: at most the lane.
-            AluOp::And if alo >= 0 && vb.is_none() => (la, 0, ahi),
+            // With a non-negative operand, at most that operand.
+            AluOp::And if alo >= 0 || blo >= 0 => {
+                let hi = match (alo >= 0, blo >= 0) {
+                    (true, true) => ahi.min(bhi),
+                    (true, false) => ahi,
+                    _ => bhi,
+                };
+                (low, 0, hi)
+            }
             AluOp::Or | AluOp::Xor if nonneg => (low, 0, ones(ahi | bhi)),
             // Bitwise on values that fit sign-extended lanes of some width: so does the
             // result (every bit above the lanes' top copies it in both operands).
@@ -198,6 +203,18 @@ impl Tx<'_, '_> {
         if !self.can_pack(o.vd, t) {
             return None;
         }
+        // A register a loop carries keeps its lanes' width and no bound but theirs: a form
+        // that the next iteration's operation reproduces.
+        let carried = self.carried_v & (1 << o.vd.0) != 0;
+        if carried && t != la {
+            return None;
+        }
+        let (lo, hi) = if carried {
+            let (a, b) = super::lane_range(t, ext);
+            (i128::from(a), i128::from(b))
+        } else {
+            (lo, hi)
+        };
         let keep = (1 << o.va.0) | vb.map_or(0, |b| 1 << b.0);
         Some(NarrowInt {
             op,
@@ -268,17 +285,12 @@ impl Tx<'_, '_> {
         self.def_packed_range(vd, n.t, n.ext, n.range, &out);
     }
 
-    /// A `V.SHR`, `V.SRA` or `V.AND` by an immediate of a register packed as 32-bit lanes
-    /// (loaded words, an index scaled or masked for a table) under a full mask, whose 64-bit
-    /// result is again a 32-bit value extended, so that it stays packed, four lanes to a
-    /// SIMD operation, and a gather indexed by it keeps the packed-index path: a logical
-    /// shift right by less than 32 of a zero-extended lane (or an arithmetic one, the lane
-    /// being non-negative), an arithmetic shift right by less than 32 of a sign-extended
-    /// lane, and an AND of either with any immediate (a sign-extended lane AND a negative
-    /// immediate stays sign-extended; everything else is zero-extended).
-    /// An AND of such a register with a register of lane masks (`Tx::sign_masks`: every
+    /// What the lanes' ranges cannot show (`Tx::narrow_int_operands` does the rest: shifts
+    /// and ANDs of packed words by immediates among them), on a register packed as 32-bit
+    /// lanes under a full mask, so that it stays packed and a gather indexed by it keeps the
+    /// packed-index path: an AND with a register of lane masks (`Tx::sign_masks`: every
     /// 64-bit lane 0 or all ones) is the packed lanes ANDed with the masks' low halves, as
-    /// extended as before. An add or subtract of an immediate to zero-extended words (loaded
+    /// extended as before; an add or subtract of an immediate to zero-extended words (loaded
     /// indices stepping through their rows, SpMV's `j + 1`) stays zero-extended when no lane
     /// carries out of 32 bits (or borrows below 0), which [`Self::packed_int`] tests at run
     /// time.
@@ -310,7 +322,6 @@ impl Tx<'_, '_> {
             };
             let packed_mask = self.form[mask.0 as usize] != Form::Wide;
             return Some(PackedInt {
-                op,
                 src: src.0,
                 k: 0,
                 mask: Some(mask),
@@ -324,22 +335,12 @@ impl Tx<'_, '_> {
         let Form::Packed { log2e: 2, ext, .. } = self.form[o.va.0 as usize] else {
             return None;
         };
-        let k = imm as i64 as u64;
-        let ext = match (op, ext) {
-            (AluOp::Shr, Ext::Zero) | (AluOp::Sra, Ext::Zero) if k & 63 < 32 => Ext::Zero,
-            (AluOp::Sra, Ext::Sign) if k & 63 < 32 => Ext::Sign,
-            (AluOp::And, Ext::Sign) if (k as i64) < 0 => Ext::Sign,
-            (AluOp::And, Ext::Zero | Ext::Sign) => Ext::Zero,
-            (AluOp::Add | AluOp::Sub, Ext::Zero) => Ext::Zero,
+        let k = match (op, ext) {
+            (AluOp::Add, Ext::Zero) => imm as i64 as u64,
+            (AluOp::Sub, Ext::Zero) => (imm as i64).wrapping_neg() as u64,
             _ => return None,
         };
-        let (op, k) = match op {
-            AluOp::And => (op, k),
-            AluOp::Add => (op, k),
-            AluOp::Sub => (AluOp::Add, (imm as i64).wrapping_neg() as u64),
-            _ => (op, k & 63),
-        };
-        if op == AluOp::Add && k != 0 && (self.local_v != 0 || self.masked_tail) {
+        if k != 0 && (self.local_v != 0 || self.masked_tail) {
             // Its carry check leaves for the interpreter in the middle of an iteration,
             // where the iteration-local registers (`Tx::local_v`) are not in the register
             // file, and where a masked tail's registers hold what its inactive lanes
@@ -348,11 +349,10 @@ impl Tx<'_, '_> {
             return None;
         }
         Some(PackedInt {
-            op,
             src: o.va,
             k,
             mask: None,
-            ext,
+            ext: Ext::Zero,
             keep: 1 << o.va.0,
         })
     }
@@ -389,7 +389,7 @@ impl Tx<'_, '_> {
             return;
         }
         let k = p.k as i64;
-        if p.op == AluOp::Add && k != 0 {
+        if k != 0 {
             // Every lane stays in 0..2^32 (bounds shared with the gathers through `src`,
             // `Tx::packed_bounds`), else the interpreter executes the instruction (an exit
             // with the state before it, cold).
@@ -412,20 +412,8 @@ impl Tx<'_, '_> {
             .into_iter()
             .map(|v| {
                 let x = self.bitcast(I32X4, v);
-                let r = match p.op {
-                    AluOp::Shr => self.b.ins().ushr(x, k32),
-                    AluOp::Sra if p.ext == Ext::Sign => self.b.ins().sshr(x, k32),
-                    // A zero-extended lane is non-negative: its arithmetic shift is logical.
-                    AluOp::Sra => self.b.ins().ushr(x, k32),
-                    AluOp::Add => {
-                        let m = self.b.ins().splat(I32X4, k32);
-                        self.b.ins().iadd(x, m)
-                    }
-                    _ => {
-                        let m = self.b.ins().splat(I32X4, k32);
-                        self.b.ins().band(x, m)
-                    }
-                };
+                let m = self.b.ins().splat(I32X4, k32);
+                let r = self.b.ins().iadd(x, m);
                 self.bitcast(I8X16, r)
             })
             .collect();

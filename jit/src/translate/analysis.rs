@@ -202,7 +202,8 @@ pub(super) fn packable(r: &Region) -> u32 {
             set |= 1 << o.vd.0;
         }
         // A shift right, AND, add or subtract by an immediate, or an AND with a register of
-        // lane masks, may keep 32-bit lanes packed (`Tx::packed_int_operands`).
+        // lane masks, may keep lanes packed (`Tx::narrow_int_operands`,
+        // `Tx::packed_int_operands`).
         if let (
             Operands::VAlu(o),
             Sem::VAlu(op @ (AluOp::Shr | AluOp::Sra | AluOp::And | AluOp::Add | AluOp::Sub)),

@@ -132,7 +132,7 @@
 //!   `V.ADD v1, v9, s7` with `v9` a lane index built before it, 1M elements of real data,
 //!   VL 32: 10.0 -> 1.61 ms, 0.9x -> 5.6x the interpreter's 8.96).
 //!   When the lane offsets are a register packed as 32-bit words (loaded contiguously, or
-//!   shifted or masked by an immediate since, see `Tx::packed_int`), the range comes from
+//!   shifted or masked by an immediate since, see `Tx::narrow_int`), the range comes from
 //!   SIMD minima and maxima of the packed words (`Tx::packed_bounds`: like a wide index's,
 //!   computed once per value and shared with the next access through it and with an add to
 //!   it), and each lane's host address is one add of its scaled word to the
