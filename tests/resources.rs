@@ -3,7 +3,11 @@
 //!
 //! Each case runs the binary as a child and reads the child's own CPU time (user + system)
 //! and peak RSS from `wait4`, so the figures do not depend on wall-clock time or on what else
-//! the machine is doing. The bounds are generous: five to twenty times what the debug build
+//! the machine is doing. Linux counts in a child's peak RSS the pages its fork copied from
+//! the parent's page tables before `exec` (a parent with 200 MiB resident gives `/bin/true` a
+//! 200 MiB peak): so these tests are a test binary of their own, whose process stays a few
+//! MiB, instead of a module of `tests/it`, where the other tests running beside them (engines,
+//! fuzz smoke) held 105-165 MiB when these children were forked and failed CI's 100 MiB bound. The bounds are generous: five to twenty times what the debug build
 //! measured on a shared 2-core machine (figures in each test), and far below what the
 //! unbounded or quadratic versions took.
 
