@@ -840,6 +840,7 @@ pub fn generate(u: &mut Unstructured) -> Result<GenProgram> {
             // The lane-shape snippets (see `shapes`).
             22 | 23 => shapes.access_snippet(u, in_loop.is_some(), &mut items)?,
             24 => shapes.loop_snippet(u, in_loop.is_some(), &mut items)?,
+            26 if in_loop.is_none() && u.ratio(1, 3)? => shapes.row_snippet(u, &mut items)?,
             26 if in_loop.is_none() => shapes.strip_snippet(u, &mut items)?,
             25 => shapes.fma_snippet(u, &mut items)?,
             _ => items.push(Item::Inst(mem_inst(u)?)),

@@ -38,7 +38,10 @@
 //! stepped by VL times 1, 2, 4, 8, 16 bytes or their lane step every iteration (a stepped
 //! pointer: the JIT's speculated stepped bases, hoisted when the step matches the lanes).
 //! Some bodies repeat in a scalar branch loop instead (`BNE` back to their start, 2 to 6
-//! rounds): the JIT carries packed registers around such back edges.
+//! rounds): the JIT carries packed registers around such back edges. Rows walked one per
+//! lane ([`Shapes::row_snippet`]): a hardware loop whose body builds row addresses at a
+//! pitch and walks their columns in a branch loop, bumping the addresses (the JIT's
+//! shapes at a branch loop's head).
 //! The table is mapped with
 //! `.mem` only (untouched pages read zero); a little data (special floating-point values) is
 //! placed where snippets read.
@@ -1987,6 +1990,118 @@ impl Shapes {
         }
         self.hoist_index = false;
         self.rounds_loop = false;
+        Ok(())
+    }
+
+    /// Rows, one per lane, walked by a branch loop inside a hardware loop (row-major gemv
+    /// written with vector addresses): the hardware loop's body builds each lane's row
+    /// address `S_BASE + (LC0BASE + i) * pitch` (a pitch of a row or more, or a negative
+    /// one) and lane offsets at the same pitch, then a branch loop over the columns loads
+    /// through them by immediates (scaled or not) and a register offset, sums, sometimes
+    /// stores back through the address, and bumps both by the element width (an immediate
+    /// or a scalar set before the loop): registers the JIT knows affine at every round's
+    /// start (`Tx::entry_strides`). Now and then the bump is an XOR or a product instead,
+    /// which keeps no shape. Placed in the data pages, or anywhere in the table (whose holes
+    /// and read-only pages then fault in whatever row and column reach them).
+    pub fn row_snippet(&mut self, u: &mut Unstructured, items: &mut Vec<Item>) -> Result<()> {
+        let vl = self.vl as u64;
+        let rows = match u.int_in_range(0..=3)? {
+            0 => vl,
+            1 => 2 * vl,
+            2 => u.int_in_range(1..=3 * vl)?,
+            _ => vl * u.int_in_range(1..=3)? + 1,
+        };
+        let cols = u.int_in_range(1..=8u64)?;
+        let log2e: u8 = pick(u, &[2u8, 3])?;
+        let w = 1u64 << log2e;
+        let pitch = pick(u, &[cols * w, cols * w + w, cols * w + 64, 256, 4096])?;
+        let neg = u.ratio(1, 4)?;
+        // Bytes the lanes reach past a row's start: its columns, the largest immediate.
+        let reach = cols * w + 2 * w;
+        let span = (rows - 1) * pitch + reach;
+        let (lo, hi) = match &self.table {
+            Some(t) if u.ratio(2, 3)? && span <= t.len() => (TABLE_BASE, TABLE_BASE + t.len()),
+            _ if span <= self.data_region.1 => {
+                (self.data_region.0, self.data_region.0 + self.data_region.1)
+            }
+            _ => return Ok(()),
+        };
+        let first = lo + u.int_in_range(0..=(hi - lo - span) / w)? * w;
+        let base = if neg {
+            first + (rows - 1) * pitch
+        } else {
+            first
+        };
+        let p = if neg { pitch.wrapping_neg() } else { pitch };
+        let (addr, off) = (VReg(V_ADDR[0]), VReg(V_ADDR[1]));
+        let [x, y, acc] = [VReg(V_DATA[0]), VReg(V_DATA[1]), VReg(V_DATA[2])];
+        let trip = S_TRIP;
+        let step = self.pre_reg();
+        items.push(li(S_BASE, base));
+        items.push(li(trip, rows));
+        items.push(li(step, w));
+        items.push(Item::LoopStart(trip));
+        let pk = imm32(p).unwrap_or(0);
+        for r in [addr, off] {
+            items.push(Item::Inst(Inst::VLc0(VUnary { vd: r })));
+            items.push(valu(Inst::VMul, r, r, VSrc::Imm(pk)));
+        }
+        items.push(valu(Inst::VAdd, addr, addr, VSrc::S(S_BASE)));
+        items.push(Item::Inst(Inst::VMov(VMov {
+            vd: acc,
+            src: VSrc::Imm(0),
+        })));
+        items.push(li(S_ROUNDS, cols));
+        self.rounds += 1;
+        let l = ROUND_LABELS + self.rounds;
+        items.push(Item::Label(l));
+        // A load by immediate (0 or one element on), one through the lane offsets.
+        let op = pick_op(u, false, log2e, |m| matches!(m.mode, Mode::Imm { .. }))?;
+        let scaled = matches!(op.mem().map(|m| m.mode), Some(Mode::Imm { scaled: true }));
+        let k: i32 = pick(u, &[0, 1])?;
+        let imm = if scaled { k } else { k << log2e };
+        let at = MemAddr::Imm {
+            base: Reg::V(addr.0),
+            imm,
+        };
+        if let Some(i) = mem_form(op, Reg::V(x.0), at, false) {
+            items.push(Item::Inst(i));
+        }
+        let op = pick_op(u, false, log2e, |m| {
+            matches!(m.mode, Mode::RegOff { add_width: false })
+        })?;
+        let at = MemAddr::RegOff {
+            base: Reg::S(S_BASE.0),
+            off: Reg::V(off.0),
+            shamt: 0,
+        };
+        if let Some(i) = mem_form(op, Reg::V(y.0), at, false) {
+            items.push(Item::Inst(i));
+        }
+        items.push(valu(Inst::VAdd, acc, acc, VSrc::V(x)));
+        items.push(valu(Inst::VXor, acc, acc, VSrc::V(y)));
+        if u.ratio(1, 3)? {
+            let op = pick_op(u, true, log2e, |m| matches!(m.mode, Mode::Imm { .. }))?;
+            let at = MemAddr::Imm {
+                base: Reg::V(addr.0),
+                imm: 0,
+            };
+            if let Some(i) = mem_form(op, Reg::V(acc.0), at, false) {
+                items.push(Item::Inst(i));
+            }
+        }
+        let wk = imm32(w).unwrap_or(0);
+        for r in [addr, off] {
+            items.push(match u.int_in_range(0..=9)? {
+                0 => valu(Inst::VXor, r, r, VSrc::Imm(wk)),
+                1 => valu(Inst::VMul, r, r, VSrc::Imm(1)),
+                2..=4 => valu(Inst::VAdd, r, r, VSrc::S(step)),
+                5 => valu(Inst::VSub, r, r, VSrc::Imm(-wk)),
+                _ => valu(Inst::VAdd, r, r, VSrc::Imm(wk)),
+            });
+        }
+        items.extend(round_end(l));
+        items.push(Item::LoopEnd);
         Ok(())
     }
 

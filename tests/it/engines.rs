@@ -4358,6 +4358,79 @@ row:    S.MUL s5, s5, 13
 }
 
 #[test]
+fn a_row_loop_keeps_the_shape_of_vector_addresses_it_bumps() {
+    // One row per lane, an inner branch loop over the columns (row-major gemv written with
+    // vector addresses): the nest's prologue builds lane addresses at a row pitch (positive
+    // and negative) and the loop bumps them by an immediate or a scalar, so each full copy
+    // of its body starts knowing them affine (`Tx::entry_strides`). Read through an
+    // immediate form and a register-offset form, stored through one; a register bumped the
+    // same way but read as data; one the body overwrites (no shape); lane offsets built
+    // affine before the loop whose step the body changes (by adding the lane index: no
+    // shape at the loop's head). Rows of 20 columns
+    // that stay in the map over 37 rows (a partial last group at every VL above 1, which
+    // the interpreter runs), and 36 rows of 24 at a wider pitch whose last lanes run off
+    // the map's end at a middle column (a precise trap in a full group).
+    let x = f32_words(1024, 5);
+    for (rows, cols, pitch, start) in [
+        (37, 20, 80, 0x10000),
+        (36, 24, 116, 0x10000),
+        (37, 20, -80, 0x10b40),
+    ] {
+        let p = asm(&format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .mem 0x20000, 0x1000, rw
+            .data 0x10000
+            {x}
+            .text
+            S.LI s1, {start}
+            S.LI s6, 0x20000
+            S.LI s3, {rows}
+            S.LI s8, 4
+            S.LI s12, 0x3f000000
+            LOOP s3
+            V.LC0 v9
+            V.MUL v9, v9, {pitch}
+            V.ADD v9, v9, s1
+            V.LC0 v12
+            V.MUL v12, v12, {pitch}
+            V.LC0 v11
+            V.LC0 v14
+            V.SHL v14, v14, 2
+            V.LANEID v16
+            V.MOV v10, 0
+            S.MOV s7, s0
+        col:
+            V.LWI.U [v9 + 0], ->v5
+            V.LWI.U [v9 + 4], ->v6
+            V.LW [s1 + v12], ->v7
+            V.FMUL.S v5, v5, v6
+            V.FADD.S v10, v10, v5
+            V.FADD.S v10, v10, v7
+            V.LW [s1 + v14], ->v15
+            V.FADD.S v10, v10, v15
+            V.ADD v14, v14, v16
+            V.LC0 v13
+            V.SHL v13, v13, 2
+            V.ADD v13, v13, s6
+            V.SWI.U v10, [v13 + 0]
+            V.SWI.U v5, [v9 + 0]
+            V.ADD v9, v9, s8
+            V.ADD v12, v12, 4
+            V.ADD v11, v11, s12
+            S.ADD s7, s7, 1
+            BLT s7, {cols}, col
+            V.SW v10, [s6, lc0<<2, 0x400]
+            ENDLOOP
+            HALT
+            "
+        ));
+        check_every_vl_with_budgets_at(&p, &[4], 89);
+        check(&p, 8, true, None);
+    }
+}
+
+#[test]
 fn a_nest_reads_its_tails_loaded_lanes_back_only_from_bytes_nothing_wrote() {
     // In a nest whose inner loop's tail is pure, a register whose last write is a movable
     // contiguous load is not stored by the tail: its lanes are read back from the guest

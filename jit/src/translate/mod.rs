@@ -775,6 +775,10 @@ pub(crate) struct Tx<'a, 'f> {
     copy_loop: Option<u8>,
     /// The lane shape of every vector register in the current body copy (see [`shape`]).
     pub(crate) shape: [Option<shape::Affine>; 32],
+    /// The lane step of the vector registers that are affine at every entry to a full copy
+    /// of a branch loop's body (`shape::entry_strides`): each such copy starts with their
+    /// shapes, lane 0 read from the register.
+    pub(crate) entry_stride: [Option<i64>; 32],
     /// Registers that hold a read-only register's lanes plus a scalar in the current body
     /// copy (`V.ADD`/`V.SUB` of a scalar or immediate, `V.MOV`, under a full mask): that
     /// register and the scalar (see [`shape::RoPlus`]).
@@ -1579,6 +1583,9 @@ impl<'a, 'f> Tx<'a, 'f> {
     /// Translate `r.insts[from..]` in the current block (one body version).
     fn run(&mut self, r: &Region, from: usize, header: Option<Block>) {
         self.forget_copy_facts();
+        if header.is_some() {
+            self.seed_entry_shapes();
+        }
         // Every edge into a body copy canonicalised what it carried, but the raw f32 and f64
         // results the edges into a loop's second copy carry (`Tx::entry_nan`).
         self.nan = self.entry_nan;
@@ -2018,6 +2025,7 @@ pub(crate) fn translate(
         nest_span: None,
         hoist_host: Vec::new(),
         shape: [None; 32],
+        entry_stride: [None; 32],
         ro_plus: [None; 32],
         ind_of: [None; 32],
         lane_bounds: Vec::new(),
@@ -2097,6 +2105,9 @@ pub(crate) fn translate(
         // Prologue (up to the LOOP): its own budget check.
         tx.budget_check(h as u64, r.start);
         tx.run_prologue(r, h);
+        if cfg.strip.is_none() {
+            tx.entry_stride = tx.entry_strides(r);
+        }
         if r.outer.is_some() {
             // The header expects every register wide.
             tx.materialize_all();

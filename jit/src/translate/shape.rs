@@ -3,7 +3,9 @@
 //! translation time. A uniform vector is the affine one with stride 0.
 //!
 //! Shapes are tracked while one body copy is translated (a region is a straight run, so the
-//! only merge points are the starts of body copies, where every shape is forgotten). They
+//! only merge points are the starts of body copies, where every shape is forgotten, but for
+//! the registers a branch loop's prologue left affine and its body only bumps by scalars:
+//! [`Tx::entry_strides`]). They
 //! come from `V.LC0` (`LC0BASE + i`), `V.LANEID`, `V.MOV` of a scalar or immediate, and are
 //! carried through `V.MOV`, `V.ADD`/`V.SUB` (with vectors, scalars or immediates),
 //! `V.SHL` and `V.MUL` by a constant, and any operation of uniform operands; every other write
@@ -73,6 +75,61 @@ impl Tx<'_, '_> {
                 self.b.ins().iadd(v, k)
             })
             .collect()
+    }
+
+    /// The lane step of every vector register that is affine at each entry to a full copy
+    /// of the body of loop region `r`, from the shapes its prologue left (read just after
+    /// translating it): a loop closed by a branch (an inner branch loop of a nest, entered
+    /// from its prologue once per row; not an `ENDLOOP` loop, whose last iteration is
+    /// partial) in a region without `V.SETMASK` (so the mask at the loop's head is the
+    /// prologue's, and a full copy is reached only through full ones), whose body writes
+    /// such a register only by adding or subtracting a scalar or immediate to itself (a
+    /// row's vector of lane addresses bumped by the element size). A branch loop of
+    /// row-major gemv with one row per lane (`V.LWI.U [v9 + 0]`, `V.ADD v9, v9, 4`) took
+    /// every lane's address apart and checked it as a gather's; with the shape, one check of
+    /// the span and loads at constant offsets from lane 0's.
+    pub(crate) fn entry_strides(&self, r: &crate::region::Region) -> [Option<i64>; 32] {
+        let mut out = [None; 32];
+        if self.vmem || r.loop_head.is_none() {
+            return out;
+        }
+        let closes_by_branch = r
+            .body()
+            .last()
+            .is_some_and(|(_, i)| matches!(i.opcode().sem(), Sem::Branch(_)));
+        if !closes_by_branch || r.insts.iter().any(|(_, i)| matches!(i, Inst::VSetmask(_))) {
+            return out;
+        }
+        let mut other = 0u32;
+        for (_, inst) in r.body() {
+            let w = super::reg_effects(inst).1.v;
+            let own = match plus_scalar(inst) {
+                Some((vd, va, _, _)) if vd == va => 1 << vd.0,
+                _ => 0,
+            };
+            other |= w & !own;
+        }
+        for (n, (o, sh)) in out.iter_mut().zip(&self.shape).enumerate() {
+            if other & (1 << n) == 0 {
+                *o = sh.map(|a| a.stride);
+            }
+        }
+        out
+    }
+
+    /// At the start of a full copy of a loop body, the shapes of the registers of
+    /// [`Tx::entry_strides`]: lane 0 read from the register, the step known.
+    pub(crate) fn seed_entry_shapes(&mut self) {
+        if !self.full || self.masked_tail || self.known_partial {
+            return;
+        }
+        for n in 0..32u8 {
+            if let Some(stride) = self.entry_stride[n as usize] {
+                let c0 = self.vget(VReg(n), 0);
+                let base = self.b.ins().extractlane(c0, 0);
+                self.shape[n as usize] = Some(Affine { base, stride });
+            }
+        }
     }
 
     /// The stride of a register used as an address operand or ALU source, if affine.
