@@ -7,7 +7,9 @@
 //!   widen, ...) or shuffles that narrow the lanes and full-width stores. No per-lane checks.
 //!   Guest memory and tile space differ only in `Tx::space` (base, size, unit) and the table.
 //! * A scalar base with a scalar (or immediate) offset: every lane has the same EA, so one
-//!   check and one scalar access (a load is broadcast; with a full mask a store writes the
+//!   check and one scalar access (a load is broadcast, into the packed form when its
+//!   elements are narrower than a lane and the register has packed variables, as a gather's
+//!   result is; with a full mask a store writes the
 //!   highest lane's data, which is what ascending lane order leaves in memory). A run of
 //!   such loads through one base register and constants in straight-line code (a matrix
 //!   row broadcast into registers) is checked once, at its first load, for the span of all
@@ -2118,9 +2120,15 @@ impl Tx<'_, '_> {
     /// form: the register has packed variables (`Tx::can_pack`) and the elements are
     /// narrower than a lane.
     fn gather_packs(&self, acc: Access) -> bool {
-        match (acc.ms.dir, acc.data) {
+        self.load_packs(acc.ms, acc.data)
+    }
+
+    /// Whether a load of `ms` into `data` under a statically full mask leaves it packed
+    /// (see [`Self::gather_packs`]).
+    fn load_packs(&self, ms: MemSem, data: Reg) -> bool {
+        match (ms.dir, data) {
             (Dir::Load, Reg::V(d)) => {
-                self.full && !self.vmem && acc.ms.log2e < 3 && self.can_pack(VReg(d), acc.ms.log2e)
+                self.full && !self.vmem && ms.log2e < 3 && self.can_pack(VReg(d), ms.log2e)
             }
             _ => false,
         }
@@ -3284,6 +3292,18 @@ impl Tx<'_, '_> {
             unreachable!("loads write a vector register")
         };
         let x = self.load_lane(host, 0, ms.log2e, ms.ext);
+        if self.load_packs(ms, data) {
+            // Elements narrower than a lane stay packed, as a gather's would: half or fewer
+            // of the variables a loop carries (row-major gemv's `x[j]`, broadcast every
+            // column, took 16 at VL 32), and an f32 operand needs no narrowing.
+            let ty = [I8X16, I16X8, I32X4][ms.log2e as usize];
+            let lane = self.b.ins().ireduce(ty.lane_type(), x);
+            let v = self.b.ins().splat(ty, lane);
+            let v = self.bitcast(I8X16, v);
+            let n = ((self.vl as usize) << ms.log2e).div_ceil(16);
+            self.set_packed(VReg(d), ms, &vec![v; n]);
+            return;
+        }
         let v = self.b.ins().splat(I64X2, x);
         self.vset_raw(VReg(d), &vec![v; self.nch]);
     }
