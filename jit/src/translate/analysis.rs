@@ -138,6 +138,17 @@ pub(super) fn accesses_hoisted(r: &Region, hoisted: &[Hoisted]) -> bool {
     })
 }
 
+/// Whether loop region `r` is closed by a branch (not an `ENDLOOP`, whose last iteration is
+/// partial) and has no `V.SETMASK`: the mask at its head is the one it was entered with on
+/// every iteration.
+pub(crate) fn branch_loop_keeps_mask(r: &Region) -> bool {
+    r.loop_head.is_some()
+        && r.body()
+            .last()
+            .is_some_and(|(_, i)| matches!(i.opcode().sem(), Sem::Branch(_)))
+        && !r.insts.iter().any(|(_, i)| matches!(i, Inst::VSetmask(_)))
+}
+
 /// The *iteration-local* vector registers of a loop (see `Tx::local_v`): in an `ENDLOOP`
 /// loop whose full iterations stream and whose tail runs as the masked tail (`stream_ok`,
 /// `masked_tail_ok`, not a copy loop) and whose prologue touches no vector register, the

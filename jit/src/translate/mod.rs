@@ -2250,7 +2250,16 @@ pub(crate) fn translate(
         // The partial iteration leaves for the straight form of the body: always in the
         // memory form of an `ENDLOOP` loop, and in any loop compiled with a lazy tail.
         let lazy = !tx.vmem && !tx.tail;
-        if lazy || (endloop && tx.vmem) {
+        // A nest's inner branch loop in a region without `V.SETMASK` runs only under a
+        // full mask (its prologue's guard leaves for the interpreter otherwise, and nothing
+        // in the loop changes the mask): its partial-mask copy is never entered, and a cold
+        // exit stands for it instead of a copy of the body (SpMV's nest at VL 32: every
+        // gather of that copy lane by lane under a dynamic mask).
+        let never_partial = r.outer.is_some() && analysis::branch_loop_keeps_mask(r);
+        if never_partial {
+            tx.fallback(head_pc, crate::observe::Fallback::PartialMask);
+            tx.exit_pc(Status::Interp, head_pc, 0);
+        } else if lazy || (endloop && tx.vmem) {
             tx.fallback(head_pc, crate::observe::Fallback::Tail);
             tx.exit_pc(Status::Partial, head_pc, 0);
         } else if masked {

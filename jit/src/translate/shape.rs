@@ -90,14 +90,7 @@ impl Tx<'_, '_> {
     /// the span and loads at constant offsets from lane 0's.
     pub(crate) fn entry_strides(&self, r: &crate::region::Region) -> [Option<i64>; 32] {
         let mut out = [None; 32];
-        if self.vmem || r.loop_head.is_none() {
-            return out;
-        }
-        let closes_by_branch = r
-            .body()
-            .last()
-            .is_some_and(|(_, i)| matches!(i.opcode().sem(), Sem::Branch(_)));
-        if !closes_by_branch || r.insts.iter().any(|(_, i)| matches!(i, Inst::VSetmask(_))) {
+        if self.vmem || !super::analysis::branch_loop_keeps_mask(r) {
             return out;
         }
         let mut other = 0u32;
