@@ -126,6 +126,9 @@ impl Tx<'_, '_> {
     /// as before (the other edge of the branch starts from it).
     fn branch_edge(&mut self, target: u64, header: Option<Block>, head_pc: u64) {
         let saved = (self.form, self.nan);
+        if header.is_some() && target == head_pc && self.full {
+            self.carry_bases();
+        }
         if let (Some(fl), Some(_), true) = (self.fast, header, self.full) {
             if target == head_pc {
                 self.branch_fast_edge(fl, head_pc);

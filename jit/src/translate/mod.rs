@@ -779,6 +779,10 @@ pub(crate) struct Tx<'a, 'f> {
     /// of a branch loop's body (`shape::entry_strides`): each such copy starts with their
     /// shapes, lane 0 read from the register.
     pub(crate) entry_stride: [Option<i64>; 32],
+    /// For the registers of `entry_stride` that the body bumps, in a loop that never runs
+    /// under a partial mask (a nest's inner branch loop): lane 0's value, the one thing the
+    /// loop carries of them (`Tx::carry_affine_bases`).
+    pub(crate) abase: [Option<Variable>; 32],
     /// Registers that hold a read-only register's lanes plus a scalar in the current body
     /// copy (`V.ADD`/`V.SUB` of a scalar or immediate, `V.MOV`, under a full mask): that
     /// register and the scalar (see [`shape::RoPlus`]).
@@ -2026,6 +2030,7 @@ pub(crate) fn translate(
         hoist_host: Vec::new(),
         shape: [None; 32],
         entry_stride: [None; 32],
+        abase: [None; 32],
         ro_plus: [None; 32],
         ind_of: [None; 32],
         lane_bounds: Vec::new(),
@@ -2107,6 +2112,9 @@ pub(crate) fn translate(
         tx.run_prologue(r, h);
         if cfg.strip.is_none() {
             tx.entry_stride = tx.entry_strides(r);
+            if r.outer.is_some() && analysis::branch_loop_keeps_mask(r) {
+                tx.carry_affine_bases(r);
+            }
         }
         if r.outer.is_some() {
             // The header expects every register wide.
@@ -2147,6 +2155,7 @@ pub(crate) fn translate(
         }
         tx.b.ins().jump(header, &[]);
         tx.b.switch_to_block(header);
+        tx.affine_from_bases();
         header
     } else {
         tx.b.current_block().expect("translating in a block")

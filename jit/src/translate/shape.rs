@@ -111,17 +111,90 @@ impl Tx<'_, '_> {
     }
 
     /// At the start of a full copy of a loop body, the shapes of the registers of
-    /// [`Tx::entry_strides`]: lane 0 read from the register, the step known.
+    /// [`Tx::entry_strides`]: lane 0 read from the register (or carried, [`Tx::abase`]), the
+    /// step known.
     pub(crate) fn seed_entry_shapes(&mut self) {
         if !self.full || self.masked_tail || self.known_partial {
             return;
         }
         for n in 0..32u8 {
             if let Some(stride) = self.entry_stride[n as usize] {
-                let c0 = self.vget(VReg(n), 0);
-                let base = self.b.ins().extractlane(c0, 0);
+                let base = match self.abase[n as usize] {
+                    Some(var) => {
+                        // A merge point (the second full copy's top): the lanes again from
+                        // lane 0, so no chunk is carried into it.
+                        let base = self.b.use_var(var);
+                        let chunks = self.affine_chunks(Affine { base, stride });
+                        self.vset_raw(VReg(n), &chunks);
+                        base
+                    }
+                    None => {
+                        let c0 = self.vget(VReg(n), 0);
+                        self.b.ins().extractlane(c0, 0)
+                    }
+                };
                 self.shape[n as usize] = Some(Affine { base, stride });
             }
+        }
+    }
+
+    /// In a loop that never runs under a partial mask (a nest's inner branch loop, whose
+    /// partial-mask copy is a cold exit), the registers of [`Tx::entry_strides`] the body
+    /// bumps are carried around the loop as lane 0's value alone (`Tx::abase`, set from the
+    /// prologue's shape here and from the body's at every back edge, `Tx::carry_bases`);
+    /// the loop's head and the second copy's top make their chunks from it
+    /// ([`Tx::affine_from_bases`]), pure arithmetic that Cranelift computes only where
+    /// something reads them (an exit, a non-affine use). A row's vector of lane addresses
+    /// bumped every column was 16 chunk variables at VL 32 carried around the back edge:
+    /// an add and a spill of each per column.
+    pub(crate) fn carry_affine_bases(&mut self, r: &crate::region::Region) {
+        let mut written = 0u32;
+        for (_, inst) in r.body() {
+            written |= super::reg_effects(inst).1.v;
+        }
+        for n in 0..32u8 {
+            let i = n as usize;
+            if written & (1 << n) == 0 || self.entry_stride[i].is_none() {
+                continue;
+            }
+            let Some(a) = self.shape[i] else { continue };
+            let var = self.b.declare_var(cranelift_codegen::ir::types::I64);
+            self.b.def_var(var, a.base);
+            self.abase[i] = Some(var);
+        }
+    }
+
+    /// The chunks of the registers carried as lane 0's value ([`Tx::carry_affine_bases`]),
+    /// at the loop's head.
+    pub(crate) fn affine_from_bases(&mut self) {
+        for n in 0..32u8 {
+            let (Some(var), Some(stride)) = (self.abase[n as usize], self.entry_stride[n as usize])
+            else {
+                continue;
+            };
+            let base = self.b.use_var(var);
+            let chunks = self.affine_chunks(Affine { base, stride });
+            self.vset_raw(VReg(n), &chunks);
+        }
+    }
+
+    /// At a back edge of a full copy (to the loop's head or the second copy's top): lane 0
+    /// of each register carried as such ([`Tx::carry_affine_bases`]), from its shape (the
+    /// body keeps it affine) or, wherever the translator lost it, read from the register.
+    pub(crate) fn carry_bases(&mut self) {
+        for n in 0..32u8 {
+            let i = n as usize;
+            let (Some(var), Some(stride)) = (self.abase[i], self.entry_stride[i]) else {
+                continue;
+            };
+            let base = match self.shape[i] {
+                Some(a) if a.stride == stride => a.base,
+                _ => {
+                    let c0 = self.vget(VReg(n), 0);
+                    self.b.ins().extractlane(c0, 0)
+                }
+            };
+            self.b.def_var(var, base);
         }
     }
 
