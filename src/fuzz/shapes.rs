@@ -2344,7 +2344,7 @@ mod tests {
         let (mut tables, mut fma, mut halted) = (0, 0, 0);
         let (mut first, mut later, mut perm) = (0, 0, 0);
         let (mut rounds, mut ro_index, mut taps, mut aos) = (0, 0, 0, 0);
-        let (mut rows, mut stepped, mut split) = (0, 0, 0);
+        let (mut rows, mut stepped, mut split, mut walks) = (0, 0, 0, 0);
         let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
         for i in 0..1500 {
             let g = case(9, i);
@@ -2374,6 +2374,7 @@ mod tests {
             taps += u32::from(r.trap.is_none() && tap_loop(&g.items));
             aos += u32::from(r.trap.is_none() && aos_loop(&g.items));
             stepped += u32::from(stepped_root(&g.items));
+            walks += u32::from(r.trap.is_none() && row_walk(&g.items));
             split += u32::from(
                 r.trap.is_none()
                     && g.items
@@ -2393,11 +2394,15 @@ mod tests {
         }
         let counts = [
             tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, stepped,
-            split,
+            split, walks,
         ];
         eprintln!(
             "tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, \
-             stepped, split: {counts:?}"
+             stepped, split, walks: {counts:?}"
+        );
+        assert!(
+            walks >= 20,
+            "rows walked one per lane, run to the end: {counts:?}"
         );
         assert!(tables >= 120 && fma >= 100 && halted >= 20, "{counts:?}");
         assert!(rounds >= 10, "loops run again: {counts:?}");
@@ -2426,6 +2431,28 @@ mod tests {
     /// from which it makes, by adding a scalar or immediate or by a move, a vector register
     /// that an access takes as its address (lane offsets stepped like a pointer, the JIT's
     /// `analysis::Stepped`).
+    /// Whether `items` walk rows one per lane ([`Shapes::row_snippet`]): a row address built
+    /// at a pitch, then bumped by itself plus a scalar or immediate after a round's label.
+    fn row_walk(items: &[Item]) -> bool {
+        let a = VReg(V_ADDR[0]);
+        let built = items.iter().position(|it| {
+            matches!(it, Item::Inst(Inst::VMul(o)) if o.vd == a && o.va == a
+                && matches!(o.vb, VSrc::Imm(_)))
+        });
+        let round = built.and_then(|b| {
+            items[b..]
+                .iter()
+                .position(|it| matches!(it, Item::Label(l) if (ROUND_LABELS + 1..SPLIT_LABELS).contains(l)))
+                .map(|l| b + l)
+        });
+        round.is_some_and(|l| {
+            items[l..].iter().any(|it| {
+                matches!(it, Item::Inst(Inst::VAdd(o) | Inst::VSub(o)) if o.vd == a && o.va == a
+                    && !matches!(o.vb, VSrc::V(_)))
+            })
+        })
+    }
+
     fn stepped_root(items: &[Item]) -> bool {
         let addr_regs = |insts: &[&Inst]| {
             insts

@@ -149,6 +149,13 @@ pub(crate) fn branch_loop_keeps_mask(r: &Region) -> bool {
         && !r.insts.iter().any(|(_, i)| matches!(i, Inst::VSetmask(_)))
 }
 
+/// Whether loop region `r` is a nest whose inner loop is a branch loop that never runs under
+/// a partial mask: its prologue runs under a full mask (the nest's guard leaves for the
+/// interpreter otherwise) and [`branch_loop_keeps_mask`].
+pub(crate) fn never_partial(r: &Region) -> bool {
+    r.outer.is_some() && branch_loop_keeps_mask(r)
+}
+
 /// The *iteration-local* vector registers of a loop (see `Tx::local_v`): in an `ENDLOOP`
 /// loop whose full iterations stream and whose tail runs as the masked tail (`stream_ok`,
 /// `masked_tail_ok`, not a copy loop) and whose prologue touches no vector register, the

@@ -2112,7 +2112,7 @@ pub(crate) fn translate(
         tx.run_prologue(r, h);
         if cfg.strip.is_none() {
             tx.entry_stride = tx.entry_strides(r);
-            if r.outer.is_some() && analysis::branch_loop_keeps_mask(r) {
+            if analysis::never_partial(r) {
                 tx.carry_affine_bases(r);
             }
         }
@@ -2264,8 +2264,7 @@ pub(crate) fn translate(
         // in the loop changes the mask): its partial-mask copy is never entered, and a cold
         // exit stands for it instead of a copy of the body (SpMV's nest at VL 32: every
         // gather of that copy lane by lane under a dynamic mask).
-        let never_partial = r.outer.is_some() && analysis::branch_loop_keeps_mask(r);
-        if never_partial {
+        if analysis::never_partial(r) {
             tx.fallback(head_pc, crate::observe::Fallback::PartialMask);
             tx.exit_pc(Status::Interp, head_pc, 0);
         } else if lazy || (endloop && tx.vmem) {

@@ -119,15 +119,10 @@ impl Tx<'_, '_> {
         }
         for n in 0..32u8 {
             if let Some(stride) = self.entry_stride[n as usize] {
-                let base = match self.abase[n as usize] {
-                    Some(var) => {
-                        // A merge point (the second full copy's top): the lanes again from
-                        // lane 0, so no chunk is carried into it.
-                        let base = self.b.use_var(var);
-                        let chunks = self.affine_chunks(Affine { base, stride });
-                        self.vset_raw(VReg(n), &chunks);
-                        base
-                    }
+                // At a merge point (the second full copy's top) a carried register's lanes
+                // are made again from lane 0, so no chunk is carried into it.
+                let base = match self.remake_from_base(n) {
+                    Some(base) => base,
                     None => {
                         let c0 = self.vget(VReg(n), 0);
                         self.b.ins().extractlane(c0, 0)
@@ -168,14 +163,21 @@ impl Tx<'_, '_> {
     /// at the loop's head.
     pub(crate) fn affine_from_bases(&mut self) {
         for n in 0..32u8 {
-            let (Some(var), Some(stride)) = (self.abase[n as usize], self.entry_stride[n as usize])
-            else {
-                continue;
-            };
-            let base = self.b.use_var(var);
-            let chunks = self.affine_chunks(Affine { base, stride });
-            self.vset_raw(VReg(n), &chunks);
+            self.remake_from_base(n);
         }
+    }
+
+    /// Register `n`'s chunks made from its carried lane 0 ([`Tx::carry_affine_bases`]), which
+    /// is returned; `None` (nothing done) for a register not carried so.
+    fn remake_from_base(&mut self, n: u8) -> Option<Value> {
+        let (Some(var), Some(stride)) = (self.abase[n as usize], self.entry_stride[n as usize])
+        else {
+            return None;
+        };
+        let base = self.b.use_var(var);
+        let chunks = self.affine_chunks(Affine { base, stride });
+        self.vset_raw(VReg(n), &chunks);
+        Some(base)
     }
 
     /// At a back edge of a full copy (to the loop's head or the second copy's top): lane 0
