@@ -1888,9 +1888,9 @@ impl Tx<'_, '_> {
                     // load and be live, spilled, across all of them.
                     // Lanes at constant offsets from one host address (`direct`, a strided
                     // access) have no EA to keep live: their vectors are used as they are.
-                    let at = self.scratch_addr(2);
+                    let at = (!direct).then(|| self.scratch_addr(2));
                     let n = hosts.len().div_ceil(per);
-                    let mut direct_bytes = Vec::with_capacity(if direct { n } else { 0 });
+                    let mut direct_bytes = Vec::new();
                     for (c, hs) in hosts.chunks(per).enumerate() {
                         let x = self.b.ins().load(sty, flags(), hs[0], 0);
                         // Lane 0 of 32-bit elements by itself (the other lanes zero): one
@@ -1907,18 +1907,19 @@ impl Tx<'_, '_> {
                             let x = self.b.ins().load(sty, flags(), h, 0);
                             v = self.b.ins().insertlane(v, x, k as u8);
                         }
-                        if direct {
-                            direct_bytes.push(self.bitcast(I8X16, v));
-                            continue;
+                        match at {
+                            Some(at) => {
+                                self.b
+                                    .ins()
+                                    .store(MemFlagsData::trusted(), v, at, (16 * c) as i32);
+                            }
+                            None => direct_bytes.push(self.bitcast(I8X16, v)),
                         }
-                        self.b
-                            .ins()
-                            .store(MemFlagsData::trusted(), v, at, (16 * c) as i32);
                     }
-                    if direct {
+                    let Some(at) = at else {
                         self.set_packed(VReg(d), ms, &direct_bytes);
                         return;
-                    }
+                    };
                     let bytes: Vec<Value> = (0..n)
                         .map(|c| {
                             self.b
