@@ -171,6 +171,7 @@ impl FpOp {
     /// The operation on lane bit patterns `a` (va), `b` (vb or sb) and `d` (the old vd, for FMA).
     /// IEEE 754 round-to-nearest-even with subnormals; NaN results are canonical. The fused
     /// multiply-add uses the correctly rounded `mul_add`, so no host feature changes a bit.
+    #[inline(always)]
     pub fn apply(self, w: FpWidth, a: u64, b: u64, d: u64) -> u64 {
         match w {
             FpWidth::S => {
