@@ -37,6 +37,7 @@ use crate::isa::{Dir, Ext, MemSem};
 use crate::machine::{Machine, MemFault, Regs, TrapKind, all_lanes};
 use crate::memory::{Access, AccessFault};
 use crate::program::Space;
+use std::mem::MaybeUninit;
 #[cfg(not(target_arch = "x86_64"))]
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -472,26 +473,50 @@ fn contig_ea0(r: &Regs, op: &Op) -> u64 {
         .wrapping_add(konst(r, op))
 }
 
-/// Every lane's EA (`vl` lanes), from sources read before anything is written.
+/// Uninitialised room for every lane's EA ([`compute_eas`]): clearing a 512-byte array per
+/// general access was 5% of the interpreter's time on the bench kernels.
+pub(crate) type EaBuf = [MaybeUninit<u64>; 64];
+
+/// A new [`EaBuf`].
 #[inline(always)]
-pub(crate) fn compute_eas(r: &Regs, op: &Op, vl: usize, eas: &mut [u64; 64]) {
+pub(crate) fn ea_buf() -> EaBuf {
+    [MaybeUninit::uninit(); 64]
+}
+
+/// Every lane's EA (`vl` lanes, at most 64), from sources read before anything is written,
+/// written into `buf`: its first `vl` entries, returned.
+#[inline(always)]
+pub(crate) fn compute_eas<'b>(r: &Regs, op: &Op, vl: usize, buf: &'b mut EaBuf) -> &'b [u64] {
+    let vl = vl.min(64);
+    fill_eas(r, op, &mut buf[..vl]);
+    // SAFETY: `fill_eas` wrote each of the first `vl` entries (every branch writes every
+    // element of `out`), so they are initialised `u64`s, and `MaybeUninit<u64>` has the
+    // layout of `u64`.
+    unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u64>(), vl) }
+}
+
+/// Write every element of `out` (one per lane) with its lane's EA.
+#[inline(always)]
+fn fill_eas(r: &Regs, op: &Op, out: &mut [MaybeUninit<u64>]) {
     let k = konst(r, op);
     let sh = op.sh as u32;
-    let out = &mut eas[..vl];
     let (b, c) = (op.b as usize, op.c as usize);
     let lc0 = r.lc0base;
     if b < 32 {
         let base = r.s[b].wrapping_add(k);
         if c < 32 {
-            out.fill(base.wrapping_add(r.s[c].wrapping_shl(sh)));
+            let ea = base.wrapping_add(r.s[c].wrapping_shl(sh));
+            for o in out.iter_mut() {
+                o.write(ea);
+            }
         } else if c == 64 {
             for (i, o) in out.iter_mut().enumerate() {
-                *o = base.wrapping_add(lc0.wrapping_add(i as u64).wrapping_shl(sh));
+                o.write(base.wrapping_add(lc0.wrapping_add(i as u64).wrapping_shl(sh)));
             }
         } else {
             let rv = &r.v[c & 31];
             for (o, x) in out.iter_mut().zip(rv) {
-                *o = base.wrapping_add(x.wrapping_shl(sh));
+                o.write(base.wrapping_add(x.wrapping_shl(sh)));
             }
         }
     } else {
@@ -499,17 +524,17 @@ pub(crate) fn compute_eas(r: &Regs, op: &Op, vl: usize, eas: &mut [u64; 64]) {
         if c < 32 {
             let off = r.s[c].wrapping_shl(sh).wrapping_add(k);
             for (o, l) in out.iter_mut().zip(lv) {
-                *o = l.wrapping_add(off);
+                o.write(l.wrapping_add(off));
             }
         } else if c == 64 {
             for (i, (o, l)) in out.iter_mut().zip(lv).enumerate() {
                 let x = lc0.wrapping_add(i as u64).wrapping_shl(sh);
-                *o = l.wrapping_add(x).wrapping_add(k);
+                o.write(l.wrapping_add(x).wrapping_add(k));
             }
         } else {
             let rv = &r.v[c & 31];
             for ((o, l), x) in out.iter_mut().zip(lv).zip(rv) {
-                *o = l.wrapping_add(x.wrapping_shl(sh)).wrapping_add(k);
+                o.write(l.wrapping_add(x.wrapping_shl(sh)).wrapping_add(k));
             }
         }
     }
@@ -537,7 +562,7 @@ fn check_lane<E: Elem, S: SpaceT>(
 #[inline(always)]
 fn check_lanes<E: Elem, S: SpaceT>(
     m: &Machine,
-    eas: &[u64; 64],
+    eas: &[u64],
     mask: u64,
     access: Access,
     strict: bool,
@@ -546,7 +571,8 @@ fn check_lanes<E: Elem, S: SpaceT>(
     while bits != 0 {
         let i = bits.trailing_zeros() as usize;
         bits &= bits - 1;
-        check_lane::<E, S>(m, i, eas[i & 63], access, strict)?;
+        // `mask` holds lanes below VL only, the lanes `eas` has.
+        check_lane::<E, S>(m, i, eas[i], access, strict)?;
     }
     Ok(())
 }
@@ -558,14 +584,13 @@ fn check_lanes<E: Elem, S: SpaceT>(
 #[inline(always)]
 fn span_ok<E: Elem, S: SpaceT>(
     m: &Machine,
-    eas: &[u64; 64],
-    vl: usize,
+    eas: &[u64],
     mask: u64,
     access: Access,
     strict: bool,
 ) -> bool {
     let (mut lo, mut hi, mut any) = (u64::MAX, 0u64, 0u64);
-    for (i, &ea) in eas[..vl].iter().enumerate() {
+    for (i, &ea) in eas.iter().enumerate() {
         let active = mask >> i & 1 != 0;
         lo = lo.min(if active { ea } else { u64::MAX });
         hi = hi.max(if active { ea } else { 0 });
@@ -710,14 +735,14 @@ fn load_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) -
         }
         return op.next;
     }
-    let mut eas = [0u64; 64];
-    compute_eas(&m.regs, op, vl, &mut eas);
-    if !span_ok::<E, S>(m, &eas, vl, mask, Access::Read, strict) {
-        if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Read, strict) {
+    let mut buf = ea_buf();
+    let eas = compute_eas(&m.regs, op, vl, &mut buf);
+    if !span_ok::<E, S>(m, eas, mask, Access::Read, strict) {
+        if let Err(f) = check_lanes::<E, S>(m, eas, mask, Access::Read, strict) {
             *out = f;
             return FAULT;
         }
-    } else if mask == full && consecutive::<E>(&eas[..vl]) {
+    } else if mask == full && consecutive::<E>(eas) {
         // SAFETY: the lanes read `[eas[0], eas[0] + VL*E)`, which is the span `span_ok`
         // just checked (its lowest lane is lane 0, its highest lane VL-1).
         let src = unsafe { std::slice::from_raw_parts(S::ptr(m, eas[0]), vl << E::LOG2E) };
@@ -805,14 +830,14 @@ fn store_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) 
         unsafe { E::store(S::ptr_mut(m, ea), v) };
         return op.next;
     }
-    let mut eas = [0u64; 64];
-    compute_eas(&m.regs, op, vl, &mut eas);
-    if !span_ok::<E, S>(m, &eas, vl, mask, Access::Write, strict) {
-        if let Err(f) = check_lanes::<E, S>(m, &eas, mask, Access::Write, strict) {
+    let mut buf = ea_buf();
+    let eas = compute_eas(&m.regs, op, vl, &mut buf);
+    if !span_ok::<E, S>(m, eas, mask, Access::Write, strict) {
+        if let Err(f) = check_lanes::<E, S>(m, eas, mask, Access::Write, strict) {
             *out = f;
             return FAULT;
         }
-    } else if mask == full && !scalar_data && consecutive::<E>(&eas[..vl]) {
+    } else if mask == full && !scalar_data && consecutive::<E>(eas) {
         let len = vl << E::LOG2E;
         // SAFETY: the lanes write `[eas[0], eas[0] + len)`, the span `span_ok` just checked
         // for writing (lane 0 lowest, lane VL-1 highest), inside the host backing of the
@@ -839,18 +864,18 @@ fn store_general<E: Elem, S: SpaceT>(m: &mut Machine, op: &Op, out: &mut Fault) 
 
 /// Every active lane's EA (sources read first), checked as the general path checks them.
 #[inline(always)]
-fn checked_eas<E: Elem, S: SpaceT>(
+fn checked_eas<'b, E: Elem, S: SpaceT>(
     m: &Machine,
     op: &Op,
     access: Access,
-    eas: &mut [u64; 64],
-) -> Result<(usize, u64), Fault> {
+    buf: &'b mut EaBuf,
+) -> Result<(&'b [u64], u64), Fault> {
     let (vl, _, mask, strict) = lanes(m, op);
-    compute_eas(&m.regs, op, vl, eas);
-    if !span_ok::<E, S>(m, eas, vl, mask, access, strict) {
+    let eas = compute_eas(&m.regs, op, vl, buf);
+    if !span_ok::<E, S>(m, eas, mask, access, strict) {
         check_lanes::<E, S>(m, eas, mask, access, strict)?;
     }
-    Ok((vl, mask))
+    Ok((eas, mask))
 }
 
 /// The host address of every active lane of an access to memory shared with other threads,
@@ -877,8 +902,8 @@ fn racy_lanes<E: Elem, S: SpaceT>(
             return Ok(mask);
         }
     }
-    let mut eas = [0u64; 64];
-    let (_, mask) = checked_eas::<E, S>(m, op, access, &mut eas)?;
+    let mut buf = ea_buf();
+    let (eas, mask) = checked_eas::<E, S>(m, op, access, &mut buf)?;
     let mut bits = mask;
     while bits != 0 {
         let i = bits.trailing_zeros() as usize & 63;
@@ -1002,8 +1027,12 @@ fn race_checked<E: Elem>(
         eas[0] = ea0;
         (vl, all_lanes(vl as u32))
     } else {
-        match checked_eas::<E, MemSpace>(m, op, access, &mut eas) {
-            Ok(v) => v,
+        let mut buf = ea_buf();
+        match checked_eas::<E, MemSpace>(m, op, access, &mut buf) {
+            Ok((lane_eas, mask)) => {
+                eas[..lane_eas.len()].copy_from_slice(lane_eas);
+                (lane_eas.len(), mask)
+            }
             Err(f) => {
                 shadow.put_eas(eas);
                 m.races = Some(shadow);

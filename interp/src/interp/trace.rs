@@ -218,8 +218,8 @@ impl Snap {
         let op = d.ops.get(index)?;
         let r = &m.regs;
         let vl = m.vl().min(64);
-        let mut eas = [0u64; 64];
-        super::mem_ops::compute_eas(r, op, vl, &mut eas);
+        let mut buf = super::mem_ops::ea_buf();
+        let eas = super::mem_ops::compute_eas(r, op, vl, &mut buf);
         let data = |lane: usize| match mo.data {
             Reg::S(n) => r.s[n as usize & 31],
             Reg::V(n) => r.v[n as usize & 31][lane],
