@@ -42,6 +42,7 @@
 //!   MiB at a time on first use, and compiled code reads a chunk not filled as unmapped):
 //!   fills it, once per chunk and run, and the loop enters its code again.
 
+use lanejit_interp::interp;
 use lanejit_interp::isa::{FpOp, FpWidth, Sem};
 use lanejit_interp::machine::Regs;
 use lanejit_interp::memory::{MemView, Memory, PERM_R, PERM_W, TileView};
@@ -596,8 +597,7 @@ fn scatter(ctx: &JitCtx, ea: impl Fn(usize) -> u64, mask: u64, k: u32, data: &[u
 /// come from the ISA table, [`vop::SCALAR_B`], and the destination and `va` register numbers
 /// (bits 16..21 and 24..29, see [`vop::word`]).
 pub mod vop {
-    use lanejit_interp::isa::{AluOp, Opcode, Sem, VRead};
-    use lanejit_interp::machine::{Regs, all_lanes};
+    use lanejit_interp::isa::{Opcode, Sem, VRead};
 
     /// `b` is a scalar value broadcast to every lane (else the index of a vector register).
     pub const SCALAR_B: u32 = 1 << 8;
@@ -627,73 +627,14 @@ pub mod vop {
             _ => d,
         }
     }
-
-    /// [`super::lj_vop`] of a vector ALU operation, as the interpreter's `lanewise`: every
-    /// lane up to the highest active one computed by a loop specialised to the operation (no
-    /// per-lane match or mask test, so the compiler vectorises it), then the active lanes
-    /// written. The loop over the mask's bits with the operation matched per lane that FP
-    /// operations keep (an FP lane costs far more than that) ran 250 `V.MUL`s or `V.SHL`s
-    /// at VL 32-64 at 0.4-0.5x the interpreter's speed. Not inlined: in `lj_vop` its nine
-    /// loops made the FP path's lane calls slower (250 `V.FMA.S`s at VL 32: +25%).
-    #[inline(never)]
-    pub(super) fn alu(
-        r: &mut Regs,
-        (vd, va, vb): (usize, usize, usize),
-        b: Option<u64>,
-        mask: u64,
-        op: AluOp,
-    ) {
-        #[inline(always)]
-        fn lanes(
-            r: &mut Regs,
-            (vd, va, vb): (usize, usize, usize),
-            b: Option<u64>,
-            mask: u64,
-            f: impl Fn(u64, u64) -> u64,
-        ) {
-            let n = 64 - mask.leading_zeros() as usize;
-            let mut res = [0u64; 64];
-            let a = &r.v[va];
-            match b {
-                Some(b) => {
-                    for (x, a) in res[..n].iter_mut().zip(a) {
-                        *x = f(*a, b);
-                    }
-                }
-                None => {
-                    for ((x, a), b) in res[..n].iter_mut().zip(a).zip(&r.v[vb]) {
-                        *x = f(*a, *b);
-                    }
-                }
-            }
-            let d = &mut r.v[vd];
-            if mask == all_lanes(n as u32) {
-                d[..n].copy_from_slice(&res[..n]);
-            } else {
-                for (i, (x, y)) in d[..n].iter_mut().zip(&res[..n]).enumerate() {
-                    if mask >> i & 1 != 0 {
-                        *x = *y;
-                    }
-                }
-            }
-        }
-        // One loop per operation, the operation a constant in each.
-        macro_rules! by_op {
-            ($($v:ident),+) => {
-                match op {
-                    $(AluOp::$v => lanes(r, (vd, va, vb), b, mask, |a, b| AluOp::$v.apply(a, b)),)+
-                }
-            };
-        }
-        by_op!(Add, Sub, Mul, And, Or, Xor, Shl, Shr, Sra)
-    }
 }
 
 /// A vector ALU, floating-point, `V.MOV`, `V.LANEID` or `V.LC0` instruction on the register
 /// file, for straight-line code (which keeps vectors in the register file and runs once per
 /// entry, so a call compiles much faster than the inline lane code): for every lane set in
-/// `mask`, `vd[i] = op(va[i], b or vb[i], vd[i])`, with the interpreter's lane semantics
-/// ([`lanejit_interp::isa::AluOp::apply`], [`lanejit_interp::isa::FpOp::apply`]). `word`
+/// `mask`, `vd[i] = op(va[i], b or vb[i], vd[i])`, by the interpreter's own lane loops for
+/// ALU and FP operations ([`interp::alu_lanes`], [`interp::fp_lanes_on`]: no second copy of
+/// them here) and its lane semantics for the rest ([`vop::lane`]). `word`
 /// names the operation and the registers ([`vop::word`]).
 ///
 /// # Safety
@@ -727,9 +668,13 @@ pub unsafe extern "C" fn lj_vop(regs: *mut Regs, word: u32, b: u64, mask: u64) {
     }
     let regs3 = (vd, va, vb);
     let b = scalar.then_some(b);
+    // The interpreter's lane loops for ALU and FP operations (specialised to the operation,
+    // vectorised, FP ones built for AVX2+FMA where the CPU has both), up to the highest
+    // active lane.
+    let upto = (64 - mask.leading_zeros() as usize, mask);
     match sem {
-        Some(Sem::VAlu(op)) => vop::alu(r, regs3, b, mask, op),
-        Some(Sem::Fp(op, w)) => lanes(r, regs3, b, mask, |_, a, b, d| op.apply(w, a, b, d)),
+        Some(Sem::VAlu(op)) => interp::alu_lanes(r, op, regs3, b, upto),
+        Some(Sem::Fp(op, w)) => interp::fp_lanes_on(r, (op, w), regs3, b, upto),
         other => lanes(r, regs3, b, mask, |i, a, b, d| vop::lane(other, i, a, b, d)),
     }
 }

@@ -31,11 +31,18 @@ fn s_operand(r: &Regs, op: &Op) -> u64 {
 /// could not be forwarded from the loop's narrower stores, and the buffer was cleared first.)
 #[inline(always)]
 fn lanewise(m: &mut Machine, vd: u8, f: impl Fn(&Regs, usize) -> u64) {
-    let vl = m.vl().min(MAX_VL);
+    let vl = m.vl();
+    let mask = m.regs.mask;
+    lanewise_on(&mut m.regs, (vl, mask), vd as usize, f)
+}
+
+/// [`lanewise`] on register file `r`, for the lanes below `vl` (at most 64) set in `mask`.
+#[inline(always)]
+fn lanewise_on(r: &mut Regs, (vl, mask): (usize, u64), vd: usize, f: impl Fn(&Regs, usize) -> u64) {
+    let vl = vl.min(MAX_VL);
     let full = all_lanes(vl as u32);
-    let r = &mut *m.regs;
-    let mask = r.mask & full;
-    let d = vd as usize & 31;
+    let mask = mask & full;
+    let d = vd & 31;
     if mask == full {
         for i in 0..vl {
             let x = f(r, i);
@@ -83,6 +90,35 @@ fn salu<const OP: usize>(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     let b = s_operand(r, op);
     set_s(r, op.a, ALU_OPS[OP].apply(a, b));
     op.next
+}
+
+/// A vector ALU operation on register file `r`: `vd[i] = op(va[i], b or vb[i])` for the
+/// lanes below `vl` (at most 64) set in `mask`, `b` the scalar operand when there is one. The
+/// interpreter's lanes, for the JIT's helper of straight-line code (`lj_vop`).
+pub fn alu_lanes(
+    r: &mut Regs,
+    op: AluOp,
+    (vd, va, vb): (usize, usize, usize),
+    b: Option<u64>,
+    lanes: (usize, u64),
+) {
+    let (va, vb) = (va & 31, vb & 31);
+    // One loop per operation, the operation a constant in each.
+    macro_rules! by_op {
+        ($($v:ident),+) => {
+            match (op, b) {
+                $(
+                    (AluOp::$v, None) => lanewise_on(r, lanes, vd, |r, i| {
+                        AluOp::$v.apply(r.v[va][i], r.v[vb][i])
+                    }),
+                    (AluOp::$v, Some(b)) => {
+                        lanewise_on(r, lanes, vd, |r, i| AluOp::$v.apply(r.v[va][i], b))
+                    }
+                )+
+            }
+        };
+    }
+    by_op!(Add, Sub, Mul, And, Or, Xor, Shl, Shr, Sra)
 }
 
 fn valu<const OP: usize, const VB: bool>(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
@@ -224,6 +260,8 @@ const FP_OPS: [FpOp; 4] = [FpOp::Add, FpOp::Sub, FpOp::Mul, FpOp::Fma];
 /// [`lanewise`] does, cost a fifth of the FIR kernel's interpreted time: the copy's wide loads
 /// could not be forwarded from the loop's narrower stores.)
 #[inline(always)]
+// Indexed: the three registers are rows of one array, any of them the same row.
+#[allow(clippy::needless_range_loop)]
 fn fp_lanes<const OP: usize, const DOUBLE: bool, const VB: bool>(
     v: &mut [[u64; MAX_VL]; 32],
     (vd, va, vb): (usize, usize, usize),
@@ -279,24 +317,65 @@ fn fma() -> bool {
     }
 }
 
+/// [`fp_lanes`], its AVX2+FMA build when the CPU has both.
+#[inline(always)]
+fn fp_dispatch<const OP: usize, const DOUBLE: bool, const VB: bool>(
+    v: &mut [[u64; MAX_VL]; 32],
+    regs: (usize, usize, usize),
+    b: u64,
+    (vl, mask): (usize, u64),
+) {
+    let vl = vl.min(MAX_VL);
+    let full = all_lanes(vl as u32);
+    let lanes = (vl, mask & full, full);
+    let regs = (regs.0 & 31, regs.1 & 31, regs.2 & 31);
+    #[cfg(target_arch = "x86_64")]
+    if fma() {
+        // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+        return unsafe { fp_lanes_fma::<OP, DOUBLE, VB>(v, regs, b, lanes) };
+    }
+    fp_lanes::<OP, DOUBLE, VB>(v, regs, b, lanes)
+}
+
+/// A vector floating-point operation on register file `r`: `vd[i] = op(va[i], b or vb[i],
+/// vd[i])` in precision `w` for the lanes below `vl` (at most 64) set in `mask`, `b` the
+/// scalar operand when there is one. The interpreter's lanes, for the JIT's helper of
+/// straight-line code (`lj_vop`).
+pub fn fp_lanes_on(
+    r: &mut Regs,
+    (op, w): (FpOp, FpWidth),
+    regs: (usize, usize, usize),
+    b: Option<u64>,
+    lanes: (usize, u64),
+) {
+    macro_rules! go {
+        ($op:literal) => {
+            match (w, b) {
+                (FpWidth::S, None) => fp_dispatch::<$op, false, true>(&mut r.v, regs, 0, lanes),
+                (FpWidth::S, Some(b)) => fp_dispatch::<$op, false, false>(&mut r.v, regs, b, lanes),
+                (FpWidth::D, None) => fp_dispatch::<$op, true, true>(&mut r.v, regs, 0, lanes),
+                (FpWidth::D, Some(b)) => fp_dispatch::<$op, true, false>(&mut r.v, regs, b, lanes),
+            }
+        };
+    }
+    // The indices of `FP_OPS`.
+    match op {
+        FpOp::Add => go!(0),
+        FpOp::Sub => go!(1),
+        FpOp::Mul => go!(2),
+        FpOp::Fma => go!(3),
+    }
+}
+
 fn vfp<const OP: usize, const DOUBLE: bool, const VB: bool>(
     m: &mut Machine,
     op: &Op,
     _: &mut Fault,
 ) -> u32 {
-    let vl = m.vl().min(64);
-    let full = all_lanes(vl as u32);
     let b = if VB { 0 } else { s_operand(&m.regs, op) };
-    let r = &mut *m.regs;
-    let lanes = (vl, r.mask & full, full);
-    let regs = (op.a as usize & 31, op.b as usize & 31, op.c as usize & 31);
-    #[cfg(target_arch = "x86_64")]
-    if fma() {
-        // SAFETY: the CPU supports AVX2 and FMA (checked just above).
-        unsafe { fp_lanes_fma::<OP, DOUBLE, VB>(&mut r.v, regs, b, lanes) };
-        return op.next;
-    }
-    fp_lanes::<OP, DOUBLE, VB>(&mut r.v, regs, b, lanes);
+    let lanes = (m.vl(), m.regs.mask);
+    let regs = (op.a as usize, op.b as usize, op.c as usize);
+    fp_dispatch::<OP, DOUBLE, VB>(&mut m.regs.v, regs, b, lanes);
     op.next
 }
 

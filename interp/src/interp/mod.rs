@@ -23,6 +23,7 @@ mod decoded;
 mod mem_ops;
 mod trace;
 
+pub use alu::{alu_lanes, fp_lanes_on};
 pub use decoded::Decoded;
 pub use trace::{Change, LaneAccess, MemTrace, TraceEvent};
 
