@@ -96,7 +96,7 @@ pub struct CodeCache {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Settings {
     /// First compiles of straight-line regions (which run once per entry), loops in the
-    /// memory form, and the baseline compile of a loop (see `Jit::set_baseline`), which runs
+    /// memory form over `plan::MEMORY_BACKTRACK_IR`, and the baseline compile of a loop (see `Jit::set_baseline`), which runs
     /// until its optimised code replaces it: no optimisation and the single-pass register
     /// allocator, several times cheaper to compile than [`Settings::Optimizing`].
     ///
@@ -129,6 +129,7 @@ pub(crate) enum Settings {
     Optimizing,
     /// The lowering of [`Settings::Optimizing`] after [`compile`] has run the optimiser and
     /// sunk loads: no optimiser (it would place the loads again), backtracking allocator.
+    /// Also loops in the memory form within `plan::MEMORY_BACKTRACK_IR`.
     Lowering,
 }
 

@@ -1495,7 +1495,8 @@ impl Jit {
             cfg.strip.is_some() && !plan::optimizing_fits(&region, recompile_ir, 0, self.vl);
         let baseline = optimizing && self.baseline && probes.is_none() && !capped && !strip_final;
         // Straight-line code runs once per entry, and the memory form of a large loop must
-        // compile in bounded time: the quick settings. Every code is placed in the module
+        // compile in bounded time: the quick settings (a small one the backtracking
+        // allocator, below). Every code is placed in the module
         // as bytes.
         // A baseline runs until its optimised code replaces it: the quick settings, which
         // compile it sooner (see `cache::Settings::Quick`).
@@ -1504,10 +1505,17 @@ impl Jit {
             && self.step_first
             && cfg.strip.is_some()
             && strip_step(ir_insts, recompile_ir);
+        // A loop in the memory form small enough gets the backtracking allocator
+        // (`plan::MEMORY_BACKTRACK_IR`).
+        let memory_lowered = region.loop_head.is_some()
+            && cfg.plan == Plan::Memory
+            && ir_insts <= plan::MEMORY_BACKTRACK_IR;
         let settings = if capped {
             cache::Settings::Kept
         } else if (optimizing && !baseline) || step_first {
             cache::Settings::Optimizing
+        } else if memory_lowered {
+            cache::Settings::Lowering
         } else {
             cache::Settings::Quick
         };

@@ -11,8 +11,9 @@
 //! * [`Plan::Memory`]: vector registers stay in the register file (`Tx::vmem`: every read
 //!   loads its chunks, every write stores them) and per-lane memory work runs in loops over the
 //!   lanes (`Tx::lanes_loop`), compiled with the quick settings (no optimisation, single-pass
-//!   allocator). The code is linear, with nothing live across instructions but scalars; about
-//!   1 µs of compile time per IR instruction on this project's machines.
+//!   allocator; the backtracking allocator within [`MEMORY_BACKTRACK_IR`]). The code is
+//!   linear, with nothing live across instructions but scalars; about 1-2 µs of compile time
+//!   per IR instruction on this project's machines.
 //! * [`Plan::Interpret`]: too large even so; a loop region is compiled as the straight-line
 //!   form of its body (helpers on the register file, about ten IR instructions per guest
 //!   instruction, one iteration per call), a hot straight-line recompile is not made.
@@ -109,6 +110,16 @@ pub const REGISTERS_BASELINE_STATE: usize = 512;
 /// register the region uses): beyond it the allocator spills most of them anyway, at a
 /// compile cost that grows faster than the code.
 pub const REGISTERS_STATE: usize = 256;
+/// Most IR instructions of a loop in [`Plan::Memory`] compiled with the backtracking
+/// allocator (`cache::Settings::Lowering`, no optimiser) instead of the single-pass one:
+/// the memory form's lane loops keep their counters and addresses in registers instead of
+/// moving them through the stack at every lane. spmv_csr's nest at VL 64 (2,820 IR
+/// instructions, the only memory-form loop of the bench and example kernels): 88 -> 175
+/// Melem/s at 256 KiB and 73 -> 136 at 16 MiB (`lanejit bench --kernel spmv_csr --vl 64`,
+/// two runs of each build; the interpreter 75-86, so the JIT was no faster than it), its
+/// code 42,056 -> 25,928 bytes, its compile 3.9 -> 8.2 ms (about 2.9 us per IR instruction:
+/// the bound keeps such a compile near 9 ms, within the bounded-cost issue's 20 ms).
+pub const MEMORY_BACKTRACK_IR: usize = 3_000;
 /// Most IR instructions (estimated, and half the emitted bound) for [`Plan::Memory`]: the
 /// quick settings cost about 0.5 µs per IR instruction, so at most about 15 ms.
 pub const MEMORY_IR: usize = 15_000;
