@@ -255,10 +255,10 @@ const FP_OPS: [FpOp; 4] = [FpOp::Add, FpOp::Sub, FpOp::Mul, FpOp::Fma];
 
 /// `vd[i] = op(va[i], vb[i] or the scalar b, vd[i])` for the lanes `i < vl` set in `mask`
 /// (`full`: all of them), in place: each lane is read before it is written, so any of the
-/// three registers may be the same. The lane loop of [`vfp`], inlined into it and into its
-/// AVX2+FMA twin [`fp_lanes_fma`]. (Computing into a buffer and copying it to `vd`, as
-/// [`lanewise`] does, cost a fifth of the FIR kernel's interpreted time: the copy's wide loads
-/// could not be forwarded from the loop's narrower stores.)
+/// three registers may be the same (as in [`lanewise`]). The lane loop of [`vfp`], inlined
+/// into it and into its AVX2+FMA twin [`fp_lanes_fma`]. (Computing into a buffer and copying
+/// it to `vd` cost a fifth of the FIR kernel's interpreted time: the copy's wide loads could
+/// not be forwarded from the loop's narrower stores.)
 #[inline(always)]
 // Indexed: the three registers are rows of one array, any of them the same row.
 #[allow(clippy::needless_range_loop)]
