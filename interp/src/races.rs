@@ -211,22 +211,9 @@ pub struct Shadow {
     group: u32,
     /// The earlier access of the race found, if any.
     other: Option<RaceOther>,
-    /// The interpreter's buffer for one instruction's lane addresses ([`Shadow::take_eas`]).
-    eas: Option<Box<[u64; 64]>>,
 }
 
 impl Shadow {
-    /// A buffer for the lane addresses of one instruction, to give back with
-    /// [`Shadow::put_eas`] (allocated once).
-    pub(crate) fn take_eas(&mut self) -> Box<[u64; 64]> {
-        self.eas.take().unwrap_or_else(|| Box::new([0; 64]))
-    }
-
-    /// Give back the buffer of [`Shadow::take_eas`].
-    pub(crate) fn put_eas(&mut self, eas: Box<[u64; 64]>) {
-        self.eas = Some(eas);
-    }
-
     /// The cache of the instruction at `pc`.
     fn slot(&mut self, pc: u64) -> &mut PcCache {
         let k = (pc / 8) as usize;

@@ -92,27 +92,44 @@ fn salu<const OP: usize>(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
     op.next
 }
 
+/// `vd[i] = op(va[i], b or vb[i])` (`VB`: `vb`) for the lanes below `vl` set in `mask`: the
+/// one lane loop of every vector ALU operation, for [`valu`] and [`alu_lanes`].
+#[inline(always)]
+fn alu_on<const OP: usize, const VB: bool>(
+    r: &mut Regs,
+    (vd, va, vb): (usize, usize, usize),
+    b: u64,
+    lanes: (usize, u64),
+) {
+    let (va, vb) = (va & 31, vb & 31);
+    let alu = ALU_OPS[OP];
+    if VB {
+        lanewise_on(r, lanes, vd, |r, i| alu.apply(r.v[va][i], r.v[vb][i]));
+    } else {
+        lanewise_on(r, lanes, vd, |r, i| alu.apply(r.v[va][i], b));
+    }
+}
+
 /// A vector ALU operation on register file `r`: `vd[i] = op(va[i], b or vb[i])` for the
 /// lanes below `vl` (at most 64) set in `mask`, `b` the scalar operand when there is one. The
 /// interpreter's lanes, for the JIT's helper of straight-line code (`lj_vop`).
 pub fn alu_lanes(
     r: &mut Regs,
     op: AluOp,
-    (vd, va, vb): (usize, usize, usize),
+    regs: (usize, usize, usize),
     b: Option<u64>,
     lanes: (usize, u64),
 ) {
-    let (va, vb) = (va & 31, vb & 31);
     // One loop per operation, the operation a constant in each.
     macro_rules! by_op {
         ($($v:ident),+) => {
             match (op, b) {
                 $(
-                    (AluOp::$v, None) => lanewise_on(r, lanes, vd, |r, i| {
-                        AluOp::$v.apply(r.v[va][i], r.v[vb][i])
-                    }),
+                    (AluOp::$v, None) => {
+                        alu_on::<{ alu_index(AluOp::$v) }, true>(r, regs, 0, lanes)
+                    }
                     (AluOp::$v, Some(b)) => {
-                        lanewise_on(r, lanes, vd, |r, i| AluOp::$v.apply(r.v[va][i], b))
+                        alu_on::<{ alu_index(AluOp::$v) }, false>(r, regs, b, lanes)
                     }
                 )+
             }
@@ -122,16 +139,11 @@ pub fn alu_lanes(
 }
 
 fn valu<const OP: usize, const VB: bool>(m: &mut Machine, op: &Op, _: &mut Fault) -> u32 {
-    let (va, vb) = (op.b as usize & 31, op.c as usize & 31);
-    let alu = ALU_OPS[OP];
-    if VB {
-        lanewise(m, op.a, |r, i| alu.apply(r.v[va][i], r.v[vb][i]));
-        op.next
-    } else {
-        let b = s_operand(&m.regs, op);
-        lanewise(m, op.a, |r, i| alu.apply(r.v[va][i], b));
-        op.next
-    }
+    let b = if VB { 0 } else { s_operand(&m.regs, op) };
+    let lanes = (m.vl(), m.regs.mask);
+    let regs = (op.a as usize, op.b as usize, op.c as usize);
+    alu_on::<OP, VB>(&mut m.regs, regs, b, lanes);
+    op.next
 }
 
 macro_rules! table {

@@ -1018,23 +1018,19 @@ fn race_checked<E: Elem>(
     let Some(mut shadow) = m.races.take() else {
         return run(m, op, out);
     };
-    // The shadow's buffer for the lanes' EAs: no 512-byte array to zero per instruction.
-    let mut eas = shadow.take_eas();
-    // Contiguous with every lane active: one range, one check (as in `load`/`store`).
+    // The lanes' EAs in uninitialised memory (`ea_buf`); a contiguous group needs lane 0's.
+    let mut buf = ea_buf();
     let contig = full_contig::<E, MemSpace>(m, op, access);
     let contiguous = contig.is_some();
-    let (vl, mask) = if let Some((vl, ea0)) = contig {
-        eas[0] = ea0;
-        (vl, all_lanes(vl as u32))
+    let (eas, vl, mask): (&[u64], usize, u64) = if let Some((vl, ea0)) = contig {
+        buf[0].write(ea0);
+        // SAFETY: entry 0 was just written, and `MaybeUninit<u64>` has `u64`'s layout.
+        let first = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u64>(), 1) };
+        (first, vl, all_lanes(vl as u32))
     } else {
-        let mut buf = ea_buf();
         match checked_eas::<E, MemSpace>(m, op, access, &mut buf) {
-            Ok((lane_eas, mask)) => {
-                eas[..lane_eas.len()].copy_from_slice(lane_eas);
-                (lane_eas.len(), mask)
-            }
+            Ok((lane_eas, mask)) => (lane_eas, lane_eas.len(), mask),
             Err(f) => {
-                shadow.put_eas(eas);
                 m.races = Some(shadow);
                 *out = f;
                 return FAULT;
@@ -1051,13 +1047,12 @@ fn race_checked<E: Elem>(
             if next != FAULT {
                 shadow.record_in(i, eas[0], len, access, pc);
             }
-            shadow.put_eas(eas);
             m.races = Some(shadow);
             return next;
         }
     }
     let lanes = crate::races::Lanes {
-        eas: &eas[..vl],
+        eas,
         vl,
         mask,
         width: E::E as u64,
@@ -1076,7 +1071,6 @@ fn race_checked<E: Elem>(
             next
         }
     };
-    shadow.put_eas(eas);
     m.races = Some(shadow);
     next
 }
