@@ -33,7 +33,7 @@
 //! unfilled chunk as unmapped.
 
 use crate::pace::{LoopWatch, Pacer, Progress, known_ahead, later, run_rate};
-use lanejit_interp::interp::{self, Decoded};
+use lanejit_interp::interp::{self, Decoded, DecodedCode};
 use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_jit::diskcache::DiskCache;
 use lanejit_jit::observe::Observer;
@@ -562,7 +562,7 @@ fn optimizer_thread(
 /// test hook). Without a code generator it ends at once (everything stays interpreted).
 fn compiler_thread(
     cell: Arc<std::sync::OnceLock<SharedCode>>,
-    words: &[u64],
+    program: &DecodedCode,
     config: &Config,
     threshold: u32,
     opts: VmOptions,
@@ -585,7 +585,7 @@ fn compiler_thread(
         // Made by the run already (a code cache).
         Some(code) => code,
         None => {
-            let Ok(code) = SharedCode::for_config(words, config, threshold) else {
+            let Ok(code) = SharedCode::for_config(program, config, threshold) else {
                 done.store(u64::MAX, Ordering::Release);
                 return;
             };
@@ -777,7 +777,7 @@ impl<'d> BackgroundTier<'d> {
             // start, `CACHED_START`; making it takes 0.2-0.5 ms): it installs the regions the
             // cache holds for this program, which then run compiled from their next entry; the
             // compiler thread still starts at the first hot region.
-            if let Ok(code) = SharedCode::for_config(d.words(), &m.config, threshold) {
+            if let Ok(code) = SharedCode::for_config(d.program(), &m.config, threshold) {
                 // The observer first: a counting JIT takes nothing from the cache.
                 if let Some(o) = &opts.observer {
                     code.set_observer(o.clone());
@@ -828,7 +828,7 @@ impl<'d> BackgroundTier<'d> {
     fn regions(&mut self) -> &lanejit_jit::region::Code {
         let d = self.d;
         self.regions
-            .get_or_insert_with(|| lanejit_jit::region::Code::new(d.words()))
+            .get_or_insert_with(|| lanejit_jit::region::Code::of(d.program()))
     }
 
     /// The hints of an entry at `pc` with `m`'s registers (`Hints::at`, as the JIT's
@@ -890,7 +890,7 @@ impl<'d> BackgroundTier<'d> {
         let compiler = std::sync::Arc::clone(&cell);
         let (threshold, config) = (self.threshold, m.config);
         let d = self.d;
-        let words = d.words().to_vec();
+        let program = d.program().clone();
         let opts = self.opts.clone();
         let run = FromRun {
             rx,
@@ -911,7 +911,7 @@ impl<'d> BackgroundTier<'d> {
             .spawn(move || {
                 let _alive = alive;
                 settle.settle();
-                compiler_thread(compiler, &words, &config, threshold, opts, run)
+                compiler_thread(compiler, &program, &config, threshold, opts, run)
             });
         if let Ok(thread) = &spawned {
             place.place(thread);
@@ -1165,7 +1165,7 @@ impl Dispatcher {
     /// has been entered more than `threshold` times (0: on first entry).
     pub fn new(d: &Decoded, m: &Machine, threshold: u32) -> Result<Dispatcher, JitError> {
         Ok(Dispatcher {
-            jit: Jit::new(d.words(), m)?,
+            jit: Jit::new(d.program(), m)?,
             counts: vec![0; d.len()],
             threshold,
             compiled: Vec::new(),
@@ -1355,19 +1355,19 @@ impl SharedCode {
     /// Shared code for program `d` under `m`'s configuration, compiling a region once it has
     /// been entered more than `threshold` times in all (0: on first entry).
     pub fn new(d: &Decoded, m: &Machine, threshold: u32) -> Result<SharedCode, JitError> {
-        Self::for_config(d.words(), &m.config, threshold)
+        Self::for_config(d.program(), &m.config, threshold)
     }
 
-    /// As [`SharedCode::new`], for the program of code words `words` and machines of
-    /// configuration `config`.
+    /// As [`SharedCode::new`], for decoded program `program` and machines of configuration
+    /// `config`.
     pub fn for_config(
-        words: &[u64],
+        program: &DecodedCode,
         config: &Config,
         threshold: u32,
     ) -> Result<SharedCode, JitError> {
         Ok(SharedCode {
-            jit: SharedJit::new(Jit::for_config(words, config)?),
-            counts: (0..words.len()).map(|_| AtomicU32::new(0)).collect(),
+            jit: SharedJit::new(Jit::for_config(program, config)?),
+            counts: (0..program.len()).map(|_| AtomicU32::new(0)).collect(),
             threshold,
         })
     }

@@ -31,6 +31,7 @@ use cranelift_codegen::ir::AbiParam;
 use cranelift_codegen::ir::types::I64;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{Module, ModuleReloc};
+use lanejit_interp::interp::DecodedCode;
 use lanejit_interp::machine::{Config, Machine};
 use region::Code;
 use std::time::Instant;
@@ -621,22 +622,28 @@ fn check_and_store(
 }
 
 impl Jit {
-    /// A JIT for `words` under the VL, alignment mode and limit mode of `m`.
-    pub fn new(words: &[u64], m: &Machine) -> Result<Jit, JitError> {
-        Self::with_limits(words, m, CacheLimits::default())
+    /// A JIT for `program` (the interpreter's decoding of it, `Decoded::program`) under the
+    /// VL, alignment mode and limit mode of `m`.
+    pub fn new(program: &DecodedCode, m: &Machine) -> Result<Jit, JitError> {
+        Self::with_limits(program, m, CacheLimits::default())
     }
 
     /// As [`Jit::new`] for machines of configuration `config` (all the JIT reads of one).
-    pub fn for_config(words: &[u64], config: &Config) -> Result<Jit, JitError> {
-        Self::build(words, config, CacheLimits::default())
+    pub fn for_config(program: &DecodedCode, config: &Config) -> Result<Jit, JitError> {
+        Self::build(program, config, CacheLimits::default())
     }
 
     /// As [`Jit::new`] with explicit cache bounds.
-    pub fn with_limits(words: &[u64], m: &Machine, limits: CacheLimits) -> Result<Jit, JitError> {
-        Self::build(words, &m.config, limits)
+    pub fn with_limits(
+        program: &DecodedCode,
+        m: &Machine,
+        limits: CacheLimits,
+    ) -> Result<Jit, JitError> {
+        Self::build(program, &m.config, limits)
     }
 
-    fn build(words: &[u64], config: &Config, limits: CacheLimits) -> Result<Jit, JitError> {
+    fn build(program: &DecodedCode, config: &Config, limits: CacheLimits) -> Result<Jit, JitError> {
+        let words = program.words();
         let cache = CodeCache::new(limits)?;
         let module = cache.module.as_ref().expect("module");
         let ctx = module.make_context();
@@ -649,7 +656,7 @@ impl Jit {
             disk: None,
             prefix,
             manifest: Vec::new(),
-            code: Code::new(words),
+            code: Code::of(program),
             vl: config.vl,
             strict_align: config.strict_align,
             budgeted: config.max_instructions.is_some(),

@@ -23,24 +23,24 @@
 //! 7 -> 2, their total compile time 42-50 -> 24-39 ms, 25-31 -> 17-21 ms and 12-21 -> 7-11
 //! ms (`lanejit bench --compile-latency`, three runs of each build, a noisy host).
 
+use lanejit_interp::interp::DecodedCode;
 use lanejit_interp::isa::{Inst, Sem};
 
 /// Longest run compiled as one region.
 pub const MAX_REGION_LEN: usize = 256;
 
-/// The program's code decoded at every word index (a word that does not decode is `None`).
+/// The program's code as the JIT reads it: the interpreter's decoding
+/// ([`lanejit_interp::interp::DecodedCode`], shared, not copied or decoded again), looked up by pc.
 #[derive(Debug, Clone)]
 pub struct Code {
-    insts: Vec<Option<Inst>>,
+    program: DecodedCode,
 }
 
 impl Code {
-    /// Decode `words` at every index.
-    pub fn new(words: &[u64]) -> Code {
+    /// The code of `program`.
+    pub fn of(program: &DecodedCode) -> Code {
         Code {
-            insts: (0..words.len())
-                .map(|i| Inst::decode(&words[i..]).ok())
-                .collect(),
+            program: program.clone(),
         }
     }
 
@@ -49,17 +49,22 @@ impl Code {
         if pc % 8 != 0 {
             return None;
         }
-        self.insts.get(usize::try_from(pc / 8).ok()?)?.as_ref()
+        self.program.inst(usize::try_from(pc / 8).ok()?)
     }
 
     /// Number of words.
     pub fn len(&self) -> usize {
-        self.insts.len()
+        self.program.len()
     }
 
     /// Whether there is no code.
     pub fn is_empty(&self) -> bool {
-        self.insts.is_empty()
+        self.program.is_empty()
+    }
+
+    /// The program's raw words.
+    pub fn words(&self) -> &[u64] {
+        self.program.words()
     }
 }
 

@@ -449,6 +449,7 @@ impl SharedJit {
 mod tests {
     use super::SharedJit;
     use crate::Jit;
+    use lanejit_interp::interp::DecodedCode;
     use lanejit_interp::machine::Config;
     use std::sync::atomic::Ordering;
 
@@ -457,7 +458,9 @@ mod tests {
     /// compiling thread of a launch for milliseconds.
     #[test]
     fn a_waiting_writer_goes_before_later_readers() {
-        let shared = SharedJit::new(Jit::for_config(&[0], &Config::default()).expect("jit"));
+        let shared = SharedJit::new(
+            Jit::for_config(&DecodedCode::decode(&[0]), &Config::default()).expect("jit"),
+        );
         let held = shared.read(true).expect("read lock");
         std::thread::scope(|s| {
             let writer = s.spawn(|| shared.write(true).is_some());

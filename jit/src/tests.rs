@@ -5,6 +5,7 @@ use crate::abi::{self, JitCtx, kind};
 use crate::cache::CacheLimits;
 use crate::region::{Code, RunEnd, discover};
 use crate::{Jit, JitStats, RegionExit, RegionStat};
+use lanejit_interp::interp::DecodedCode;
 use lanejit_interp::isa::*;
 use lanejit_interp::machine::{Config, Machine};
 use lanejit_interp::program::{MemPerm, MemRange, Program};
@@ -114,14 +115,14 @@ fn a_set_up_run_stops_before_the_loop_that_starts_a_nest() {
         HALT
         ";
     let p = lanejit_interp::asm::assemble(nest, "nest.s").expect("assembles");
-    let code = Code::new(&p.code);
+    let code = Code::of(&DecodedCode::decode(&p.code));
     let row = p.symbol("row").expect("label").value;
     let r = discover(&code, 0, false).expect("set-up");
     assert_eq!((r.end_pc, r.end), (row, RunEnd::MaxLen), "{r:?}");
     assert!(r.insts.iter().all(|(_, i)| !matches!(i, Inst::Loop(_))));
     let n = discover(&code, row, false).expect("the nest");
     assert!(n.outer.is_some(), "{n:?}");
-    let plain = Code::new(&encode(&copy_loop()));
+    let plain = Code::of(&DecodedCode::decode(&encode(&copy_loop())));
     let r = discover(&plain, 0, false).expect("straight run");
     assert!(matches!(r.insts.last(), Some((_, Inst::Loop(_)))));
     assert_eq!(r.end, RunEnd::Control);
@@ -156,7 +157,7 @@ fn row_setup_nest(points: u64) -> String {
 #[test]
 fn a_run_stops_where_a_nest_with_a_row_set_up_starts() {
     let p = lanejit_interp::asm::assemble(&row_setup_nest(30), "rows.s").expect("assembles");
-    let code = Code::new(&p.code);
+    let code = Code::of(&DecodedCode::decode(&p.code));
     let row = p.symbol("row").expect("label").value;
     let body = p.symbol("body").expect("label").value;
     let r = discover(&code, 0, false).expect("set-up");
@@ -166,7 +167,7 @@ fn a_run_stops_where_a_nest_with_a_row_set_up_starts() {
     assert_eq!(crate::region::nest_around(&code, body, 8), Some(row));
     // Not from the nest's start, nor where no nest encloses the loop.
     assert_eq!(crate::region::nest_around(&code, row, 8), None);
-    let plain = Code::new(&encode(&copy_loop()));
+    let plain = Code::of(&DecodedCode::decode(&encode(&copy_loop())));
     assert_eq!(crate::region::nest_around(&plain, 8, 8), None);
     // The tail hint: 30 points at VL 8 leave a tail, 32 none, whatever s3 holds now.
     let m = machine(&p.code, 8);
@@ -175,7 +176,7 @@ fn a_run_stops_where_a_nest_with_a_row_set_up_starts() {
         Some(true)
     );
     let p32 = lanejit_interp::asm::assemble(&row_setup_nest(32), "rows.s").expect("assembles");
-    let code32 = Code::new(&p32.code);
+    let code32 = Code::of(&DecodedCode::decode(&p32.code));
     assert_eq!(
         crate::region::prologue_tail(&code32, row, &m.regs, 8),
         Some(false)
@@ -217,7 +218,7 @@ fn a_nest_much_larger_than_its_inner_loop_is_not_asked_for_instead() {
         "
     );
     let p = lanejit_interp::asm::assemble(&src, "mm.s").expect("assembles");
-    let code = Code::new(&p.code);
+    let code = Code::of(&DecodedCode::decode(&p.code));
     let row = p.symbol("row").expect("label").value;
     let body = p.symbol("body").expect("label").value;
     assert!(discover(&code, row, false).expect("nest").outer.is_some());
@@ -260,7 +261,7 @@ fn a_matrix_products_row_nest_is_asked_for_in_place_of_its_column_loop() {
         "
     );
     let p = lanejit_interp::asm::assemble(&src, "mm.s").expect("assembles");
-    let code = Code::new(&p.code);
+    let code = Code::of(&DecodedCode::decode(&p.code));
     let row = p.symbol("row").expect("label").value;
     let body = p.symbol("body").expect("label").value;
     assert_eq!(crate::region::nest_around(&code, body, 32), Some(row));
@@ -268,7 +269,7 @@ fn a_matrix_products_row_nest_is_asked_for_in_place_of_its_column_loop() {
 
 #[test]
 fn discovery_finds_loop_regions() {
-    let code = Code::new(&encode(&copy_loop()));
+    let code = Code::of(&DecodedCode::decode(&encode(&copy_loop())));
     let r = discover(&code, 0x30, false).expect("region at LOOP");
     assert_eq!(r.insts.len(), 4);
     assert_eq!(r.loop_head, Some(1));
@@ -330,7 +331,7 @@ fn compiled_copy_loop_copies_and_counts() {
     for vl in [1, 2, 4, 8, 16, 32, 64] {
         let code = encode(&copy_loop());
         let mut m = machine(&code, vl);
-        let mut jit = Jit::new(&code, &m).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&code), &m).expect("jit");
         run_compiled(&mut jit, &mut m);
         assert_eq!(m.pc, 0x50, "stops at HALT (vl {vl})");
         let iters = 100u64.div_ceil(vl as u64);
@@ -366,7 +367,7 @@ fn store_to_read_only_page_exits_before_the_instruction() {
     let code = encode(&insts);
     let mut m = machine(&code, 8);
     let before = m.mem.bytes(0x10000, 0x1000).expect("src").to_vec();
-    let mut jit = Jit::new(&code, &m).expect("jit");
+    let mut jit = Jit::new(&DecodedCode::decode(&code), &m).expect("jit");
     run_compiled(&mut jit, &mut m);
     assert_eq!(m.pc, 0x40, "exit at the V.SW");
     assert_eq!(m.retired, 3 + 1 + 1, "S.LI x3, LOOP, V.LW retired");
@@ -382,7 +383,7 @@ fn module_retirement_keeps_results_exact() {
         module_funcs: 1,
         ..CacheLimits::default()
     };
-    let mut jit = Jit::with_limits(&code, &m, limits).expect("jit");
+    let mut jit = Jit::with_limits(&DecodedCode::decode(&code), &m, limits).expect("jit");
     let calls = run_compiled(&mut jit, &mut m);
     assert!(calls >= 2);
     assert!(jit.stats().cache.retired_modules >= 1, "{:?}", jit.stats());
@@ -512,7 +513,7 @@ fn hot_straight_line_code_is_recompiled_once() {
         ";
     let p = lanejit_interp::asm::assemble(src, "hot.s").expect("assembles");
     let mut m = machine(&p.code, 8);
-    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
     run_compiled(&mut jit, &mut m);
     assert_eq!(m.regs.v[1][0], 300);
     let regions = jit.stats().regions;
@@ -553,7 +554,7 @@ fn compile_cost_is_bounded_by_the_plan() {
         );
         let p = lanejit_interp::asm::assemble(&src, "big.s").expect("assembles");
         let mut m = machine(&p.code, 64);
-        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
         jit.set_baseline(true);
         run_compiled(&mut jit, &mut m);
         let regions = jit.stats().regions;
@@ -801,7 +802,7 @@ fn a_loop_whose_register_form_comes_out_over_the_optimising_bound_is_strip_mined
     let mut reference = machine_limited(&p.code, 64, None);
     let want = lanejit_interp::interp::run(&mut reference, &d);
     let mut m = machine_limited(&p.code, 64, None);
-    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
     jit.set_baseline(true);
     run_as_dispatched(&mut jit, &mut m, &d);
     for step in [true, false] {
@@ -831,7 +832,7 @@ fn a_spent_program_compile_budget_leaves_regions_to_the_interpreter() {
         program_ir: 1,
         ..CacheLimits::default()
     };
-    let mut jit = Jit::with_limits(&code, &m, limits).expect("jit");
+    let mut jit = Jit::with_limits(&DecodedCode::decode(&code), &m, limits).expect("jit");
     assert!(
         jit.compile(0).expect("compiles").is_some(),
         "the first region"
@@ -861,7 +862,7 @@ fn observer_sees_code_where_it_runs_and_counts_only_when_asked() {
         };
         let obs = std::sync::Arc::new(Observer::new(opts, &[("body".into(), 0x38)]).unwrap());
         let mut m = machine(&code, 8);
-        let mut jit = Jit::new(&code, &m).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&code), &m).expect("jit");
         jit.set_observer(obs.clone());
         run_compiled(&mut jit, &mut m);
         assert_eq!(m.pc, 0x50, "stops at HALT");
@@ -900,7 +901,7 @@ fn a_baseline_loop_is_replaced_by_its_optimised_code_with_the_same_results() {
     for vl in [4, 32] {
         let code = encode(&copy_loop());
         let mut m1 = machine(&code, vl);
-        let mut jit = Jit::new(&code, &m1).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&code), &m1).expect("jit");
         jit.set_baseline(true);
         run_compiled(&mut jit, &mut m1);
         let baselines = jit.stats().regions.iter().filter(|r| r.baseline).count();
@@ -973,7 +974,7 @@ fn a_strip_mined_baseline_steps_through_its_optimised_strip_mined_code() {
             )
         };
         let mut m = fresh();
-        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
         jit.set_baseline(true);
         // `--dump-jit` names each code's form and tier (at one VL: the dumps are the same).
         let dumps = std::env::temp_dir().join(format!("lanejit-jit-step-{}", std::process::id()));
@@ -1056,7 +1057,7 @@ fn a_strip_mined_baseline_steps_through_its_optimised_strip_mined_code() {
         let step = bytes(&stats, |r| r.optimized && r.strip);
         assert_ne!(bytes(&stats, |r| r.baseline), step, "quick, vl {vl}");
         let mut m = fresh();
-        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
         jit.set_baseline(true);
         jit.set_step_first(true);
         run_compiled(&mut jit, &mut m);
@@ -1083,7 +1084,7 @@ fn a_baseline_streams_one_iteration_per_round_and_its_optimised_code_two() {
     lanejit_interp::interp::run(&mut reference, &d);
     let agree = |m: &Machine, what: &str| same_state(m, &reference, (0x11000, 0x1000), what);
     let mut m = machine(&p.code, 32);
-    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
     jit.set_baseline(true);
     run_compiled(&mut jit, &mut m);
     lanejit_interp::interp::run(&mut m, &d);
@@ -1108,7 +1109,7 @@ fn a_baseline_streams_one_iteration_per_round_and_its_optimised_code_two() {
     agree(&m, "optimised");
     // Without a baseline tier the first code is the optimised one, pair included.
     let mut m = machine(&p.code, 32);
-    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
     run_compiled(&mut jit, &mut m);
     let ir = jit
         .stats()
@@ -1153,7 +1154,7 @@ fn loads_through_a_stepped_lane_address_are_costed_as_contiguous_ones() {
         let mut reference = machine(&p.code, vl);
         lanejit_interp::interp::run(&mut reference, &d);
         let mut m = machine(&p.code, vl);
-        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
         run_as_dispatched(&mut jit, &mut m, &d);
         assert_eq!((m.pc, m.retired), (reference.pc, reference.retired));
         assert_eq!(m.regs, reference.regs);
@@ -1178,7 +1179,7 @@ fn loads_through_a_stepped_lane_address_are_costed_as_contiguous_ones() {
 fn without_a_baseline_tier_loops_are_optimised_at_once() {
     let code = encode(&copy_loop());
     let mut m = machine(&code, 8);
-    let mut jit = Jit::new(&code, &m).expect("jit");
+    let mut jit = Jit::new(&DecodedCode::decode(&code), &m).expect("jit");
     run_compiled(&mut jit, &mut m);
     assert!(jit.next_baseline().is_none());
     assert!(
@@ -1285,7 +1286,7 @@ fn lane_strides_name_every_register_whose_lanes_step_by_a_constant() {
 fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
     use crate::region::tail_expected;
     let code = encode(&copy_loop());
-    let at_loop = Code::new(&code);
+    let at_loop = Code::of(&DecodedCode::decode(&code));
     let first = at_loop.at(0x30);
     let mut m = machine(&code, 8);
     m.regs.s[3] = 96;
@@ -1308,7 +1309,7 @@ fn a_loop_entered_with_no_tail_ahead_is_compiled_without_one() {
     let mut ir = Vec::new();
     for first_trip in [96u64, 100] {
         let mut m = at_copy_loop(&code, first_trip);
-        let mut jit = Jit::new(&code, &m).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&code), &m).expect("jit");
         jit.compile_for(0x30, &m.regs)
             .expect("compiles")
             .expect("a loop");
@@ -1324,7 +1325,7 @@ fn a_lazy_loop_that_keeps_reaching_tails_is_compiled_with_them() {
     use crate::{LAZY_TAIL_EXITS, RegionKind};
     let code = encode(&copy_loop());
     let mut m = at_copy_loop(&code, 96);
-    let mut jit = Jit::new(&code, &m).expect("jit");
+    let mut jit = Jit::new(&DecodedCode::decode(&code), &m).expect("jit");
     jit.compile_for(0x30, &m.regs)
         .expect("compiles")
         .expect("a loop");
@@ -1351,7 +1352,7 @@ fn a_lazy_loop_that_keeps_reaching_tails_is_compiled_with_them() {
     // With a baseline tier, the lazy code's optimised recompile no longer waits: it would
     // replace the code with the tail.
     let mut m = at_copy_loop(&code, 96);
-    let mut jit = Jit::new(&code, &m).expect("jit");
+    let mut jit = Jit::new(&DecodedCode::decode(&code), &m).expect("jit");
     jit.set_baseline(true);
     jit.compile_for(0x30, &m.regs)
         .expect("compiles")
@@ -1404,7 +1405,7 @@ next:   S.SUB s4, s4, 1
     let d = lanejit_interp::interp::Decoded::new(&p.code);
     let mut m = machine(&p.code, 8);
     let mut reference = machine(&p.code, 8);
-    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
     run_as_dispatched(&mut jit, &mut m, &d);
     lanejit_interp::interp::run(&mut reference, &d);
     assert_eq!(m.regs, reference.regs);
@@ -1469,7 +1470,7 @@ fn a_region_compiled_by_threads_at_once_is_placed_once() {
     for vl in [1, 4, 32] {
         let code = encode(&copy_loop());
         let m = machine(&code, vl);
-        let shared = SharedJit::new(Jit::new(&code, &m).expect("jit"));
+        let shared = SharedJit::new(Jit::new(&DecodedCode::decode(&code), &m).expect("jit"));
         let regs = m.regs.clone();
         let got: Vec<usize> = std::thread::scope(|s| {
             let threads: Vec<_> = (0..3)
@@ -1514,7 +1515,7 @@ fn entries_counted_by_threads_together_make_a_region_hot_once() {
     use crate::shared::SharedJit;
     let code = encode(&copy_loop());
     let m0 = machine(&code, 8);
-    let shared = SharedJit::new(Jit::new(&code, &m0).expect("jit"));
+    let shared = SharedJit::new(Jit::new(&DecodedCode::decode(&code), &m0).expect("jit"));
     shared
         .compile_for(0, &m0.regs)
         .expect("compiles")
@@ -1560,7 +1561,7 @@ fn deferred_hot_recompiles_wait_for_the_compiler_and_then_take_over() {
     use crate::shared::SharedJit;
     let code = encode(&copy_loop());
     let m0 = machine(&code, 8);
-    let shared = SharedJit::new(Jit::new(&code, &m0).expect("jit"));
+    let shared = SharedJit::new(Jit::new(&DecodedCode::decode(&code), &m0).expect("jit"));
     shared.set_defer_hot(true);
     shared
         .compile_for(0, &m0.regs)
@@ -1617,7 +1618,7 @@ fn paced_compiles_wait_outside_their_compile_time() {
     let code = encode(&copy_loop());
     let m = machine(&code, 32);
     let pc = 0x30;
-    let jit = Jit::new(&code, &m).expect("jit");
+    let jit = Jit::new(&DecodedCode::decode(&code), &m).expect("jit");
     let hints = jit.hints_for(pc, &m.regs);
     let shared = SharedJit::new(jit);
     shared.set_baseline(true);
@@ -1738,7 +1739,7 @@ fn the_running_loops_baseline_is_recompiled_first() {
         ";
     let p = lanejit_interp::asm::assemble(src, "two.s").expect("assembles");
     let m = machine(&p.code, 8);
-    let mut jit = Jit::new(&p.code, &m).expect("jit");
+    let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
     jit.set_baseline(true);
     let loops: Vec<u64> = (0..p.code.len() as u64)
         .map(|i| 8 * i)
@@ -1786,7 +1787,7 @@ fn agree_with_interp(
     let mut reference = machine_limited(code, vl, limit);
     let want = lanejit_interp::interp::run(&mut reference, &d);
     let mut m = machine_limited(code, vl, limit);
-    let mut jit = Jit::new(code, &m).expect("jit");
+    let mut jit = Jit::new(&DecodedCode::decode(code), &m).expect("jit");
     jit.set_baseline(baseline);
     let got = run_as_dispatched(&mut jit, &mut m, &d);
     assert_eq!(format!("{got:?}"), format!("{want:?}"), "{what}");
@@ -2160,7 +2161,7 @@ fn a_strip_mined_baseline_does_not_grow_with_vl_and_its_optimised_code_replaces_
         let mut reference = machine(&p.code, vl);
         lanejit_interp::interp::run(&mut reference, &d);
         let mut m = machine(&p.code, vl);
-        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
         jit.set_baseline(true);
         run_as_dispatched(&mut jit, &mut m, &d);
         same_state(&m, &reference, (0x11000, 0x1000), "strip-mined");
@@ -2312,7 +2313,7 @@ fn a_hot_loop_tail_is_recompiled_off_the_run_when_deferred() {
     lanejit_interp::interp::run(&mut reference, &d);
     for defer in [true, false] {
         let mut m = machine(&p.code, 16);
-        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
         jit.set_baseline(true);
         jit.set_defer_hot(defer);
         run_as_dispatched(&mut jit, &mut m, &d);
@@ -2372,7 +2373,7 @@ fn a_baseline_loop_leaves_at_its_header_for_its_optimised_code() {
         for named in [head + 1, head + 9, 0] {
             let mut m = big(&p.code);
             to_head(&mut m);
-            let mut jit = Jit::new(&p.code, &m).expect("jit");
+            let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
             jit.set_baseline(true);
             let tier = jit.tier_words();
             let c = jit
@@ -2463,7 +2464,7 @@ fn a_loop_crossing_into_an_unfilled_chunk_of_page_tables_fills_it_and_stays_comp
         let mut reference = big_machine(&p.code, 9 << 20);
         lanejit_interp::interp::run(&mut reference, &d);
         let mut m = big_machine(&p.code, 9 << 20);
-        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
         jit.set_baseline(baseline);
         run_as_dispatched(&mut jit, &mut m, &d);
         same_state(
@@ -2514,7 +2515,7 @@ fn a_counted_branch_loop_baseline_leaves_at_its_back_edge_and_publishes_its_coun
             assert!(lanejit_interp::interp::step(&mut m, &d).is_none());
         }
         let top = m.pc;
-        let mut jit = Jit::new(&p.code, &m).expect("jit");
+        let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
         jit.set_baseline(true);
         let tier = jit.tier_words();
         let c = jit

@@ -3754,7 +3754,9 @@ fn perf_copy_kernel() {
     }
     for prog in &progs {
         let m = Machine::new(prog, config(prog, 32, false, None)).expect("machine");
-        let mut jit = lanejit_jit::Jit::new(&prog.code, &m).expect("jit");
+        let mut jit =
+            lanejit_jit::Jit::new(&lanejit_interp::interp::DecodedCode::decode(&prog.code), &m)
+                .expect("jit");
         for i in 0..prog.code.len() as u64 {
             let _ = jit.compile(8 * i).expect("compiles");
         }

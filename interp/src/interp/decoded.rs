@@ -5,6 +5,10 @@
 //! Each word slot is decoded independently (a branch may target any word, including the
 //! second word of an `S.LI`); a word that does not decode becomes an entry whose handler traps
 //! `illegal_instruction` when, and only when, it is executed.
+//!
+//! The typed instructions themselves ([`DecodedCode`]) are shared, not copied, with every other
+//! reader of the program: the JIT's region discovery and translation read the same decode
+//! results the interpreter's table was lowered from, so a program is decoded once per run.
 
 use super::mem_ops::MemUse;
 use super::{ExecFn, alu, control, mem_ops};
@@ -66,11 +70,54 @@ impl Op {
     }
 }
 
+/// A program's code decoded once: the decode result of every word slot and the words
+/// themselves, behind shared pointers (a clone is two reference-count increments), so that
+/// the interpreter ([`Decoded`]) and the JIT read one decoding.
+#[derive(Clone, Debug)]
+pub struct DecodedCode {
+    insts: std::sync::Arc<[Result<Inst, DecodeError>]>,
+    words: std::sync::Arc<[u64]>,
+}
+
+impl DecodedCode {
+    /// Decode every word of `code` (pc of word i is 8 * i).
+    pub fn decode(code: &[u64]) -> DecodedCode {
+        DecodedCode {
+            insts: (0..code.len()).map(|i| Inst::decode(&code[i..])).collect(),
+            words: code.into(),
+        }
+    }
+
+    /// Number of code words.
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    /// Whether there is no code at all.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// The instruction starting at word `index`, if that word decodes.
+    pub fn inst(&self, index: usize) -> Option<&Inst> {
+        self.insts.get(index).and_then(|r| r.as_ref().ok())
+    }
+
+    /// The decode result of word `index` (`None` past the end).
+    pub fn decode_result(&self, index: usize) -> Option<&Result<Inst, DecodeError>> {
+        self.insts.get(index)
+    }
+
+    /// The program's raw words (what it was decoded from).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+}
+
 /// A program's code, decoded once for execution (see the module docs).
 pub struct Decoded {
     pub(crate) ops: Vec<Op>,
-    insts: Vec<Result<Inst, DecodeError>>,
-    words: Vec<u64>,
+    program: DecodedCode,
 }
 
 impl std::fmt::Debug for Decoded {
@@ -84,23 +131,19 @@ impl std::fmt::Debug for Decoded {
 impl Decoded {
     /// Decode every word of `code` (pc of word i is 8 * i).
     pub fn new(code: &[u64]) -> Decoded {
-        let mut ops = Vec::with_capacity(code.len());
-        let mut insts = Vec::with_capacity(code.len());
-        for i in 0..code.len() {
-            let r = Inst::decode(&code[i..]);
-            let next = (i as u32).wrapping_add(1);
-            let op = match &r {
-                Ok(inst) => lower(inst, i as u32),
-                Err(_) => Op::new(control::illegal, next),
-            };
-            ops.push(op);
-            insts.push(r);
-        }
-        Decoded {
-            ops,
-            insts,
-            words: code.to_vec(),
-        }
+        let program = DecodedCode::decode(code);
+        let ops = (0..code.len())
+            .map(|i| match program.decode_result(i) {
+                Some(Ok(inst)) => lower(inst, i as u32),
+                _ => Op::new(control::illegal, (i as u32).wrapping_add(1)),
+            })
+            .collect();
+        Decoded { ops, program }
+    }
+
+    /// The decoded instructions, for other readers of the program (the JIT).
+    pub fn program(&self) -> &DecodedCode {
+        &self.program
     }
 
     /// The same program for a machine whose guest memory other threads use at the same time
@@ -118,7 +161,7 @@ impl Decoded {
     }
 
     fn with_memory_use(mut self, mem: MemUse) -> Decoded {
-        for (op, inst) in self.ops.iter_mut().zip(&self.insts) {
+        for (op, inst) in self.ops.iter_mut().zip(self.program.insts.iter()) {
             if let Ok(inst) = inst {
                 if let Sem::Mem(ms) = inst.opcode().sem() {
                     if !inst.is_local() {
@@ -132,7 +175,7 @@ impl Decoded {
 
     /// Whether some instruction may write tile space (a `.local` store).
     pub fn writes_tile(&self) -> bool {
-        self.insts.iter().flatten().any(|inst| {
+        self.program.insts.iter().flatten().any(|inst| {
             inst.is_local() && matches!(inst.opcode().sem(), Sem::Mem(ms) if ms.dir == Dir::Store)
         })
     }
@@ -149,22 +192,22 @@ impl Decoded {
 
     /// The instruction starting at word `index`, if that word decodes.
     pub fn inst(&self, index: usize) -> Option<&Inst> {
-        self.insts.get(index).and_then(|r| r.as_ref().ok())
+        self.program.inst(index)
     }
 
     /// The decode result of word `index` (`None` past the end).
     pub fn decode_result(&self, index: usize) -> Option<&Result<Inst, DecodeError>> {
-        self.insts.get(index)
+        self.program.decode_result(index)
     }
 
     /// The raw word at `index`.
     pub fn word(&self, index: usize) -> Option<u64> {
-        self.words.get(index).copied()
+        self.program.words.get(index).copied()
     }
 
     /// The program's raw words (what it was decoded from).
     pub fn words(&self) -> &[u64] {
-        &self.words
+        self.program.words()
     }
 
     /// Index of the instruction that sequentially follows the one at `index` (`index + 2`

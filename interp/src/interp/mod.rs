@@ -24,7 +24,7 @@ mod mem_ops;
 mod trace;
 
 pub use alu::{alu_lanes, fp_lanes_on};
-pub use decoded::Decoded;
+pub use decoded::{Decoded, DecodedCode};
 pub use trace::{Change, LaneAccess, MemTrace, TraceEvent};
 
 use crate::machine::{Exit, Machine, MemFault, Trap, TrapKind};

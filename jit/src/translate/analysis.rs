@@ -786,7 +786,7 @@ mod tests {
             "
         );
         let p = lanejit_interp::asm::assemble(&src, "nest.s").expect("assembles");
-        let code = Code::new(&p.code);
+        let code = Code::of(&lanejit_interp::interp::DecodedCode::decode(&p.code));
         let row = p
             .symbols
             .iter()
