@@ -722,6 +722,57 @@ fn narrow_loads_widened_after_a_store_over_them_keep_the_loaded_bytes() {
 }
 
 #[test]
+fn scatters_store_the_data_loaded_right_before_them() {
+    // A contiguous load right before a scatter of it is loaded after the scatter's range
+    // check (`Tx::scatters_next`). The scatter here writes into the very words its data came
+    // from (the index table reverses every group of 8 words of the array in place), so
+    // later iterations load what earlier ones scattered; the data register is read again
+    // after the scatter and written back at the end; the store is as wide as the load or
+    // narrower (a halfword of every word); and an index past the mapped page in the last
+    // iteration, or in the third, traps there with the earlier iterations' stores done.
+    let idx: Vec<String> = (0..256u32)
+        .map(|i| format!("{}", (i & !7) | (7 - (i & 7))))
+        .collect();
+    let words: Vec<String> = (0..256u32)
+        .map(|i| format!("{:#x}", i * 0x01010101 + 3))
+        .collect();
+    for (st, sh) in [("V.SW", 2), ("V.SH", 1)] {
+        for bad in [None, Some(20), Some(250)] {
+            let mut idx = idx.clone();
+            if let Some(b) = bad {
+                idx[b] = "0x4000".into();
+            }
+            let src = format!(
+                "
+                .mem 0x10000, 0x1000, rw
+                .mem 0x11000, 0x1000, r
+                .data 0x10000
+                .word {words}
+                .data 0x11000
+                .word {idx}
+                .text
+                S.LI s1, 0x11000
+                S.LI s2, 0x10000
+                S.LI s3, 256
+                V.MOV v6, 0
+                LOOP s3
+                V.LWU [s1, lc0<<2, 0], ->v2
+                V.LW [s2, lc0<<2, 0], ->v3
+                {st} v3, [s2 + (v2 << {sh})]
+                V.ADD v6, v6, v3
+                ENDLOOP
+                V.REDSUM s5, v6
+                HALT
+                ",
+                words = words.join(", "),
+                idx = idx.join(", "),
+            );
+            check_all_vls(&src);
+        }
+    }
+}
+
+#[test]
 fn copy_loops_copy_in_bulk_only_when_disjoint() {
     // A loop of nothing but a contiguous load and the store of it copies its checked span
     // in one piece when source and destination are disjoint; any overlap (a word apart, a

@@ -1470,7 +1470,9 @@ impl<'a, 'f> Tx<'a, 'f> {
             .opcode()
             .mem()
             .is_some_and(|m| m.dir == lanejit_interp::isa::Dir::Store);
-        self.flush_deferred(if stores { u32::MAX } else { u.v | w.v }, true);
+        let scatter_data = self.scatter_deferred(pc, inst);
+        let later = scatter_data.map_or(0, |d| 1u32 << d);
+        self.flush_deferred(if stores { !later } else { u.v | w.v }, true);
         if stores {
             self.mem_src.clear();
         }
@@ -1525,8 +1527,24 @@ impl<'a, 'f> Tx<'a, 'f> {
             (None, None, None)
         };
         self.inst_block = self.b.current_block();
+        let scatter_data = scatter_data.filter(|&d| {
+            // Widened for the instruction (a store narrower than the loaded lanes): loaded
+            // here already, at its start.
+            let packed = matches!(self.form[d as usize], Form::Packed { .. });
+            if !packed {
+                self.deferred.retain(|x| x.0.0 != d);
+            }
+            packed
+        });
         if !self.mem_inst(pc, inst) && !self.alu_inst(inst) {
             unreachable!("region discovery only admits lowerable instructions: {inst}");
+        }
+        if let Some(d) = scatter_data {
+            // Every path of the scatter loaded its deferred data where it read it (before its
+            // first lane store): loaded on every path to here, and not to be loaded again
+            // after the stores (nor its chunks reused as loaded since the last store).
+            self.deferred.retain(|x| x.0.0 != d);
+            self.mem_src.clear();
         }
         self.byte_lanes = (self.byte_lanes & !w.v) | self.bytes_made;
         // What the instruction wrote is canonical unless it left a raw FP result.
