@@ -91,8 +91,8 @@ pub fn cmd(args: &FuzzArgs) -> Result<i32, CliError> {
                     fuzz::engine_name(eb),
                 );
                 let _ = writeln!(out, "differs: {}", fuzz::diff_summary(&a, &b));
-                let _ = writeln!(out, "{}: {}", fuzz::engine_name(ea), a.result.to_json());
-                let _ = writeln!(out, "{}: {}", fuzz::engine_name(eb), b.result.to_json());
+                let _ = writeln!(out, "{}: {}", fuzz::engine_name(ea), a.verdict());
+                let _ = writeln!(out, "{}: {}", fuzz::engine_name(eb), b.verdict());
                 Ok(1)
             }
         };

@@ -4,7 +4,9 @@
 //!
 //! What is compared ([`Snapshot`]): the contract's [`RunResult`] (status, pc, retired count,
 //! trap, mask, LC0BASE, every register), the hidden latched trip count, every mapped page of
-//! memory and the whole tile. Engine statistics are not compared.
+//! memory and the whole tile, regions that failed to compile, and whether the engine
+//! panicked (caught by [`run_snapshot`]: a panic is a divergence with its own reproducer).
+//! Engine statistics are not compared.
 //!
 //! A case of several groups (`.groups`, see [`generate`]) is a launch: every engine runs it
 //! in reference order (`--threads 1`) and must give the interpreter's result, reported group
@@ -76,6 +78,11 @@ pub struct Snapshot {
     /// Regions that failed to compile (always 0 on the interpreter): a JIT that falls back
     /// to the interpreter on IR it cannot build is a finding, even with the right result.
     pub compile_errors: u64,
+    /// The message of a panic that ended the engine's run ([`run_snapshot`] catches it: a
+    /// bug of lanejit's, in the translator say, is a finding like a wrong result, which the
+    /// campaign shrinks and writes a reproducer for; the rest of the snapshot is then the
+    /// machine's reset state). `None` for a run that ended.
+    pub panicked: Option<String>,
 }
 
 /// A page of zeros: what a [`Snapshot`] page without bytes holds.
@@ -95,11 +102,44 @@ pub fn engine_name(e: Engine) -> &'static str {
 
 /// Run `program` with `config` on `engine` and capture the snapshot. `None` when the machine
 /// cannot be built (the generator never produces such programs; replays might).
+///
+/// A panic of the engine is caught here and becomes the snapshot's [`Snapshot::panicked`]
+/// (the test hook `LANEJIT_FUZZ_TEST_PANIC=<engine>` raises one in every run of that engine).
 pub fn run_snapshot(program: &Program, config: Config, engine: Engine) -> Option<Snapshot> {
-    match program.groups {
-        Some(g) if g > 1 => launch_snapshot(program, config, engine, 1, false),
-        _ => single_snapshot(program, config, engine),
+    let run = || {
+        if test_panic() == Some(engine) {
+            panic!("LANEJIT_FUZZ_TEST_PANIC: {}", engine.name());
+        }
+        match program.groups {
+            Some(g) if g > 1 => launch_snapshot(program, config, engine, 1, false),
+            _ => single_snapshot(program, config, engine),
+        }
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(s) => s,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            let m = Machine::new(program, config).ok()?;
+            let mut s = Snapshot::capture(&m, lanejit_interp::machine::Exit::Halted, &[]);
+            s.panicked = Some(msg);
+            Some(s)
+        }
     }
+}
+
+/// The test hook's engine (`LANEJIT_FUZZ_TEST_PANIC`), read once.
+fn test_panic() -> Option<Engine> {
+    static AT: std::sync::OnceLock<Option<Engine>> = std::sync::OnceLock::new();
+    *AT.get_or_init(|| {
+        let v = std::env::var("LANEJIT_FUZZ_TEST_PANIC").ok()?;
+        [Engine::Interp, Engine::Jit, Engine::Tiered]
+            .into_iter()
+            .find(|e| e.name() == v)
+    })
 }
 
 /// Every mapped page of `mem`, a page of zeros as an empty vector (no copy, no allocation).
@@ -159,6 +199,7 @@ pub fn launch_machine(
         memory: pages(&m.mem),
         tile,
         compile_errors: l.stats.compile_errors,
+        panicked: None,
     }
 }
 
@@ -206,6 +247,15 @@ pub fn run_machine(
 }
 
 impl Snapshot {
+    /// What a report shows of the run, on one line: its result as JSON, or `panicked:` and
+    /// the panic's message.
+    pub fn verdict(&self) -> String {
+        match &self.panicked {
+            Some(msg) => format!("panicked: {}", msg.replace('\n', " ")),
+            None => self.result.to_json().to_string(),
+        }
+    }
+
     /// How the run ended, as the machine said it.
     pub fn exit(&self) -> lanejit_interp::machine::Exit {
         self.result.exit()
@@ -225,6 +275,7 @@ impl Snapshot {
             memory: pages(&m.mem),
             tile: m.tile.as_bytes().to_vec(),
             compile_errors: 0,
+            panicked: None,
         }
     }
 }
@@ -628,7 +679,7 @@ pub fn reproducer(d: &Divergence) -> String {
     );
     let _ = writeln!(s, "; differs: {}", diff_summary(&d.a.1, &d.b.1));
     for (e, snap) in [&d.a, &d.b] {
-        let _ = writeln!(s, "; {}: {}", engine_name(*e), snap.result.to_json());
+        let _ = writeln!(s, "; {}: {}", engine_name(*e), snap.verdict());
     }
     s.push_str(&lanejit_interp::disasm::disassemble(&program));
     s
@@ -656,6 +707,10 @@ pub fn diff_items(a: &Snapshot, b: &Snapshot) -> Vec<(String, String, String)> {
     let mut d: Vec<(String, String, String)> = Vec::new();
     let mut item = |what: String, x: String, y: String| d.push((what, x, y));
     let hex = |v: u64| format!("{v:#x}");
+    if a.panicked != b.panicked {
+        let said = |p: &Option<String>| p.clone().unwrap_or_else(|| "-".into());
+        item("panic".into(), said(&a.panicked), said(&b.panicked));
+    }
     if ra.status != rb.status {
         item(
             "status".into(),

@@ -342,6 +342,51 @@ fn a_fuzz_campaign_that_crashes_names_the_case_it_was_running() {
 }
 
 #[test]
+fn a_fuzz_campaign_reports_an_engine_panic_as_a_divergence() {
+    // A panic of an engine (a translator bug) is caught where the fuzzer runs the engine: the
+    // case diverges, is shrunk and gets a reproducer that names the panic, the campaign goes
+    // on with its other cases and exits 1 (the test hook panics in every jit run).
+    let out_dir = tmp("panic-out");
+    let out = Command::new(env!("CARGO_BIN_EXE_lanejit"))
+        .args(["fuzz", "--cases", "3", "--seed", "3", "--out"])
+        .arg(&out_dir)
+        .env("LANEJIT_FUZZ_TEST_PANIC", "jit")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("3 cases, 3 divergences"), "{text}");
+    let repro = out_dir.join("div-3-1.s");
+    let r = std::fs::read_to_string(&repro).expect("a reproducer");
+    assert!(r.contains("; engines: interp vs jit"), "{r}");
+    assert!(
+        r.contains("; jit: panicked: LANEJIT_FUZZ_TEST_PANIC: jit"),
+        "{r}"
+    );
+    // Replayed with the hook it diverges the same way; without it the engines agree.
+    let replay = |hook: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lanejit"));
+        c.args(["fuzz", "--replay"]).arg(&repro);
+        if hook {
+            c.env("LANEJIT_FUZZ_TEST_PANIC", "jit")
+                .env("RUST_BACKTRACE", "0");
+        }
+        c.output().expect("runs")
+    };
+    let again = replay(true);
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert_eq!(again.status.code(), Some(1), "{said}");
+    assert!(said.contains("jit: panicked:"), "{said}");
+    let fine = replay(false);
+    assert!(
+        fine.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fine.stdout)
+    );
+}
+
+#[test]
 fn fuzz_replay_refuses_invalid_config_values() {
     for config in [
         "--vl 3",
