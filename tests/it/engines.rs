@@ -734,7 +734,7 @@ fn scatters_store_the_data_loaded_right_before_them() {
         .map(|i| format!("{}", (i & !7) | (7 - (i & 7))))
         .collect();
     let words: Vec<String> = (0..256u32)
-        .map(|i| format!("{:#x}", i * 0x01010101 + 3))
+        .map(|i| format!("{:#x}", (i * 0x0101_0101) ^ 3))
         .collect();
     for (st, sh) in [("V.SW", 2), ("V.SH", 1)] {
         for bad in [None, Some(20), Some(250)] {
