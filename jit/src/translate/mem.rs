@@ -3039,8 +3039,6 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// The index of the access at `pc` among the hoisted ones, when the current copy was
-    /// entered through their span check.
     /// Whether the next instruction is a scatter of `d` under a full mask (not hoisted):
     /// a contiguous load into `d` right before it is deferred to the scatter's lane stores
     /// (`Tx::scatter_deferred`), after the scatter's range check, instead of being loaded
@@ -3062,6 +3060,8 @@ impl Tx<'_, '_> {
             .then_some(d)
     }
 
+    /// The index of the access at `pc` among the hoisted ones, when the current copy was
+    /// entered through their span check.
     fn hoisted_here(&self, pc: u64) -> Option<usize> {
         if self.prechecked {
             self.hoist.iter().position(|h| h.pc == pc)
