@@ -3039,12 +3039,14 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// Whether the next instruction is a scatter of `d` under a full mask (not hoisted):
-    /// a contiguous load into `d` right before it is deferred to the scatter's lane stores
-    /// (`Tx::scatter_deferred`), after the scatter's range check, instead of being loaded
+    /// Whether the access being translated is a hoisted load (no check, so no path of its
+    /// own that writes `d` otherwise) and the next instruction a scatter of `d` under a full
+    /// mask (not hoisted): the load into `d` is then deferred to the scatter's lane stores
+    /// (`Tx::scatter_deferred`), after the scatter's range check, instead of being made
     /// ahead of it and kept (spilled) across the check.
     fn scatters_next(&self, d: u8) -> bool {
         self.full
+            && self.hoisted_here(self.pc).is_some()
             && self.next.is_some_and(|n| {
                 scatter_data(&n) == Some(d) && self.hoisted_here(self.pc + 8).is_none()
             })
