@@ -151,8 +151,9 @@
 //!   each lane's host address is the scalar's plus the lane shifted, folded into the access
 //!   (`[host + j * 4]`; [`WideIndex`]): no vector of lane EAs is built (spmv_csr's loop
 //!   -6.7% instructions, callgrind; the lane EAs are built only on the slow paths).
-//!   A scatter's data loaded contiguously by the instruction right before it (`V.LW [s2,
-//!   lc0<<2, 0], ->v3; V.SW v3, [s4 + (v2 << 2)]`) is loaded where the scatter's lowering
+//!   A scatter's data loaded by a hoisted contiguous load right before it (`V.LW [s2,
+//!   lc0<<2, 0], ->v3; V.SW v3, [s4 + (v2 << 2)]`; a load with a check of its own has a slow
+//!   path that writes the register, and is made at once) is loaded where the scatter's lowering
 //!   reads it, after its range check, on each of its paths (`Tx::scatters_next`,
 //!   `Tx::scatter_deferred`; the load still precedes every lane store, and nothing loads it
 //!   again after them): loaded before the check, its chunks were live across it and moved
