@@ -61,11 +61,6 @@ impl Code {
     pub fn is_empty(&self) -> bool {
         self.program.is_empty()
     }
-
-    /// The program's raw words.
-    pub fn words(&self) -> &[u64] {
-        self.program.words()
-    }
 }
 
 /// How a region's run ends.
