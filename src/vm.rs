@@ -60,6 +60,9 @@ pub enum Engine {
 }
 
 impl Engine {
+    /// Every engine, the reference (the interpreter) first: the order engines are compared in.
+    pub const ALL: [Engine; 3] = [Engine::Interp, Engine::Jit, Engine::Tiered];
+
     /// The name on the command line (`interp`, `jit`, `tiered`).
     pub const fn name(self) -> &'static str {
         match self {

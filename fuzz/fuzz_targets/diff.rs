@@ -13,7 +13,7 @@ use lanejit::fuzz::{self, generate};
 use lanejit::vm::Engine;
 use libfuzzer_sys::fuzz_target;
 
-const ENGINES: [Engine; 3] = [Engine::Interp, Engine::Jit, Engine::Tiered];
+const ENGINES: [Engine; 3] = Engine::ALL;
 
 fuzz_target!(|data: &[u8]| {
     let mut u = arbitrary::Unstructured::new(data);

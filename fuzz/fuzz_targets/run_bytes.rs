@@ -10,7 +10,7 @@ use lanejit_interp::machine::{Config, Machine};
 use lanejit_interp::program::{MemPerm, MemRange, Program};
 use libfuzzer_sys::fuzz_target;
 
-const ENGINES: [Engine; 3] = [Engine::Interp, Engine::Jit, Engine::Tiered];
+const ENGINES: [Engine; 3] = Engine::ALL;
 
 fuzz_target!(|data: &[u8]| {
     let config = Config { max_instructions: Some(10_000), ..Config::default() };

@@ -386,7 +386,7 @@ fn launch_cmd(args: &BenchArgs, groups: u32) -> Result<i32, BenchError> {
         }
         kernels
     };
-    let all = [Engine::Interp, Engine::Jit, Engine::Tiered];
+    let all = Engine::ALL;
     let mut engines = Vec::new();
     for e in &args.engines {
         match (e.trim(), all.iter().find(|x| x.name() == e.trim())) {

@@ -136,9 +136,7 @@ fn test_panic() -> Option<Engine> {
     static AT: std::sync::OnceLock<Option<Engine>> = std::sync::OnceLock::new();
     *AT.get_or_init(|| {
         let v = std::env::var("LANEJIT_FUZZ_TEST_PANIC").ok()?;
-        [Engine::Interp, Engine::Jit, Engine::Tiered]
-            .into_iter()
-            .find(|e| e.name() == v)
+        Engine::ALL.into_iter().find(|e| e.name() == v)
     })
 }
 

@@ -17,7 +17,7 @@ mod mem_write_hook;
 #[path = "../../examples/trap_map.rs"]
 mod trap_map;
 
-const ENGINES: [Engine; 3] = [Engine::Interp, Engine::Jit, Engine::Tiered];
+const ENGINES: [Engine; 3] = Engine::ALL;
 
 #[test]
 fn example_engines_runs() {

@@ -11,7 +11,7 @@ use lanejit::fuzz::{self, Replay};
 use lanejit::vm::Engine;
 use std::path::{Path, PathBuf};
 
-const ENGINES: [Engine; 3] = [Engine::Interp, Engine::Jit, Engine::Tiered];
+const ENGINES: [Engine; 3] = Engine::ALL;
 
 fn sources(dir: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);

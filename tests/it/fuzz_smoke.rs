@@ -21,7 +21,7 @@ fn three_thousand_generated_cases_agree_on_every_engine() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(CASES);
-    let engines = [Engine::Interp, Engine::Jit, Engine::Tiered];
+    let engines = Engine::ALL;
     let divergences = fuzz::campaign(SEED, cases, &engines, &|_| {}, &|_, _| {});
     let report: Vec<String> = divergences
         .iter()

@@ -93,7 +93,7 @@ fn launch_kernels_meet_their_expectations_on_every_engine_and_thread_count() {
         let (reference, ref_pages, _) = run(&p, &flags, &dumps, Engine::Interp, 1);
         check(&name, &reference, &expects);
         let mut jit_regions = None;
-        for engine in [Engine::Interp, Engine::Jit, Engine::Tiered] {
+        for engine in Engine::ALL {
             for threads in [1, 2, 3] {
                 let (r, pages, regions) = run(&p, &flags, &dumps, engine, threads);
                 if engine == Engine::Jit && !flags.iter().any(|f| f == "--check-races") {
