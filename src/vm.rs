@@ -210,8 +210,9 @@ fn run_background(
 ) -> (Exit, EngineStats) {
     let (mut jit_retired, mut interp_retired) = (0, 0);
     // When the run began, for its pace: the end of its first slice when it interprets its
-    // start (a run that ends within that slice reads no clock: on this project's hosts a
-    // read costs about 300 ns, 3% of a 16 KiB kernel's run), else now.
+    // start (a run that ends within that slice reads no clock: a read cost about 300 ns on
+    // this project's earlier hosts, 3% of a 16 KiB kernel's run; 20-25 ns where the kernel's
+    // clocksource is the TSC), else now.
     let mut began = None;
     // Until compiling is worth it, the plain interpreter (no tier set up, no entry counts,
     // no dispatch); with a code cache, until making the JIT that installs the cached regions
@@ -969,7 +970,8 @@ impl Tier for BackgroundTier<'_> {
         }
         *n += 1;
         // Marked at a count that can make a region hot, not at every interpreted block start
-        // after compiled code: a clock read costs about 300 ns on this project's hosts, and
+        // after compiled code: a clock read cost about 300 ns on this project's earlier hosts
+        // (20-25 ns with the TSC as the kernel's clocksource), and
         // a row loop whose inner loop alone is compiled returns to the interpreter every row.
         // The run's first count marks both (nothing is redirected or requested before it).
         if self.stretch.is_none() {

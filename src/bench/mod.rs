@@ -709,8 +709,9 @@ impl Workload {
             // Each cold run alone: a compile the run left in hand finishes on another core,
             // untimed, so that the next run starts from a quiet machine, as a new process
             // would (the run itself never waits for it).
-            // Less what reading the clock twice costs (about 600 ns on this project's hosts,
-            // 6% of a 16 KiB kernel's run; the batches of the other engines pay it once).
+            // Less what reading the clock twice costs (`clock_cost`, measured: about 600 ns
+            // on this project's earlier hosts, 6% of a 16 KiB kernel's run, 20 ns where the
+            // kernel's clocksource is the TSC; the batches of the other engines pay it once).
             let mut total = std::time::Duration::ZERO;
             for _ in 0..iters {
                 let t0 = Instant::now();
