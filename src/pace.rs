@@ -196,8 +196,8 @@ impl LoopWatch {
 /// its code is ready: [`Progress::rate`], else [`run_rate`]). `None` when no loop around
 /// `pc` is known to have work left. The ISA's counted loops tell a future a generic JIT must
 /// guess: a region whose loop has long to go is worth compiling early.
-pub(crate) fn known_ahead(d: &Decoded, pc: u64, m: &Machine, rate: f64) -> Option<Instant> {
-    Some(after(loops_left(d, pc, m)? as f64, rate))
+pub(crate) fn known_ahead(s: &mut Shapes<'_>, pc: u64, m: &Machine, rate: f64) -> Option<Instant> {
+    Some(after(loops_left(s, pc, m)? as f64, rate))
 }
 
 /// The instructions a second a run that began at `began` has retired so far (`None` before
@@ -276,9 +276,9 @@ impl Progress {
     /// around `pc` or its counter has not moved forward since the mark (a mark taken before
     /// the loop set its counter may count more iterations than it ran, so the time per
     /// iteration comes out short: a later end, never an earlier one, is what that gives).
-    pub(crate) fn branch_ahead(self, d: &Decoded, pc: u64, m: &Machine) -> Option<Instant> {
+    pub(crate) fn branch_ahead(self, s: &mut Shapes<'_>, pc: u64, m: &Machine) -> Option<Instant> {
         let at = (pc / 8) as usize;
-        let c = counted_loop(d, at, at, None, m)?;
+        let c = counted_loop(s, at, at, None, m)?;
         let moved =
             (m.regs.s[c.reg.0 as usize] as i64).wrapping_sub(self.s[c.reg.0 as usize] as i64);
         // Checked: any register values (i64::MIN / -1 overflows).
@@ -314,12 +314,159 @@ pub(crate) fn later(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     }
 }
 
+/// What the scans for loops ([`loops_left`]) read of one instruction, in plain fields: a
+/// copy is two aligned 16-byte moves (an `Option` of the operand types, 56 bytes at odd
+/// offsets, was copied with overlapping moves that stalled on store forwarding, and the
+/// cache saved nothing).
+#[derive(Clone, Copy, Default)]
+struct Fact {
+    /// What a scalar step adds to `step_reg`.
+    step: i64,
+    /// The scalar registers the instruction writes.
+    writes_s: u32,
+    /// A conditional branch's target (an instruction index).
+    target: u32,
+    /// A conditional branch's right operand when it is an immediate.
+    imm: i32,
+    /// Words the instruction occupies; 0 until taken from the decoding, and where the word
+    /// does not decode (a scan stops there).
+    words: u8,
+    /// Whether it has been taken from the decoding.
+    known: bool,
+    kind: Kind,
+    /// A `LOOP`'s count register, or a branch's left operand.
+    reg: u8,
+    /// A branch's right register (`NONE`: an immediate).
+    reg_b: u8,
+    /// The register a scalar step adds to (`NONE`: not a step).
+    step_reg: u8,
+    cond: Option<Cond>,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum Kind {
+    #[default]
+    Other,
+    Loop,
+    Endloop,
+    Branch,
+}
+
+/// No register (`Fact::reg_b`, `Fact::step_reg`).
+const NONE: u8 = u8::MAX;
+
+impl Fact {
+    fn of(inst: &Inst) -> Fact {
+        let mut f = Fact {
+            words: inst.opcode().words() as u8,
+            known: true,
+            writes_s: inst.effects().writes_s,
+            reg_b: NONE,
+            step_reg: NONE,
+            ..Fact::default()
+        };
+        if let Some((r, c)) = inst.scalar_step() {
+            (f.step_reg, f.step) = (r.0, c);
+        }
+        match inst {
+            Inst::Loop(l) => (f.kind, f.reg) = (Kind::Loop, l.sa.0),
+            Inst::Endloop(_) => f.kind = Kind::Endloop,
+            _ => {
+                if let Some((b, c)) = inst.cond_branch() {
+                    (f.kind, f.reg, f.target, f.cond) = (Kind::Branch, b.sa.0, b.target.0, Some(c));
+                    match b.sb {
+                        SOrImm::Reg(r) => f.reg_b = r.0,
+                        SOrImm::Imm(k) => f.imm = k,
+                    }
+                }
+            }
+        }
+        f
+    }
+
+    /// A `LOOP`'s count register.
+    fn count(&self) -> Option<SReg> {
+        (self.kind == Kind::Loop).then_some(SReg(self.reg))
+    }
+
+    /// A conditional branch's left operand, right operand, target index and condition.
+    fn branch(&self) -> Option<(SReg, SOrImm, usize, Cond)> {
+        let sb = match self.reg_b {
+            NONE => SOrImm::Imm(self.imm),
+            r => SOrImm::Reg(SReg(r)),
+        };
+        let c = self.cond.filter(|_| self.kind == Kind::Branch)?;
+        Some((SReg(self.reg), sb, self.target as usize, c))
+    }
+
+    /// The register a scalar step adds to and what it adds.
+    fn step(&self) -> Option<(SReg, i64)> {
+        (self.step_reg != NONE).then_some((SReg(self.step_reg), self.step))
+    }
+}
+
+/// The [`Fact`]s of a program's instructions, each taken from its decoding the first time a
+/// scan reaches it. A run interpreting its start looks at the loops around its pc every
+/// other slice ([`loops_left`]), walking the same loops again each time; from the decoded
+/// instructions (`Inst::effects`, `Opcode::sem` and friends, out-of-line matches over the
+/// whole ISA) a look took 0.6-1.1 us in matmul256's three nested loops (2 us in a cold
+/// run, where a slice takes about 30 us), which cost matmul256 at 16 KiB, a 0.3 ms run,
+/// about 3.5% against the interpreter (tiered / interp 0.960-0.968 in three runs). Through
+/// the facts a look there takes 0.16-0.28 us (1,000 looks at each of eight points of its
+/// run); a look past a program's end or 4,096 instructions of straight code (`SCAN`) reads
+/// each decoding once per run instead of once per look.
+pub(crate) struct Shapes<'d> {
+    d: &'d Decoded,
+    /// Per instruction index up to the farthest one a scan reached.
+    facts: Vec<Fact>,
+}
+
+impl<'d> Shapes<'d> {
+    /// The shapes of the program `d` (nothing taken from it yet).
+    pub(crate) fn new(d: &'d Decoded) -> Shapes<'d> {
+        Shapes {
+            d,
+            facts: Vec::new(),
+        }
+    }
+
+    /// The fact of the instruction at index `i` (`None` past the program or where the word
+    /// does not decode).
+    #[inline]
+    fn get(&mut self, i: usize) -> Option<&Fact> {
+        if !self.facts.get(i).is_some_and(|f| f.known) {
+            self.learn(i)?;
+        }
+        let f = &self.facts[i];
+        (f.words != 0).then_some(f)
+    }
+
+    /// Take the fact of instruction `i` from the decoding (`None` past the program).
+    #[cold]
+    fn learn(&mut self, i: usize) -> Option<()> {
+        if i >= self.d.len() {
+            return None;
+        }
+        if i >= self.facts.len() {
+            self.facts.resize(i + 1, Fact::default());
+        }
+        self.facts[i] = match self.d.inst(i) {
+            Some(inst) => Fact::of(inst),
+            None => Fact {
+                known: true,
+                ..Fact::default()
+            },
+        };
+        Some(())
+    }
+}
+
 /// Instructions the loops around the instruction at `pc` are known to have left
 /// ([`hardware_loop_left`], [`branch_loop_left`]; the larger), `None` when no loop around it
 /// is known to have work left.
-pub(crate) fn loops_left(d: &Decoded, pc: u64, m: &Machine) -> Option<u64> {
+pub(crate) fn loops_left(s: &mut Shapes<'_>, pc: u64, m: &Machine) -> Option<u64> {
     let at = (pc / 8) as usize;
-    match (hardware_loop_left(d, at, m), branch_loop_left(d, at, m)) {
+    match (hardware_loop_left(s, at, m), branch_loop_left(s, at, m)) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     }
@@ -330,28 +477,29 @@ pub(crate) fn loops_left(d: &Decoded, pc: u64, m: &Machine) -> Option<u64> {
 /// to an iteration, each iteration the instructions from `at` to the first `ENDLOOP` (fewer
 /// than the body's when `at` is inside it). `None` when no loop is running (a finished loop
 /// leaves fewer than VL elements) or no `ENDLOOP` follows within [`SCAN`] instructions.
-fn hardware_loop_left(d: &Decoded, at: usize, m: &Machine) -> Option<u64> {
+fn hardware_loop_left(s: &mut Shapes<'_>, at: usize, m: &Machine) -> Option<u64> {
     let vl = u64::from(m.config.vl.max(1));
-    if let Some(Inst::Loop(l)) = d.inst(at) {
-        let count = m.regs.s[l.sa.0 as usize];
+    if let Some(sa) = s.get(at).and_then(|f| f.count()) {
+        let count = m.regs.s[sa.0 as usize];
         if count.div_ceil(vl) < 2 {
             return None;
         }
         // Its iterations, not the `LOOP` itself, which runs once.
-        return loop_work(d, at, count, m).map(|(work, _)| work - 1);
+        return loop_work(s, at, count, m).map(|(work, _)| work - 1);
     }
     let iters = m.regs.trip.saturating_sub(m.regs.lc0base).div_ceil(vl);
     if iters < 2 {
         return None;
     }
-    let (body, _) = to_endloop(d, at)?;
+    let (body, _) = to_endloop(s, at)?;
     Some(iters.saturating_mul(body))
 }
 
 /// The instructions the `LOOP` at index `at` runs for `count` elements (itself once, then VL
 /// elements to an iteration of its body), and the index after its `ENDLOOP`.
-fn loop_work(d: &Decoded, at: usize, count: u64, m: &Machine) -> Option<(u64, usize)> {
-    let (body, next) = to_endloop(d, at + d.inst(at)?.opcode().words())?;
+fn loop_work(s: &mut Shapes<'_>, at: usize, count: u64, m: &Machine) -> Option<(u64, usize)> {
+    let first = at + usize::from(s.get(at)?.words);
+    let (body, next) = to_endloop(s, first)?;
     let iters = count.div_ceil(u64::from(m.config.vl.max(1)));
     Some((iters.saturating_mul(body).saturating_add(1), next))
 }
@@ -361,13 +509,13 @@ const SCAN: u64 = 4096;
 
 /// The instructions from index `from` to the first `ENDLOOP`, that one included, and the
 /// index after it.
-fn to_endloop(d: &Decoded, mut from: usize) -> Option<(u64, usize)> {
+fn to_endloop(s: &mut Shapes<'_>, mut from: usize) -> Option<(u64, usize)> {
     let mut n = 0u64;
     loop {
-        let inst = d.inst(from)?;
+        let f = s.get(from)?;
         n += 1;
-        from += inst.opcode().words();
-        if matches!(inst, Inst::Endloop(_)) {
+        from += usize::from(f.words);
+        if f.kind == Kind::Endloop {
             return Some((n, from));
         }
         if n >= SCAN {
@@ -386,15 +534,15 @@ fn to_endloop(d: &Decoded, mut from: usize) -> Option<(u64, usize)> {
 /// iterations its count register gives now, and the loop it encloses with the work that
 /// loop has left now (a lower bound of what it does in each later iteration, which runs it
 /// whole). The most of them; `None` when no such loop is around `at`.
-fn branch_loop_left(d: &Decoded, at: usize, m: &Machine) -> Option<u64> {
+fn branch_loop_left(s: &mut Shapes<'_>, at: usize, m: &Machine) -> Option<u64> {
     let (mut from, mut inner, mut most) = (at, None, None);
     for _ in 0..NEST_DEPTH {
-        let Some(c) = counted_loop(d, at, from, inner, m) else {
+        let Some(c) = counted_loop(s, at, from, inner, m) else {
             break;
         };
         most = Some(c.left);
         inner = Some((c.top, c.end, c.left));
-        from = c.end + d.inst(c.end).map_or(1, |i| i.opcode().words());
+        from = c.end + s.get(c.end).map_or(1, |f| usize::from(f.words));
     }
     most
 }
@@ -421,28 +569,27 @@ const NEST_DEPTH: usize = 4;
 /// instruction and its instructions left, `inner` (a loop it holds: first, last, work left)
 /// counted as its work left.
 fn counted_loop(
-    d: &Decoded,
+    s: &mut Shapes<'_>,
     at: usize,
     mut from: usize,
     inner: Option<(usize, usize, u64)>,
     m: &Machine,
 ) -> Option<Counted> {
     let mut n = 0u64;
-    let (end, br, cond) = loop {
-        let inst = d.inst(from)?;
-        if let Some((br, cond)) = inst.cond_branch() {
-            if br.target.0 as usize <= at {
-                break (from, br, cond);
+    let (end, (counter, sb, top, cond)) = loop {
+        let f = s.get(from)?;
+        if let Some(br) = f.branch() {
+            if br.2 <= at {
+                break (from, br);
             }
         }
-        from += inst.opcode().words();
+        from += usize::from(f.words);
         n += 1;
         if n >= SCAN {
             return None;
         }
     };
-    let top = br.target.0 as usize;
-    let limit_reg = match br.sb {
+    let limit_reg = match sb {
         SOrImm::Reg(r) => Some(r),
         SOrImm::Imm(_) => None,
     };
@@ -451,31 +598,31 @@ fn counted_loop(
         if let Some((_, e, left)) = inner.filter(|&(t, _, _)| t == j) {
             // The loop inside, by its work left; its instructions are not looked at again.
             per_iter = per_iter.saturating_add(left);
-            j = e + d.inst(e)?.opcode().words();
+            j = e + usize::from(s.get(e)?.words);
             continue;
         }
-        let inst = d.inst(j)?;
-        let w = inst.effects().writes_s;
+        let f = s.get(j)?;
+        let w = f.writes_s;
         if limit_reg.is_some_and(|r| w & (1 << r.0) != 0) {
             return None;
         }
-        if w & (1 << br.sa.0) != 0 {
-            match (step, inst.scalar_step()) {
-                (None, Some((r, c))) if r == br.sa && c != 0 => step = Some(c),
+        if w & (1 << counter.0) != 0 {
+            match (step, f.step()) {
+                (None, Some((r, c))) if r == counter && c != 0 => step = Some(c),
                 _ => return None,
             }
         }
-        if let Inst::Loop(l) = inst {
-            let (work, next) = loop_work(d, j, m.regs.s[l.sa.0 as usize], m)?;
+        if let Some(count) = f.count() {
+            let (work, next) = loop_work(s, j, m.regs.s[count.0 as usize], m)?;
             per_iter = per_iter.saturating_add(work);
             j = next;
         } else {
             per_iter = per_iter.saturating_add(1);
-            j += inst.opcode().words();
+            j += usize::from(f.words);
         }
     }
-    let a = m.regs.s[br.sa.0 as usize];
-    let limit = match br.sb {
+    let a = m.regs.s[counter.0 as usize];
+    let limit = match sb {
         SOrImm::Reg(r) => m.regs.s[r.0 as usize],
         SOrImm::Imm(c) => i64::from(c) as u64,
     };
@@ -495,7 +642,7 @@ fn counted_loop(
         top,
         end,
         left: iters.saturating_mul(per_iter),
-        reg: br.sa,
+        reg: counter,
         step,
         iters,
     })
@@ -568,7 +715,8 @@ mod tests {
         let rate = run_rate(&m, Instant::now() - Duration::from_millis(1)).expect("a rate");
         assert!((900_000.0..=1_000_000.0).contains(&rate), "{rate}");
         let ahead = |m: &Machine, pc| {
-            known_ahead(&d, pc, m, rate).map(|t| t.saturating_duration_since(Instant::now()))
+            known_ahead(&mut Shapes::new(&d), pc, m, rate)
+                .map(|t| t.saturating_duration_since(Instant::now()))
         };
         // At the LOOP: 4000 elements, 500 iterations of 3 instructions: about 1.5 ms.
         m.regs.s[3] = 4000;
@@ -622,13 +770,20 @@ mod tests {
         m.regs.s[3] = 64;
         m.regs.s[4] = 10;
         // A row: LOOP, 8 iterations of V.ADD and ENDLOOP, S.SUB, BNE: 19; ten rows left.
-        assert_eq!(branch_loop_left(&d, row, &m), Some(190));
+        assert_eq!(branch_loop_left(&mut Shapes::new(&d), row, &m), Some(190));
         // From inside the inner loop, the same rows.
-        assert_eq!(branch_loop_left(&d, row + 1, &m), Some(190));
+        assert_eq!(
+            branch_loop_left(&mut Shapes::new(&d), row + 1, &m),
+            Some(190)
+        );
         // The inner loop alone: 8 iterations of 2.
-        assert_eq!(hardware_loop_left(&d, row, &m), Some(16));
+        assert_eq!(hardware_loop_left(&mut Shapes::new(&d), row, &m), Some(16));
         m.regs.s[4] = 0;
-        assert_eq!(branch_loop_left(&d, row, &m), None, "counted down already");
+        assert_eq!(
+            branch_loop_left(&mut Shapes::new(&d), row, &m),
+            None,
+            "counted down already"
+        );
         let up = "        S.LI s3, 64\n        S.LI s20, 10\nrow:    LOOP s3\n        \
                   V.ADD v1, v1, 1\n        ENDLOOP\n        S.ADD s8, s8, 2\n        \
                   BLT s8, s20, row\n        HALT\n";
@@ -637,17 +792,20 @@ mod tests {
         m.regs.s[20] = 10;
         m.regs.s[8] = 3;
         // (10 - 3) / 2 rounded up: 4 rows.
-        assert_eq!(branch_loop_left(&d, row, &m), Some(4 * 19));
+        assert_eq!(
+            branch_loop_left(&mut Shapes::new(&d), row, &m),
+            Some(4 * 19)
+        );
         // A limit the loop writes, or a counter stepped twice, is not counted.
         let moving = up.replace("S.ADD s8, s8, 2", "S.ADD s20, s20, 2");
         let (d, m, row) = program(&moving);
-        assert_eq!(branch_loop_left(&d, row, &m), None);
+        assert_eq!(branch_loop_left(&mut Shapes::new(&d), row, &m), None);
         let twice = up.replace(
             "S.ADD s8, s8, 2",
             "S.ADD s8, s8, 1\n        S.ADD s8, s8, 1",
         );
         let (d, m, row) = program(&twice);
-        assert_eq!(branch_loop_left(&d, row, &m), None);
+        assert_eq!(branch_loop_left(&mut Shapes::new(&d), row, &m), None);
         // Blocks of rows: the outer loop's iterations left, each its two own instructions,
         // its reset of the row counter and the rows' work left now.
         let blocks = "        S.LI s3, 64\n        S.LI s20, 10\n        S.LI s21, 6\nblk:    \
@@ -661,7 +819,10 @@ mod tests {
         m.regs.s[8] = 3;
         m.regs.s[9] = 1;
         // Rows: 4 x 19 = 76; blocks: 5 left, each S.MOV, 76, S.ADD, BLT: 79.
-        assert_eq!(branch_loop_left(&d, row, &m), Some(5 * 79));
+        assert_eq!(
+            branch_loop_left(&mut Shapes::new(&d), row, &m),
+            Some(5 * 79)
+        );
         // Whatever the registers hold, a count and never an overflow.
         m.regs.s[8] = i64::MIN as u64;
         m.regs.s[20] = i64::MAX as u64;
@@ -669,9 +830,12 @@ mod tests {
         m.regs.s[21] = u64::MAX;
         m.regs.s[3] = u64::MAX;
         m.retired = 1000;
-        assert_eq!(branch_loop_left(&d, row, &m), Some(u64::MAX));
+        assert_eq!(
+            branch_loop_left(&mut Shapes::new(&d), row, &m),
+            Some(u64::MAX)
+        );
         assert!(
-            known_ahead(&d, 8 * row as u64, &m, 1e6)
+            known_ahead(&mut Shapes::new(&d), 8 * row as u64, &m, 1e6)
                 .is_some_and(|t| t > Instant::now() + Duration::from_secs(60))
         );
     }
@@ -723,9 +887,14 @@ mod tests {
             at: Instant::now() - Duration::from_millis(1),
             ..Progress::of(&m)
         };
-        assert!(mark.branch_ahead(&d, top, &m).is_none(), "no iteration yet");
+        assert!(
+            mark.branch_ahead(&mut Shapes::new(&d), top, &m).is_none(),
+            "no iteration yet"
+        );
         m.regs.s[7] = 320;
-        let t = mark.branch_ahead(&d, top, &m).expect("measured");
+        let t = mark
+            .branch_ahead(&mut Shapes::new(&d), top, &m)
+            .expect("measured");
         let ms = t.duration_since(Instant::now()).as_secs_f64() * 1e3;
         // 9 ms for the millisecond the mark is old, more if the test is slow to get here.
         assert!((8.5..=100.0).contains(&ms), "{ms}");
@@ -735,11 +904,13 @@ mod tests {
         };
         m.regs.s[7] = 0;
         assert!(
-            later_mark.branch_ahead(&d, top, &m).is_none(),
+            later_mark
+                .branch_ahead(&mut Shapes::new(&d), top, &m)
+                .is_none(),
             "counter went back"
         );
         assert!(
-            mark.branch_ahead(&d, 0, &m).is_none(),
+            mark.branch_ahead(&mut Shapes::new(&d), 0, &m).is_none(),
             "no loop around the first instruction"
         );
         // Counting down by one, with any register values: never an overflow.
@@ -755,7 +926,10 @@ mod tests {
             ..Progress::of(&m)
         };
         m.regs.s[4] = 5;
-        assert!(mark.branch_ahead(&d, 0, &m).is_none(), "i64::MIN / -1");
+        assert!(
+            mark.branch_ahead(&mut Shapes::new(&d), 0, &m).is_none(),
+            "i64::MIN / -1"
+        );
         m.regs.s[4] = 90;
         let mark = Progress {
             at: Instant::now() - Duration::from_millis(1),
@@ -763,7 +937,7 @@ mod tests {
         };
         m.regs.s[4] = 80;
         assert!(
-            mark.branch_ahead(&d, 0, &m).is_some(),
+            mark.branch_ahead(&mut Shapes::new(&d), 0, &m).is_some(),
             "10 iterations down, 80 left"
         );
     }
@@ -794,5 +968,47 @@ mod tests {
         assert!((1_000.0..=1_000_000.0).contains(&rate), "{rate}");
         let run = run_rate(&m, Instant::now() - Duration::from_millis(2)).expect("a rate");
         assert!(run > 10.0 * rate, "{run} vs {rate}");
+    }
+
+    /// A run's looks reuse one `Shapes`, which fills in as scans reach new instructions:
+    /// every look at every slice of the bench and example kernels (their loops, nests and
+    /// straight code) gives what a look from a fresh one gives, at VL 8 and 32.
+    #[test]
+    fn looks_through_one_shapes_agree_with_fresh_ones() {
+        let mut files: Vec<std::path::PathBuf> = Vec::new();
+        for dir in ["seeds/kernels", "seeds/kernels/bench"] {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            for e in std::fs::read_dir(&dir).expect("kernels") {
+                let path = e.expect("entry").path();
+                if path.extension().is_some_and(|x| x == "s") {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        assert!(files.len() >= 20, "{files:?}");
+        let mut looked = 0;
+        for path in &files {
+            let src = std::fs::read_to_string(path).expect("reads");
+            let name = path.display().to_string();
+            let p = lanejit_interp::asm::assemble(&src, &name).expect("assembles");
+            let d = Decoded::new(&p.code);
+            for vl in [8, 32] {
+                let mut m = Machine::new(&p, Config::for_program(&p, Some(vl))).expect("machine");
+                let mut shapes = Shapes::new(&d);
+                for _ in 0..200 {
+                    m.config.max_instructions = Some(m.retired + 37);
+                    let e = lanejit_interp::interp::run(&mut m, &d);
+                    let kept = loops_left(&mut shapes, m.pc, &m);
+                    let fresh = loops_left(&mut Shapes::new(&d), m.pc, &m);
+                    assert_eq!(kept, fresh, "{name} VL {vl} at {:#x}", m.pc);
+                    looked += usize::from(kept.is_some());
+                    if e != lanejit_interp::machine::Exit::Limit {
+                        break;
+                    }
+                }
+            }
+        }
+        assert!(looked > 100, "{looked} looks saw a loop");
     }
 }

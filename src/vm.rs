@@ -32,7 +32,7 @@
 //! point ([`fill_tables_at_registers`]), so that its first entry check does not read an
 //! unfilled chunk as unmapped.
 
-use crate::pace::{LoopWatch, Pacer, Progress, known_ahead, later, run_rate};
+use crate::pace::{LoopWatch, Pacer, Progress, Shapes, known_ahead, later, run_rate};
 use lanejit_interp::interp::{self, Decoded, DecodedCode};
 use lanejit_interp::machine::{Config, Exit, Machine};
 use lanejit_jit::diskcache::DiskCache;
@@ -278,6 +278,7 @@ fn interpret_start(
 ) -> Option<Exit> {
     let mut slices = 0u64;
     let mut at_first = 0u64;
+    let mut shapes = Shapes::new(d);
     loop {
         let before = m.retired;
         let e = interpret_slice(m, d, START_SLICE);
@@ -297,7 +298,7 @@ fn interpret_start(
         if slices % EARLY_EVERY == 0 {
             let secs = (now - start).as_secs_f64();
             let done = m.retired - at_first;
-            let left = crate::pace::loops_left(d, m.pc, m).unwrap_or(0);
+            let left = crate::pace::loops_left(&mut shapes, m.pc, m).unwrap_or(0);
             if secs > 0.0 && done > 0 && left as f64 * secs >= done as f64 * EARLY_AHEAD {
                 return None;
             }
@@ -685,6 +686,8 @@ fn compiler_thread(
 /// region is sent to the compiler thread once and marked requested.
 struct BackgroundTier<'d> {
     d: &'d Decoded,
+    /// The loops around a pc, as the pace's scans read them.
+    shapes: Shapes<'d>,
     counts: Vec<u32>,
     threshold: u32,
     /// The run's options (the compiler thread's code cache).
@@ -756,6 +759,7 @@ impl<'d> BackgroundTier<'d> {
     ) -> BackgroundTier<'d> {
         let mut tier = BackgroundTier {
             d,
+            shapes: Shapes::new(d),
             counts: vec![0; d.len()],
             threshold,
             opts: opts.clone(),
@@ -815,16 +819,17 @@ impl<'d> BackgroundTier<'d> {
     /// or what the running hardware loop's progress since counting began says
     /// ([`Progress::ahead`]) or the innermost counted branch loop's since that stretch began
     /// ([`Progress::branch_ahead`]), the latest.
-    fn ahead(&self, pc: u64, m: &Machine) -> Option<std::time::Instant> {
+    fn ahead(&mut self, pc: u64, m: &Machine) -> Option<std::time::Instant> {
+        let shapes = &mut self.shapes;
         let measured = later(
             self.progress.and_then(|p| p.ahead(m)),
-            self.stretch.and_then(|p| p.branch_ahead(self.d, pc, m)),
+            self.stretch.and_then(|p| p.branch_ahead(shapes, pc, m)),
         );
         let rate = self
             .stretch
             .and_then(|p| p.rate(m))
             .or_else(|| run_rate(m, self.began));
-        let counted = rate.and_then(|r| known_ahead(self.d, pc, m, r));
+        let counted = rate.and_then(|r| known_ahead(&mut self.shapes, pc, m, r));
         later(counted, measured)
     }
 
