@@ -101,6 +101,10 @@ pub(crate) struct Stored {
 pub(crate) struct Prefix([u8; 32]);
 
 impl Prefix {
+    /// No prefix yet: a JIT without a disk cache never keys an entry, and one given a cache
+    /// makes its prefix then (`Jit::set_disk_cache`).
+    pub(crate) const NONE: Prefix = Prefix([0; 32]);
+
     /// The prefix for `words` compiled under code-generator flags `host`.
     pub(crate) fn new(words: &[u64], host: &str) -> Prefix {
         let mut h = Sha256::new();

@@ -647,14 +647,9 @@ impl Jit {
         let cache = CodeCache::new(limits)?;
         let module = cache.module.as_ref().expect("module");
         let ctx = module.make_context();
-        let host: String = (module.isa().isa_flags().iter())
-            .chain(cache.quick_isa.isa_flags().iter())
-            .map(|f| format!("{f};"))
-            .collect();
-        let prefix = diskcache::Prefix::new(words, &format!("{}|{host}", module.isa().triple()));
         Ok(Jit {
             disk: None,
-            prefix,
+            prefix: diskcache::Prefix::NONE,
             manifest: Vec::new(),
             code: Code::of(program),
             vl: config.vl,
@@ -699,12 +694,31 @@ impl Jit {
         self.observer.as_ref().is_some_and(|o| o.options().counters)
     }
 
+    /// This program's and host's part of every disk-cache key: the words and the flags of
+    /// both code generators. Made when a disk cache is given, not with the JIT (formatting
+    /// the flags and hashing took 35-45 us of a fresh process's 140-180 us JIT set-up, on
+    /// the compiler thread's way to its first compile).
+    fn disk_prefix(&self) -> diskcache::Prefix {
+        let module = self.cache.module.as_ref().expect("module");
+        let host: String = (module.isa().isa_flags().iter())
+            .chain(self.cache.quick_isa.isa_flags().iter())
+            .map(|f| format!("{f};"))
+            .collect();
+        diskcache::Prefix::new(
+            self.code.words(),
+            &format!("{}|{host}", module.isa().triple()),
+        )
+    }
+
     /// Use the on-disk code cache `disk` (or none): regions found there are installed
     /// instead of compiled, and regions compiled are stored there.
     /// Installs at once the regions the cache's manifest for this program and configuration
     /// names and holds (see [`diskcache`]).
     pub fn set_disk_cache(&mut self, disk: Option<std::sync::Arc<diskcache::DiskCache>>) {
         self.disk = disk;
+        if self.disk.is_some() && self.prefix == diskcache::Prefix::NONE {
+            self.prefix = self.disk_prefix();
+        }
         // Counting code is never taken from the cache (see `Jit::set_observer`).
         let Some(d) = self.disk.clone().filter(|_| !self.counting()) else {
             return;

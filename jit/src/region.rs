@@ -61,6 +61,11 @@ impl Code {
     pub fn is_empty(&self) -> bool {
         self.program.is_empty()
     }
+
+    /// The program's raw words (the disk cache's key, `Jit::disk_prefix`).
+    pub fn words(&self) -> &[u64] {
+        self.program.words()
+    }
 }
 
 /// How a region's run ends.
