@@ -546,7 +546,8 @@ pub(super) fn speculate_bases(
 /// The vector registers every `V.ADD vd, vd, vx` of the region into which adds a product
 /// (`vx` last written by a `V.MUL` before it in the body): accumulators of narrow products
 /// (dot8's `V.MUL v1, v1, v2; V.ADD v3, v3, v1`), whose narrow sums of 16-bit products the
-/// streaming copy keeps permuted (`Tx::even_odd`).
+/// streaming copy keeps permuted (`Tx::even_odd`), or a paired one in lane order, adding a
+/// round's two iterations at once (`Tx::pair_products`).
 pub(super) fn product_accs(r: &Region) -> u32 {
     let (mut yes, mut no) = (0u32, 0u32);
     let mut product = 0u32;

@@ -194,7 +194,7 @@ pub(crate) enum Form {
     /// lanes of `1 << log2e` bytes (1: i16, 2: i32) that `V.ADD`s of narrow operands
     /// gathered since the last flush (in lane order; an accumulator of 16-bit products,
     /// `Tx::acc_perm`, keeps each chunk pair's even lanes, then its odd ones, and
-    /// `Tx::acc_values` puts them back). At most `Tx::acc_k` iterations add into them between
+    /// `Tx::acc_values` puts them back, except in a paired streaming copy, `Tx::acc_natural`). At most `Tx::acc_k` iterations add into them between
     /// flushes, so they never overflow, and adding them to the 64-bit lanes gives the sum
     /// the interpreter computes (wrapping addition is associative).
     Acc { log2e: u8 },
@@ -552,7 +552,8 @@ pub(crate) struct Tx<'a, 'f> {
     /// in the body is one `V.ADD vd, vd, vx`), the only registers that may keep narrow sums.
     pub(crate) acc_regs: u32,
     /// The accumulators of 16-bit products whose narrow sums (32-bit, `Form::Acc` with
-    /// `log2e` 2) are kept permuted (`analysis::product_accs`, `Tx::even_odd`).
+    /// `log2e` 2) are kept permuted (`analysis::product_accs`, `Tx::even_odd`), but in a
+    /// paired streaming copy (`Tx::acc_natural`).
     pub(crate) acc_perm: u32,
     /// Iterations of the streaming copy since its accumulators were last flushed.
     pub(crate) acc_n: Option<Variable>,
@@ -605,6 +606,13 @@ pub(crate) struct Tx<'a, 'f> {
     pub(crate) proven: Vec<(u64, Option<(Value, Value)>)>,
     /// While translating the second copy of a paired streaming round (`StreamLoop::pair`).
     pub(crate) stream_second: bool,
+    /// While translating a paired streaming copy: the narrow sums of the accumulators of
+    /// 16-bit products (`acc_perm`) are in lane order, not permuted, and a round adds both
+    /// its iterations' signed products at once (`Tx::pair_products`).
+    pub(crate) acc_natural: bool,
+    /// In the first copy of a paired round: the 16-bit products each accumulator of
+    /// products is to add, kept for the second copy's add (`Tx::pair_products`).
+    pub(crate) acc_stash: Vec<(VReg, Vec<Value>)>,
     /// Whether hoisted contiguous loads may be `readonly` (the streaming copy).
     pub(crate) readonly: bool,
     /// The hoisted loads that stay in program order in the streaming copy (`in_place`).
@@ -1217,7 +1225,7 @@ impl<'a, 'f> Tx<'a, 'f> {
             unreachable!("acc_sums on a register that is not an accumulator")
         };
         let mut sums = self.packed_vals(r, log2e);
-        if log2e == 2 && self.acc_perm & (1 << r.0) != 0 {
+        if log2e == 2 && self.acc_perm & (1 << r.0) != 0 && !self.acc_natural {
             // Each pair of chunks holds even lanes, then odd ones (`Tx::even_odd`).
             let (lo, hi) = (mem::unpack(4, 0), mem::unpack(4, 1));
             sums = sums
@@ -1996,6 +2004,8 @@ pub(crate) fn translate(
         exits: 0,
         proven: Vec::new(),
         stream_second: false,
+        acc_natural: false,
+        acc_stash: Vec::new(),
         acc_seen: [(0, 0); 32],
         acc_regs: analysis::accumulators(r),
         acc_perm: analysis::product_accs(r),
@@ -2360,6 +2370,7 @@ pub(crate) fn translate(
                 && analysis::accesses_hoisted(r, &tx.hoist)
                 && (tx.plocal.is_none() || tx.local_v == 0)
                 && accs.iter().all(|a| tx.acc_seen[a.0 as usize].1 >= 2);
+            tx.acc_natural = st.pair;
             if !accs.is_empty() {
                 // Entered with every narrow sum zero; the back edge carries them.
                 let n = tx.b.declare_var(I64);
@@ -2424,6 +2435,7 @@ pub(crate) fn translate(
             }
             tx.held = None;
             tx.stream = None;
+            tx.acc_natural = false;
             tx.acc_slot = None;
             tx.round_splats.clear();
             tx.remat_splats = false;
