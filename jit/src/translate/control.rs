@@ -400,6 +400,12 @@ impl Tx<'_, '_> {
         let r = self.b.use_var(self.retired);
         let r = self.b.ins().iadd_imm_s(r, (self.off + 1) as i64);
         self.b.def_var(self.retired, r);
+        // Every product the round's first copy kept, its second copy added: both translate
+        // the same body from the same forms (`Tx::pair_products`).
+        debug_assert!(
+            !self.stream_second || self.acc_stash.is_empty(),
+            "products kept for a paired round's second copy were not added"
+        );
         // An accumulator made wide by its add starts new narrow sums (on the way out they
         // are zero, and its value is in its wide variables).
         for &a in &accs {

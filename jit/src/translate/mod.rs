@@ -2436,6 +2436,7 @@ pub(crate) fn translate(
             tx.held = None;
             tx.stream = None;
             tx.acc_natural = false;
+            tx.acc_stash.clear();
             tx.acc_slot = None;
             tx.round_splats.clear();
             tx.remat_splats = false;
