@@ -722,68 +722,6 @@ fn narrow_loads_widened_after_a_store_over_them_keep_the_loaded_bytes() {
 }
 
 #[test]
-fn paired_rounds_sum_both_iterations_products_in_lane_order() {
-    // A streaming round of two iterations adds both iterations' signed byte products at once
-    // (`Tx::pair_products`: the first copy's products kept for the second, interleaved,
-    // summed pairwise). Every lane's sum must be its own: lanes differ (products of
-    // -128 * -128, -128 * 127, 127 * 127 and small ones, by lane and by iteration), the
-    // count leaves a partial last iteration and an odd number of full ones, the sums are
-    // read per lane (`S.GETLANE` of lanes 0, 1 and the last) besides the reduction, a
-    // second accumulator of unsigned products (widened in each copy) runs beside it, and
-    // instruction budgets end the run inside the loop.
-    let bytes: Vec<String> = (0..2048u32)
-        .map(|i| {
-            let b: u8 = match (i * 7 + i / 32) % 5 {
-                0 => 0x80,
-                1 => 0x7f,
-                2 => 0x81,
-                _ => (i * 37 % 251) as u8,
-            };
-            format!("{b:#x}")
-        })
-        .collect();
-    let src = format!(
-        "
-        .mem 0x10000, 0x1000, rw
-        .data 0x10000
-        .byte {data}
-        .text
-        S.LI s1, 0x10000
-        S.LI s3, 1000
-        V.MOV v3, 0
-        V.MOV v6, 0
-        LOOP s3
-        V.LB [s1, lc0, 0], ->v1
-        V.LB [s1, lc0, 1024], ->v2
-        V.MUL v1, v1, v2
-        V.ADD v3, v3, v1
-        V.LBU [s1, lc0, 3], ->v4
-        V.LBU [s1, lc0, 1027], ->v5
-        V.MUL v4, v4, v5
-        V.ADD v6, v6, v4
-        ENDLOOP
-        V.REDSUM s5, v3
-        V.REDSUM s6, v6
-        S.GETLANE s7, v3, 0
-        S.GETLANE s8, v3, 1
-        S.GETLANE s9, v6, 1
-        HALT
-        ",
-        data = bytes.join(", ")
-    );
-    let p = asm(&src);
-    for vl in VLS {
-        for strict in [false, true] {
-            let (_, st) = check(&p, vl, strict, None);
-            assert!(st.jit_retired > 0, "compiled code ran (vl {vl})");
-        }
-        for max in [40, 97, 203] {
-            check(&p, vl, false, Some(max));
-        }
-    }
-}
-
-#[test]
 fn scatters_store_the_data_loaded_right_before_them() {
     // A contiguous load right before a scatter of it is loaded after the scatter's range
     // check (`Tx::scatters_next`). The scatter here writes into the very words its data came
@@ -4632,14 +4570,16 @@ fn a_masked_tail_loading_what_its_store_overwrites_keeps_the_old_bytes() {
 }
 
 #[test]
-fn product_accumulators_keep_permuted_sums_exact() {
-    // An accumulator of 16-bit products (dot8's shape) keeps its narrow sums permuted in the
-    // streaming copy, even lanes then odd ones per chunk (`Tx::even_odd`), and puts them back
-    // in lane order wherever it is used whole. Products of the extreme bytes (-128 * -128 =
-    // 16384, 255 * 255 = 65025) over more iterations than the narrow sums hold between
-    // flushes (65,535 iterations: 530,001 elements at VL 8), lanes of different values, the
-    // accumulator also read in the body in a variant, and exits under instruction limits
-    // mid-stream; then short loops at every VL.
+fn product_accumulators_keep_their_narrow_sums_exact() {
+    // An accumulator of 16-bit products (dot8's shape) keeps its narrow sums permuted in an
+    // unpaired streaming copy, even lanes then odd ones per chunk (`Tx::even_odd`), and in
+    // lane order in a paired one, whose second copy adds both iterations' signed products
+    // at once (`Tx::pair_products`); either way they are put back in lane order wherever the
+    // accumulator is used whole. Products of the extreme bytes (-128 * -128 = 16384, 255 *
+    // 255 = 65025) over more iterations than the narrow sums hold between flushes (65,535
+    // iterations: 530,001 elements at VL 8), lanes of different values, the accumulator
+    // also read in the body in a variant, and exits under instruction limits mid-stream;
+    // then short loops at every VL; then lanes whose products differ by lane and iteration.
     let ramp: String = (0..64)
         .map(|i| format!("{:#x}", 0x80u8.wrapping_add((i as u8).wrapping_mul(5))))
         .collect::<Vec<_>>()
@@ -4703,6 +4643,62 @@ fn product_accumulators_keep_permuted_sums_exact() {
         "
     );
     check_all_vls(&src);
+    // Every lane's sum must be its own in a paired round: products of -128 * -128,
+    // -128 * 127, 127 * 127 and small ones differ by lane and by iteration, the count leaves
+    // a partial last iteration after an odd number of full ones, the sums are read per lane
+    // (`S.GETLANE` of lanes 0 and 1) besides the reductions, an accumulator of unsigned
+    // products (widened in each copy) runs beside it, and instruction budgets end the run
+    // inside the loop.
+    let bytes: Vec<String> = (0..2048u32)
+        .map(|i| {
+            let b: u8 = match (i * 7 + i / 32) % 5 {
+                0 => 0x80,
+                1 => 0x7f,
+                2 => 0x81,
+                _ => (i * 37 % 251) as u8,
+            };
+            format!("{b:#x}")
+        })
+        .collect();
+    let src = format!(
+        "
+        .mem 0x10000, 0x1000, rw
+        .data 0x10000
+        .byte {data}
+        .text
+        S.LI s1, 0x10000
+        S.LI s3, 1000
+        V.MOV v3, 0
+        V.MOV v6, 0
+        LOOP s3
+        V.LB [s1, lc0, 0], ->v1
+        V.LB [s1, lc0, 1024], ->v2
+        V.MUL v1, v1, v2
+        V.ADD v3, v3, v1
+        V.LBU [s1, lc0, 3], ->v4
+        V.LBU [s1, lc0, 1027], ->v5
+        V.MUL v4, v4, v5
+        V.ADD v6, v6, v4
+        ENDLOOP
+        V.REDSUM s5, v3
+        V.REDSUM s6, v6
+        S.GETLANE s7, v3, 0
+        S.GETLANE s8, v3, 1
+        S.GETLANE s9, v6, 1
+        HALT
+        ",
+        data = bytes.join(", ")
+    );
+    let p = asm(&src);
+    for vl in VLS {
+        for strict in [false, true] {
+            let (_, st) = check(&p, vl, strict, None);
+            assert!(st.jit_retired > 0, "compiled code ran (vl {vl})");
+        }
+        for max in [40, 97, 203] {
+            check(&p, vl, false, Some(max));
+        }
+    }
 }
 
 #[test]
