@@ -340,6 +340,7 @@ struct Fact {
     reg_b: u8,
     /// The register a scalar step adds to (`NONE`: not a step).
     step_reg: u8,
+    /// A conditional branch's condition (`None`: not a conditional branch).
     cond: Option<Cond>,
 }
 
@@ -349,7 +350,6 @@ enum Kind {
     Other,
     Loop,
     Endloop,
-    Branch,
 }
 
 /// No register (`Fact::reg_b`, `Fact::step_reg`).
@@ -373,7 +373,7 @@ impl Fact {
             Inst::Endloop(_) => f.kind = Kind::Endloop,
             _ => {
                 if let Some((b, c)) = inst.cond_branch() {
-                    (f.kind, f.reg, f.target, f.cond) = (Kind::Branch, b.sa.0, b.target.0, Some(c));
+                    (f.reg, f.target, f.cond) = (b.sa.0, b.target.0, Some(c));
                     match b.sb {
                         SOrImm::Reg(r) => f.reg_b = r.0,
                         SOrImm::Imm(k) => f.imm = k,
@@ -395,7 +395,7 @@ impl Fact {
             NONE => SOrImm::Imm(self.imm),
             r => SOrImm::Reg(SReg(r)),
         };
-        let c = self.cond.filter(|_| self.kind == Kind::Branch)?;
+        let c = self.cond?;
         Some((SReg(self.reg), sb, self.target as usize, c))
     }
 
