@@ -3158,6 +3158,86 @@ fn gathers_and_scatters_indexed_by_packed_words() {
     }
 }
 
+#[test]
+fn packed_gathers_end_at_their_base_pages_run() {
+    // A gather through packed unsigned words from a scalar base the loop never writes is
+    // checked against the readable bytes from that base to the end of its run of pages,
+    // found once at loop entry (`Tx::base_runs`): here 0x20ff0 to the unmapped page at
+    // 0x23000, a read-only page inside the run. Lanes up to the run's very last word, one
+    // word past it (a page fault, in the iteration that reaches it), a word beyond the hole
+    // in memory mapped again (the lane-by-lane check lets it through), a base in an unmapped
+    // page with every lane in mapped memory (an empty run), and byte offsets, an odd one
+    // included (register-offset loads are never checked for alignment).
+    let last = (0x23000 - 0x20ff0) / 4 - 1;
+    let cases: [(&str, u32, u32, Option<TrapKind>, &str); 6] = [
+        (
+            "0x20ff0",
+            last,
+            2,
+            None,
+            "every lane within the run, the last word included",
+        ),
+        (
+            "0x20ff0",
+            last + 1,
+            2,
+            Some(TrapKind::PageFault),
+            "one word past the run",
+        ),
+        (
+            "0x20ff0",
+            (0x24000 - 0x20ff0) / 4,
+            2,
+            None,
+            "a word beyond the hole",
+        ),
+        ("0x1fffc", 4, 2, None, "a base in an unmapped page"),
+        ("0x20ff0", 0x2000, 0, None, "byte offsets inside the run"),
+        ("0x20ff0", 0x2001, 0, None, "an odd byte offset"),
+    ];
+    for (base, far, shift, trap, what) in cases {
+        // Element 57 of 90 holds `far`; the others small offsets (at least four, so
+        // that a base just below a mapped page reaches it), scaled so that they stay in the
+        // run.
+        let idx = words(96, |i| {
+            if i == 57 {
+                far
+            } else {
+                (4 + (i * 37) % 700) << (2 - shift)
+            }
+        });
+        let src = format!(
+            "
+            .mem 0x10000, 0x1000, rw
+            .mem 0x20000, 0x2000, rw
+            .mem 0x22000, 0x1000, r
+            .mem 0x24000, 0x1000, rw
+            .mem 0x30000, 0x1000, rw
+            .data 0x10000
+            {idx}
+            .data 0x20000
+            .fill 3072, 4, 0x01020304
+            .data 0x24000
+            .fill 1024, 4, 0x0a0b0c0d
+            .text
+            S.LI s1, 0x10000
+            S.LI s2, {base}
+            S.LI s4, 0x30000
+            S.LI s3, 90
+            LOOP s3
+            V.LWU [s1, lc0<<2, 0], ->v2
+            V.LBU [s2 + v2], ->v5
+            V.LWU [s2 + (v2 << {shift})], ->v3
+            V.ADD v3, v3, v5
+            V.SW v3, [s4, lc0<<2, 0]
+            ENDLOOP
+            HALT
+            "
+        );
+        check_trap_every_vl(&asm(&src), trap, what);
+    }
+}
+
 /// 96 words with high bits, negative values, large and small values by turns.
 fn mixed_words() -> String {
     words(96, |i| match i % 5 {

@@ -541,6 +541,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// The bounds of read-only registers that gathers and scatters add to a scalar address
     /// part (see `Tx::ro_offsets`), computed once at loop entry.
     pub(crate) ro_bounds: Vec<mem::RoBounds>,
+    /// The permitted bytes from the scalar bases of a loop's gathers and scatters, computed
+    /// once at loop entry (see `Tx::base_runs`).
+    pub(crate) base_runs: Vec<mem::BaseRun>,
     /// Current form of every vector register.
     pub(crate) form: [Form; 32],
     /// Packed variables of registers that a contiguous load may leave packed.
@@ -1998,6 +2001,7 @@ pub(crate) fn translate(
         ind_v,
         ro_f32: vec![None; 32],
         ro_bounds: Vec::new(),
+        base_runs: Vec::new(),
         stream: None,
         strip: None,
         lane_base: None,
@@ -2180,6 +2184,7 @@ pub(crate) fn translate(
         // The bounds of read-only lane offsets of gathers and scatters, also once.
         if !tx.vmem && tx.vl >= 4 {
             tx.ro_offsets(r);
+            tx.base_runs(r);
         }
         tx.b.ins().jump(header, &[]);
         tx.b.switch_to_block(header);
