@@ -147,7 +147,8 @@
 //!   base the loop body never writes first compares its highest offset plus E with the
 //!   bytes from that base to the end of its permitted run, found once at loop entry
 //!   (`Tx::base_runs`, `Tx::in_base_run`): one compare and no table lookup instead of the
-//!   range check, which still follows when the lanes leave that run (a base below its
+//!   range check, and the highest lane alone (`Tx::packed_max`) instead of both bounds;
+//!   the range check still follows when the lanes leave that run (a base below its
 //!   table). Three alternating runs of `lanejit bench --engine jit --reps 7`, Melem/s,
 //!   before -> after: gather32 at 256 KiB 1,557-1,566 -> 1,571-1,601 (one run at 1,190
 //!   before), at 16 MiB 289-302 -> 292-320; lut32 841-848 -> 855-861 and 770-787 ->
@@ -294,6 +295,9 @@ enum BoundsKind {
     Wide,
     /// Packed 32-bit lanes, unsigned (`sign` false) or signed (`i32` bounds).
     Packed { sign: bool },
+    /// The highest of packed unsigned 32-bit lanes only (`Tx::packed_max`; both bounds
+    /// hold it).
+    PackedMax,
 }
 
 /// A gather or scatter's lane EA range as its check needs it: lowest and highest EA, the or
@@ -692,37 +696,36 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// Whether every lane of a packed-index gather (`Tx::packed_index`) lies in its base's
-    /// [`BaseRun`]: its highest offset `mx << sh` (unsigned packed words) plus E within the
-    /// run's bytes. `None` without a run for the base, for sign-extended words (whose
-    /// offsets may be negative: the full range check) and for scatters.
-    fn in_base_run(
-        &mut self,
-        acc: Access,
-        (b, _, ext, sh): (SReg, VReg, Ext, u32),
-        mx: Value,
-    ) -> Option<Value> {
-        // Loads only: with this check instead of the range check, scatter32 ran slower
-        // (five alternating runs, Melem/s: 256 KiB 1,489-1,606 -> 1,268-1,423, 4 MiB
-        // 947-973 -> 711-861) while its compiled code ran 10% fewer instructions.
+    /// The [`BaseRun`] a packed-index gather (`Tx::packed_index`) is checked against first
+    /// (`Tx::in_base_run`): its base's, for zero-extended words. `None` without one, for
+    /// sign-extended words (whose offsets may be negative: the range check) and for
+    /// scatters: with this check instead of the range check, scatter32 ran slower (five
+    /// alternating runs, Melem/s: 256 KiB 1,489-1,606 -> 1,268-1,423, 4 MiB 947-973 ->
+    /// 711-861) while its compiled code ran 10% fewer instructions.
+    fn base_run_of(&self, acc: Access, (b, _, ext, sh): (SReg, VReg, Ext, u32)) -> Option<BaseRun> {
         if ext != Ext::Zero || sh > 31 || acc.ms.dir != Dir::Load {
             return None;
         }
-        let run = *self
-            .base_runs
+        self.base_runs
             .iter()
-            .find(|x| x.reg == b.0 && x.need == acc.need)?;
+            .find(|x| x.reg == b.0 && x.need == acc.need)
+            .copied()
+    }
+
+    /// Whether every lane of a packed-index gather lies in its base's [`BaseRun`]
+    /// (`Tx::base_run_of`): its highest offset `mx << sh` (unsigned packed words, `mx` their
+    /// highest, `Tx::packed_max`) plus E within the run's bytes.
+    fn in_base_run(&mut self, acc: Access, pi: (SReg, VReg, Ext, u32), mx: Value) -> Value {
+        let run = self.base_run_of(acc, pi).expect("a gather with a base run");
         let bytes = self.b.ins().stack_load(I64, I64, run.slot, 0);
         // At most (2^32 - 1) << 31 plus E: no wrap.
-        let hi = self.index_offset(mx, false, sh);
+        let hi = self.index_offset(mx, false, pi.3);
         let end = self.b.ins().iadd_imm_s(hi, acc.ms.width() as i64);
-        let ok = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedLessThanOrEqual, end, bytes);
         // Register-offset loads are never checked for alignment (ISA 8.4).
         debug_assert_eq!(acc.amask, 0);
-        Some(ok)
+        self.b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, end, bytes)
     }
 
     /// Lane 0 of the `i64x2` chunks `chunks` (two lanes each), and an `i8` that is 1 when lane
@@ -861,6 +864,33 @@ impl Tx<'_, '_> {
                 )
             }
         })
+    }
+
+    /// The highest of packed register `n`'s 32-bit lanes (unsigned), as an `i32` value: the
+    /// base-run check of a gather needs no minimum (`Tx::in_base_run`). From the register's
+    /// full bounds when they are kept already, else folded like them and kept the same way.
+    pub(crate) fn packed_max(&mut self, n: VReg) -> Value {
+        let raw = self.packed_vals(n, 2);
+        let dfg = &self.b.func.dfg;
+        let key: Vec<Value> = raw.iter().map(|&c| dfg.resolve_aliases(c)).collect();
+        let full = BoundsKind::Packed { sign: false };
+        if self
+            .lane_bounds
+            .iter()
+            .any(|b| b.chunks == key && b.kind == full)
+        {
+            return self.packed_bounds(n, false).1;
+        }
+        let (_, hi) = self.cached_bounds(key, BoundsKind::PackedMax, I32, |t| {
+            let mut v: Vec<Value> = raw.iter().map(|&v| t.bitcast(I32X4, v)).collect();
+            while v.len() > 1 {
+                v = v.chunks(2).map(|c| t.b.ins().umax(c[0], c[1])).collect();
+            }
+            let x = t.fold_lanes(v[0], |t, a, b| t.b.ins().umax(a, b), 2);
+            let hi = t.b.ins().extractlane(x, 0);
+            (hi, hi)
+        });
+        hi
     }
 
     /// [`WideIndex`] of an access whose lane EAs are a scalar plus a vector register's lanes
@@ -1909,8 +1939,15 @@ impl Tx<'_, '_> {
             None
         };
         // A packed index's bounds before the first branch too, where they can be kept for
-        // the next access through the same value (`Tx::packed_bounds`).
-        let pbounds = pi.map(|(_, n, ext, _)| self.packed_bounds(n, ext == Ext::Sign));
+        // the next access through the same value (`Tx::packed_bounds`): only its highest
+        // lane for a gather checked against its base's run first, whose range check (and
+        // lowest lane) comes after that check fails.
+        let brun = pi.filter(|&pi| self.base_run_of(acc, pi).is_some());
+        let pmax = brun.map(|(_, n, _, _)| self.packed_max(n));
+        let mut pbounds = match brun {
+            Some(_) => None,
+            None => pi.map(|(_, n, ext, _)| self.packed_bounds(n, ext == Ext::Sign)),
+        };
         // Before the first branch, so that `slow` can use them too (returned; empty for a
         // wide index, whose lanes need none: `slow` and the lane-by-lane check build them).
         let eas = if wide.is_some() {
@@ -1931,6 +1968,18 @@ impl Tx<'_, '_> {
         if lanes_loop {
             self.lanes_loop(acc, &eas, slow);
             return eas;
+        }
+        let fast = self.b.create_block();
+        let holes = self.b.create_block();
+        // Within the base's run (one compare), else the range check (lanes in another run:
+        // a base below its table, `x - 4` for indices from 1), else lane by lane.
+        if let Some((pi, mx)) = brun.zip(pmax) {
+            let ok = self.in_base_run(acc, pi, mx);
+            let range = self.b.create_block();
+            self.b.ins().brif(ok, fast, &[], range, &[]);
+            self.b.switch_to_block(range);
+            self.b.seal_block(range);
+            pbounds = Some(self.packed_bounds(pi.1, false));
         }
         let ro = match &wide {
             Some(w) => Some(w.range),
@@ -1961,19 +2010,6 @@ impl Tx<'_, '_> {
                 (lane_ea, lo, hi, or, None)
             }
         };
-        let fast = self.b.create_block();
-        let holes = self.b.create_block();
-        // Within the base's run (one compare), else the range check (lanes in another run:
-        // a base below its table, `x - 4` for indices from 1), else lane by lane.
-        if let Some(ok) = pi
-            .zip(pbounds)
-            .and_then(|(pi, (_, mx))| self.in_base_run(acc, pi, mx))
-        {
-            let range = self.b.create_block();
-            self.b.ins().brif(ok, fast, &[], range, &[]);
-            self.b.switch_to_block(range);
-            self.b.seal_block(range);
-        }
         let ok = self.span_ok(acc, (lo, hi, or), nowrap);
         self.b.ins().brif(ok, fast, &[], holes, &[]);
         // The range has a unit without permission (a hole between the lanes, or data of
