@@ -4028,12 +4028,16 @@ fn loop_nests_keep_registers_across_outer_iterations() {
 fn loop_nests_with_an_outer_prologue_broadcast_and_agree() {
     // A matmul-like nest: per row of C, broadcasts of two elements of A (uniform `V.LWI`, the
     // outer prologue, under a full mask), a hardware loop over the columns reading two rows
-    // of B and updating C, and the epilogue's BLT back to the broadcasts. Cases: entered
-    // with a full mask; with a partial one (`V.SETMASK` before the nest and at the end of
-    // every row: the broadcasts run under it, and the region leaves for the interpreter
-    // when the back edge or its entry finds the mask partial); A's
-    // pointer walking past its mapping in a middle row (a broadcast in the prologue faults).
-    let prog = |setmask: &str, a: u32| {
+    // of B and updating C, and the epilogue's BLT back to the broadcasts. The prologue's
+    // checks (mask, budget, the broadcasts' span) are made on the edges into it, its entry
+    // and the back edge (`mem::PrologueRun`). Cases: entered with a full mask; with a partial
+    // one (`V.SETMASK` before the nest and at the end of every row: the broadcasts run under
+    // it, and the region leaves for the interpreter when its entry finds the mask partial);
+    // entered with a full mask that the first row's end makes partial (the back edge's
+    // check); A's pointer walking past its mapping in a middle row (a broadcast in the
+    // prologue faults, found on the back edge) and starting past it (found on the way in);
+    // A's pointer misaligned (a trap under strict alignment only); and budgets.
+    let prog = |setmask: &str, a: u32, mask: i64, epi: &str| {
         let grid = nest_grid(2);
         let b = f32_words(2 * 128, 5);
         format!(
@@ -4051,7 +4055,7 @@ fn loop_nests_with_an_outer_prologue_broadcast_and_agree() {
             S.LI s6, 0x30000
             S.LI s20, 29
             S.LI s21, 6
-            S.LI s12, 0x2b
+            S.LI s12, {mask}
             {setmask}
         irow:
             V.LWI [s9 + (0 << 2)], ->v16
@@ -4068,27 +4072,39 @@ fn loop_nests_with_an_outer_prologue_broadcast_and_agree() {
             S.ADD s9, s9, 8
             S.ADD s10, s10, 0x80
             S.ADD s8, s8, 1
+            {epi}
             {setmask}
             BLT s8, s21, irow
             HALT
             "
         )
     };
-    for (setmask, a, fault) in [
-        ("", 0x10000, false),
-        ("V.SETMASK s12", 0x10000, false),
-        ("", 0x10fe8, true),
+    let set = "V.SETMASK s12";
+    let fault = Some(TrapKind::PageFault);
+    let misaligned = Some(TrapKind::Misaligned);
+    for (setmask, a, mask, epi, trap, strict_trap) in [
+        ("", 0x10000, 0x2b, "", None, None),
+        (set, 0x10000, 0x2b, "", None, None),
+        (set, 0x10000, -1, "S.SHL s12, s12, 1", None, None),
+        ("", 0x10fe8, 0x2b, "", fault, fault),
+        ("", 0x11000, 0x2b, "", fault, fault),
+        ("", 0x10002, 0x2b, "", None, misaligned),
     ] {
-        let p = asm(&prog(setmask, a));
+        let p = asm(&prog(setmask, a, mask, epi));
         for vl in VLS {
             for strict in [false, true] {
                 let (r, st) = check(&p, vl, strict, None);
                 assert!(st.jit_retired > 0, "compiled code ran");
-                assert_eq!(trap_kind(&r.exit()).is_some(), fault, "vl {vl}");
+                let want = if strict { strict_trap } else { trap };
+                assert_eq!(
+                    trap_kind(&r.exit()),
+                    want,
+                    "vl {vl} strict {strict} a {a:#x}"
+                );
             }
         }
     }
-    check_budgets(&asm(&prog("", 0x10000)), 7);
+    check_budgets(&asm(&prog("", 0x10000, 0x2b, "")), 7);
 }
 
 #[test]

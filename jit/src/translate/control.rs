@@ -68,6 +68,10 @@ impl Tx<'_, '_> {
         }
         match header {
             Some(h) if target == head_pc => {
+                if let Some(p) = self.nest.filter(|n| target == n.start).and_then(|n| n.pre) {
+                    // The prologue's checks, after this branch retired.
+                    self.prologue_checks(p, 1);
+                }
                 // The header expects every register wide.
                 let saved = (self.form, self.nan);
                 self.materialize_all();

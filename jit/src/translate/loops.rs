@@ -1052,6 +1052,10 @@ impl Tx<'_, '_> {
     /// Translate the prologue instructions `r.insts[..h]` (a leading LOOP).
     pub(super) fn run_prologue(&mut self, r: &Region, h: usize) {
         self.uni_checked.clear();
+        if let Some(p) = self.nest.and_then(|n| n.pre) {
+            // Its run checked on the way in.
+            self.uni_checked = self.prologue_covered(p);
+        }
         for (pc, inst) in &r.insts[..h] {
             if matches!(inst, Inst::Loop(_)) {
                 self.loop_prologue(*pc, inst);

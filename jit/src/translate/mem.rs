@@ -201,7 +201,7 @@ use cranelift_codegen::ir::{
     Block, BlockArg, InstBuilder, MemFlagsData, StackSlot, StackSlotData, StackSlotKind, Value,
 };
 use lanejit_interp::isa::{
-    Dir, Ext, FpWidth, Inst, MemAddr, MemSem, Mode, Reg, SOrImm, SReg, VReg,
+    Ctl, Dir, Ext, FpWidth, Inst, MemAddr, MemSem, Mode, Reg, SOrImm, SReg, Sem, VReg,
 };
 use lanejit_interp::memory::{PERM_R, PERM_W};
 
@@ -452,6 +452,26 @@ pub(crate) struct UniLoad {
 #[derive(Clone, Debug)]
 pub(crate) struct UniRun {
     loads: Vec<UniLoad>,
+}
+
+/// A loop nest's prologue that starts with a run of uniform loads ([`UniRun`]) whose one
+/// span check covers every vector register the prologue writes (matmul256's sixteen
+/// broadcasts of a row of A), the rest of it scalar work and the `LOOP`: the prologue's
+/// checks (full mask, budget, the run's span) are made on each edge into it instead, its
+/// entry and the outer back edge (`Tx::prologue_checks`), so that nothing in it exits
+/// before the loads overwrite those registers. Their old values are then dead where the
+/// prologue starts, and not carried around the outer loop: matmul256's 256 `i64x2` chunks
+/// of sixteen broadcast registers were block parameters of the prologue, moved between
+/// stack slots at every row's back edge.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PrologueRun {
+    /// The first load's pc (the region's start).
+    pc: u64,
+    base: SReg,
+    off: u64,
+    ms: MemSem,
+    /// Instructions in the prologue.
+    len: u64,
 }
 
 /// The scalar base, constant offset and tile-space flag of a load `base + constant`.
@@ -3529,6 +3549,79 @@ impl Tx<'_, '_> {
         }
         let v = self.b.ins().splat(I64X2, x);
         self.vset_raw(VReg(d), &vec![v; self.nch]);
+    }
+
+    /// The [`PrologueRun`] of nest `r`'s prologue `r.insts[..h]`, when it is one.
+    pub(crate) fn prologue_run(&self, r: &crate::region::Region, h: usize) -> Option<PrologueRun> {
+        let (pc, first) = r.insts.first()?;
+        let Some((base, off, false, ms)) = scalar_imm_load(first) else {
+            return None;
+        };
+        if r.outer.is_none() || h < 2 {
+            return None;
+        }
+        let run = PrologueRun {
+            pc: *pc,
+            base,
+            off,
+            ms,
+            len: h as u64,
+        };
+        let covered = self.prologue_covered(run);
+        let ok = r.insts[..h].iter().all(|(ipc, i)| {
+            let fx = i.effects();
+            if fx.writes_v != 0 {
+                return covered.contains(ipc) && scalar_imm_load(i).is_some();
+            }
+            fx.reads_v == 0
+                && matches!(
+                    i.opcode().sem(),
+                    Sem::SAlu(_) | Sem::SLi | Sem::SMov | Sem::Ctl(Ctl::Loop | Ctl::Nop)
+                )
+        });
+        ok.then_some(run)
+    }
+
+    /// The loads of a [`PrologueRun`]'s run that its one check covers, its first included.
+    pub(crate) fn prologue_covered(&self, p: PrologueRun) -> Vec<u64> {
+        let (_, _, rest) = self.uniform_span(p.pc, p.ms);
+        std::iter::once(p.pc).chain(rest).collect()
+    }
+
+    /// A [`PrologueRun`]'s checks on an edge into its prologue, `extra` instructions after
+    /// the current offset (the outer back edge's branch): the full mask, the budget for the
+    /// prologue, and the span of its run of loads (from the base register's value here);
+    /// each failure exits (cold) to the prologue's first instruction with the state here.
+    pub(crate) fn prologue_checks(&mut self, p: PrologueRun, extra: u64) {
+        self.off += extra;
+        let full = self.mask_is_full();
+        self.guard(full, p.pc, Fallback::PartialMask);
+        self.budget_check(p.len, p.pc);
+        let (lo, len, _) = self.uniform_span(p.pc, p.ms);
+        let b = self.sget(p.base);
+        let ea = self
+            .b
+            .ins()
+            .iadd_imm_s(b, p.off.wrapping_add(lo as u64) as i64);
+        let fail = self.b.create_block();
+        self.b.set_cold_block(fail);
+        let fast = self.b.create_block();
+        self.check_space(
+            false,
+            ea,
+            len,
+            need(p.ms),
+            self.align_mask(p.ms),
+            fast,
+            fail,
+        );
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        self.fallback(p.pc, Fallback::RangeFault);
+        self.exit_pc(crate::abi::Status::Interp, p.pc, 0);
+        self.b.switch_to_block(fast);
+        self.b.seal_block(fast);
+        self.off -= extra;
     }
 
     /// The span one check at uniform load `pc` covers (relative to its EA: the lowest
