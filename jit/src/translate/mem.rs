@@ -257,17 +257,16 @@ pub(crate) struct RoBounds {
     step: i64,
 }
 
-/// The bytes of guest memory from a gather's or scatter's scalar base that one permitted
-/// run covers (`Tx::base_runs`): at loop entry, from the permitted-run table entry of the
+/// The readable bytes of guest memory from a gather's scalar base that one permitted run
+/// covers (`Tx::base_runs`): at loop entry, from the read-permitted-run table entry of the
 /// base's page, `run * 4096 - (base & 4095)` capped at the space's extent (0 when the base
-/// is outside it or its page lacks the permission), kept in a stack slot. A gather whose
-/// lane EAs are that base plus unsigned packed offsets is then in range, and permitted in
-/// every byte, when its highest offset plus E is at most those bytes: one compare instead
-/// of a range check and a table lookup per access (`Tx::lanes_inline`).
+/// is outside it or its page is not readable), kept in a stack slot. A gather whose lane
+/// EAs are that base plus unsigned packed offsets is then in range, and readable in every
+/// byte, when its highest offset plus E is at most those bytes: one compare instead of a
+/// range check and a table lookup per access (`Tx::lanes_inline`).
 #[derive(Clone, Copy)]
 pub(crate) struct BaseRun {
     reg: u8,
-    need: u8,
     slot: StackSlot,
 }
 
@@ -656,15 +655,15 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// At loop entry: the [`BaseRun`] of every scalar base of a gather or scatter of `r`'s
-    /// body on guest memory through a vector offset (`[s + (v << k)]`), when the body never
-    /// writes that scalar (its value here is its value at every access in the loop).
+    /// At loop entry: the [`BaseRun`] of every scalar base of a gather of `r`'s body on guest
+    /// memory through a vector offset (`[s + (v << k)]`), when the body never writes that
+    /// scalar (its value here is its value at every access in the loop).
     pub(crate) fn base_runs(&mut self, r: &crate::region::Region) {
         let mut written = 0u32;
         for (_, i) in r.body() {
             written |= super::reg_effects(i).1.s;
         }
-        let mut want: Vec<(u8, u8)> = Vec::new();
+        let mut want: Vec<u8> = Vec::new();
         for (_, inst) in r.body() {
             let Some(ms) = inst.opcode().mem() else {
                 continue;
@@ -682,20 +681,19 @@ impl Tx<'_, '_> {
                 ..
             } = addr
             {
-                let key = (b, need(ms));
-                if written & (1 << b) == 0 && !want.contains(&key) {
-                    want.push(key);
+                if written & (1 << b) == 0 && !want.contains(&b) {
+                    want.push(b);
                 }
             }
         }
-        for (reg, need) in want {
+        for reg in want {
             let (_, extent, shift) = self.space(false);
             let b = self.sget(SReg(reg));
             let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, b, extent);
             let page = self.b.ins().ushr_imm_s(b, shift);
             let zero = self.iconst(0);
             let at = self.b.ins().select(inb, page, zero);
-            let run = self.run_at(false, need, at);
+            let run = self.run_at(false, PERM_R, at);
             // From the base to the end of its run: whole units past its own, then what is
             // left of its own (nothing when the run is empty).
             let units = self.b.ins().ishl_imm_s(run, shift);
@@ -712,7 +710,7 @@ impl Tx<'_, '_> {
                 3,
             ));
             self.b.ins().stack_store(I64, bytes, slot, 0);
-            self.base_runs.push(BaseRun { reg, need, slot });
+            self.base_runs.push(BaseRun { reg, slot });
         }
     }
 
@@ -726,20 +724,16 @@ impl Tx<'_, '_> {
         if ext != Ext::Zero || sh > 31 || acc.ms.dir != Dir::Load {
             return None;
         }
-        self.base_runs
-            .iter()
-            .find(|x| x.reg == b.0 && x.need == acc.need)
-            .copied()
+        self.base_runs.iter().find(|x| x.reg == b.0).copied()
     }
 
     /// Whether every lane of a packed-index gather lies in its base's [`BaseRun`]
     /// (`Tx::base_run_of`): its highest offset `mx << sh` (unsigned packed words, `mx` their
     /// highest, `Tx::packed_max`) plus E within the run's bytes.
-    fn in_base_run(&mut self, acc: Access, pi: (SReg, VReg, Ext, u32), mx: Value) -> Value {
-        let run = self.base_run_of(acc, pi).expect("a gather with a base run");
+    fn in_base_run(&mut self, acc: Access, run: BaseRun, sh: u32, mx: Value) -> Value {
         let bytes = self.b.ins().stack_load(I64, I64, run.slot, 0);
         // At most (2^32 - 1) << 31 plus E: no wrap.
-        let hi = self.index_offset(mx, false, pi.3);
+        let hi = self.index_offset(mx, false, sh);
         let end = self.b.ins().iadd_imm_s(hi, acc.ms.width() as i64);
         // Register-offset loads are never checked for alignment (ISA 8.4).
         debug_assert_eq!(acc.amask, 0);
@@ -1962,8 +1956,8 @@ impl Tx<'_, '_> {
         // the next access through the same value (`Tx::packed_bounds`): only its highest
         // lane for a gather checked against its base's run first, whose range check (and
         // lowest lane) comes after that check fails.
-        let brun = pi.filter(|&pi| self.base_run_of(acc, pi).is_some());
-        let pmax = brun.map(|(_, n, _, _)| self.packed_max(n));
+        let brun = pi.and_then(|pi| Some((pi, self.base_run_of(acc, pi)?)));
+        let pmax = brun.map(|((_, n, _, _), _)| self.packed_max(n));
         let mut pbounds = match brun {
             Some(_) => None,
             None => pi.map(|(_, n, ext, _)| self.packed_bounds(n, ext == Ext::Sign)),
@@ -1993,8 +1987,8 @@ impl Tx<'_, '_> {
         let holes = self.b.create_block();
         // Within the base's run (one compare), else the range check (lanes in another run:
         // a base below its table, `x - 4` for indices from 1), else lane by lane.
-        if let Some((pi, mx)) = brun.zip(pmax) {
-            let ok = self.in_base_run(acc, pi, mx);
+        if let Some(((pi, run), mx)) = brun.zip(pmax) {
+            let ok = self.in_base_run(acc, run, pi.3, mx);
             let range = self.b.create_block();
             self.b.ins().brif(ok, fast, &[], range, &[]);
             self.b.switch_to_block(range);
