@@ -857,27 +857,30 @@ impl Tx<'_, '_> {
         let dfg = &self.b.func.dfg;
         let key: Vec<Value> = raw.iter().map(|&c| dfg.resolve_aliases(c)).collect();
         self.cached_bounds(key, BoundsKind::Packed { sign }, I32, |t| {
-            let p: Vec<Value> = raw.iter().map(|&v| t.bitcast(I32X4, v)).collect();
-            let reduce = |t: &mut Self, f: Fold| {
-                let mut v = p.clone();
-                while v.len() > 1 {
-                    v = v.chunks(2).map(|c| f(t, c[0], c[1])).collect();
-                }
-                let x = t.fold_lanes(v[0], f, 2);
-                t.b.ins().extractlane(x, 0)
-            };
             if sign {
                 (
-                    reduce(t, |t, a, b| t.b.ins().smin(a, b)),
-                    reduce(t, |t, a, b| t.b.ins().smax(a, b)),
+                    t.fold_words(&raw, |t, a, b| t.b.ins().smin(a, b)),
+                    t.fold_words(&raw, |t, a, b| t.b.ins().smax(a, b)),
                 )
             } else {
                 (
-                    reduce(t, |t, a, b| t.b.ins().umin(a, b)),
-                    reduce(t, |t, a, b| t.b.ins().umax(a, b)),
+                    t.fold_words(&raw, |t, a, b| t.b.ins().umin(a, b)),
+                    t.fold_words(&raw, |t, a, b| t.b.ins().umax(a, b)),
                 )
             }
         })
+    }
+
+    /// The 32-bit lanes of the packed vectors `raw` folded into one `i32` by `f`: the
+    /// vectors pairwise, then the four lanes of the last (`Tx::fold_lanes`), lane 0
+    /// extracted.
+    fn fold_words(&mut self, raw: &[Value], f: Fold) -> Value {
+        let mut v: Vec<Value> = raw.iter().map(|&v| self.bitcast(I32X4, v)).collect();
+        while v.len() > 1 {
+            v = v.chunks(2).map(|c| f(self, c[0], c[1])).collect();
+        }
+        let x = self.fold_lanes(v[0], f, 2);
+        self.b.ins().extractlane(x, 0)
     }
 
     /// The highest of packed register `n`'s 32-bit lanes (unsigned), as an `i32` value: the
@@ -896,12 +899,7 @@ impl Tx<'_, '_> {
             return self.packed_bounds(n, false).1;
         }
         let (_, hi) = self.cached_bounds(key, BoundsKind::PackedMax, I32, |t| {
-            let mut v: Vec<Value> = raw.iter().map(|&v| t.bitcast(I32X4, v)).collect();
-            while v.len() > 1 {
-                v = v.chunks(2).map(|c| t.b.ins().umax(c[0], c[1])).collect();
-            }
-            let x = t.fold_lanes(v[0], |t, a, b| t.b.ins().umax(a, b), 2);
-            let hi = t.b.ins().extractlane(x, 0);
+            let hi = t.fold_words(&raw, |t, a, b| t.b.ins().umax(a, b));
             (hi, hi)
         });
         hi
@@ -3008,18 +3006,9 @@ impl Tx<'_, '_> {
             hi_ok
         };
         let or = if amask != 0 {
-            // The or of every lane: the vectors pairwise, then the four lanes of the last
-            // one (`Tx::fold_lanes`), lane 0 extracted.
-            let mut v: Vec<Value> = self
-                .packed_vals(n, 2)
-                .into_iter()
-                .map(|v| self.bitcast(I32X4, v))
-                .collect();
-            while v.len() > 1 {
-                v = v.chunks(2).map(|c| self.b.ins().bor(c[0], c[1])).collect();
-            }
-            let x = self.fold_lanes(v[0], |t, a, b| t.b.ins().bor(a, b), 2);
-            let o = self.b.ins().extractlane(x, 0);
+            // The or of every lane.
+            let raw = self.packed_vals(n, 2);
+            let o = self.fold_words(&raw, |t, a, b| t.b.ins().bor(a, b));
             let o = widen(self, o);
             self.b.ins().bor(o, base)
         } else {
@@ -3502,26 +3491,7 @@ impl Tx<'_, '_> {
     /// of its chunks for `V.FMA.S` one shuffle, hoisted out of it).
     fn uniform_load(&mut self, pc: u64, ms: MemSem, data: Reg, ea: Value, local: bool) {
         if !self.uni_checked.contains(&pc) {
-            let (lo, len, rest) = self.uniform_span(pc, ms);
-            let fail = self.b.create_block();
-            self.b.set_cold_block(fail);
-            let fast = self.b.create_block();
-            let start = if lo == 0 {
-                ea
-            } else {
-                self.b.ins().iadd_imm_s(ea, lo)
-            };
-            self.check_space(local, start, len, need(ms), self.align_mask(ms), fast, fail);
-            // A fault anywhere in the span: this load and the run's others go to the
-            // interpreter from here (exact, as every load of the run comes after this one
-            // in straight-line code: a trap is only nearer).
-            self.b.switch_to_block(fail);
-            self.b.seal_block(fail);
-            self.fallback(pc, Fallback::RangeFault);
-            self.exit_pc(crate::abi::Status::Interp, pc, 0);
-            self.b.switch_to_block(fast);
-            self.b.seal_block(fast);
-            self.uni_checked = rest;
+            self.uni_checked = self.uniform_run_check(pc, ms, ea, local);
         }
         let (sb, _, _) = self.space(local);
         let host = self.b.ins().iadd(sb, ea);
@@ -3565,7 +3535,8 @@ impl Tx<'_, '_> {
         let ok = r.insts[..h].iter().all(|(ipc, i)| {
             let fx = i.effects();
             if fx.writes_v != 0 {
-                return covered.contains(ipc) && scalar_imm_load(i).is_some();
+                // The run's loads (`uniform_runs`: scalar base plus a constant).
+                return covered.contains(ipc);
             }
             fx.reads_v == 0
                 && matches!(
@@ -3591,31 +3562,34 @@ impl Tx<'_, '_> {
         let full = self.mask_is_full();
         self.guard(full, p.pc, Fallback::PartialMask);
         self.budget_check(p.len, p.pc);
-        let (lo, len, _) = self.uniform_span(p.pc, p.ms);
         let b = self.sget(p.base);
-        let ea = self
-            .b
-            .ins()
-            .iadd_imm_s(b, p.off.wrapping_add(lo as u64) as i64);
+        let ea = self.b.ins().iadd_imm_s(b, p.off as i64);
+        self.uniform_run_check(p.pc, p.ms, ea, false);
+        self.off -= extra;
+    }
+
+    /// The check of uniform load `pc` at `ea` for the span of its run ([`Self::uniform_span`]):
+    /// on failure a cold exit to `pc`, so that it and the run's other loads go to the
+    /// interpreter from there (exact, as every load of the run comes after it in straight-line
+    /// code: a trap is only nearer). Returns the run's other loads it covers.
+    fn uniform_run_check(&mut self, pc: u64, ms: MemSem, ea: Value, local: bool) -> Vec<u64> {
+        let (lo, len, rest) = self.uniform_span(pc, ms);
         let fail = self.b.create_block();
         self.b.set_cold_block(fail);
         let fast = self.b.create_block();
-        self.check_space(
-            false,
-            ea,
-            len,
-            need(p.ms),
-            self.align_mask(p.ms),
-            fast,
-            fail,
-        );
+        let start = if lo == 0 {
+            ea
+        } else {
+            self.b.ins().iadd_imm_s(ea, lo)
+        };
+        self.check_space(local, start, len, need(ms), self.align_mask(ms), fast, fail);
         self.b.switch_to_block(fail);
         self.b.seal_block(fail);
-        self.fallback(p.pc, Fallback::RangeFault);
-        self.exit_pc(crate::abi::Status::Interp, p.pc, 0);
+        self.fallback(pc, Fallback::RangeFault);
+        self.exit_pc(crate::abi::Status::Interp, pc, 0);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
-        self.off -= extra;
+        rest
     }
 
     /// The span one check at uniform load `pc` covers (relative to its EA: the lowest
