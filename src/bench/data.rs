@@ -292,7 +292,7 @@ impl Native {
                     dst: fdst(n),
                 }
             }
-            Kernel::Matmul256 => Native::Matmul {
+            Kernel::Matmul256 | Kernel::MatmulIkj => Native::Matmul {
                 a: fsrc(floats(&mut rng, n * n)),
                 b: Placed::new(&floats(&mut rng, n * n), o_idx),
                 dst: fdst(n * n),

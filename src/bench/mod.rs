@@ -182,6 +182,9 @@ pub enum Kernel {
     SpmvCsr,
     /// 256 x 256 f32 matrix product, blocks of B staged in tile space.
     Matmul256,
+    /// The same product in the i-k-j order straight from memory: a short inner loop
+    /// entered once per (i, k).
+    MatmulIkj,
     /// Lookup-table transform through a 4 MiB table.
     Lut32,
     /// AoS -> SoA of 4-word structs, fields as strided loads with `lc0` offsets.
@@ -194,7 +197,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel, in table order.
-    pub const ALL: [Kernel; 17] = [
+    pub const ALL: [Kernel; 18] = [
         Kernel::Copy32,
         Kernel::Widensum8,
         Kernel::Gather32,
@@ -208,6 +211,7 @@ impl Kernel {
         Kernel::Fir8Vaddr,
         Kernel::SpmvCsr,
         Kernel::Matmul256,
+        Kernel::MatmulIkj,
         Kernel::Lut32,
         Kernel::AosSoaLc0,
         Kernel::AosSoaVaddr,
@@ -230,6 +234,7 @@ impl Kernel {
             Kernel::Fir8Vaddr => "fir8_vaddr",
             Kernel::SpmvCsr => "spmv_csr",
             Kernel::Matmul256 => "matmul256",
+            Kernel::MatmulIkj => "matmul_ikj",
             Kernel::Lut32 => "lut32",
             Kernel::AosSoaLc0 => "aos_soa_lc0",
             Kernel::AosSoaVaddr => "aos_soa_vaddr",
@@ -266,6 +271,7 @@ impl Kernel {
             Kernel::Fir8Vaddr => include_str!("../../seeds/kernels/bench/fir8_vaddr.s"),
             Kernel::SpmvCsr => include_str!("../../seeds/kernels/bench/spmv_csr.s"),
             Kernel::Matmul256 => include_str!("../../seeds/kernels/bench/matmul256.s"),
+            Kernel::MatmulIkj => include_str!("../../seeds/kernels/bench/matmul_ikj.s"),
             Kernel::Lut32 => include_str!("../../seeds/kernels/bench/lut32.s"),
             Kernel::AosSoaLc0 => include_str!("../../seeds/kernels/bench/aos_soa_lc0.s"),
             Kernel::AosSoaVaddr => include_str!("../../seeds/kernels/bench/aos_soa_vaddr.s"),
@@ -283,9 +289,9 @@ impl Kernel {
     /// strided32, the matrix dimension (`N * N * 4 <= size`, a multiple of VL) for tile_stage,
     /// the grid width (`N * N * 4 <= size`) for the stencils, outputs (`size / 4 - 7`: x holds
     /// `size / 4` floats) for fir8, rows (`size / 48`: the values of about 12 nonzeros per
-    /// row fill `size`) for spmv_csr, structs (`size / 16`) for aos_soa, and for matmul256 the
-    /// dimension `sqrt(size / 4)` rounded down to a multiple of 16 and capped at 256 (so
-    /// every size from 256 KiB up runs the same 256 x 256 product).
+    /// row fill `size`) for spmv_csr, structs (`size / 16`) for aos_soa, and for matmul256 and
+    /// matmul_ikj the dimension `sqrt(size / 4)` rounded down to a multiple of 16 and capped
+    /// at 256 (so every size from 256 KiB up runs the same 256 x 256 product).
     pub fn param(self, size: u64, vl: u32) -> Result<u64, BenchError> {
         let bad = |why: &str| BenchError::BadSize {
             kernel: self.name(),
@@ -307,7 +313,9 @@ impl Kernel {
             }
             Kernel::Fir8Lc0 | Kernel::Fir8Vaddr => (size / 4).saturating_sub(7),
             Kernel::SpmvCsr => size / (4 * 12),
-            Kernel::Matmul256 => ((size / 4).isqrt() / MATMUL_KB * MATMUL_KB).min(MATMUL_N),
+            Kernel::Matmul256 | Kernel::MatmulIkj => {
+                ((size / 4).isqrt() / MATMUL_KB * MATMUL_KB).min(MATMUL_N)
+            }
             Kernel::AosSoaLc0 | Kernel::AosSoaVaddr => size / 16,
             Kernel::TileStage => {
                 let vl = u64::from(vl.max(1));
@@ -328,13 +336,13 @@ impl Kernel {
     }
 
     /// Elements one run processes for parameter `n`: interior points for the stencils,
-    /// nonzeros for spmv_csr, multiply-adds (`n^3`) for matmul256.
+    /// nonzeros for spmv_csr, multiply-adds (`n^3`) for matmul256 and matmul_ikj.
     pub fn elements(self, n: u64) -> u64 {
         match self {
             Kernel::TileStage => n * n,
             Kernel::Stencil5Lc0 | Kernel::Stencil5Vaddr => n.saturating_sub(2).pow(2),
             Kernel::SpmvCsr => (0..n).map(spmv_row_len).sum(),
-            Kernel::Matmul256 => n * n * n,
+            Kernel::Matmul256 | Kernel::MatmulIkj => n * n * n,
             _ => n,
         }
     }

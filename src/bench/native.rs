@@ -223,8 +223,9 @@ multiversion! {
 }
 
 multiversion! {
-    /// matmul256: `c = a * b` for `n` x `n` row-major matrices, every `c[i][j]` accumulated
-    /// by `fma(a[i][k], b[k][j], c[i][j])` in k order from +0.0 (the i-k-j loop).
+    /// matmul256 and matmul_ikj: `c = a * b` for `n` x `n` row-major matrices, every
+    /// `c[i][j]` accumulated by `fma(a[i][k], b[k][j], c[i][j])` in k order from +0.0 (the
+    /// i-k-j loop).
     pub fn matmul(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
         c.fill(0.0);
         for (arow, crow) in a.chunks_exact(n).zip(c.chunks_exact_mut(n)) {
