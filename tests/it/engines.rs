@@ -4037,7 +4037,8 @@ fn loop_nests_with_an_outer_prologue_broadcast_and_agree() {
     // check); A's pointer walking past its mapping in a middle row (a broadcast in the
     // prologue faults, found on the back edge) and starting past it (found on the way in);
     // A's pointer misaligned (a trap under strict alignment only); and budgets.
-    let prog = |setmask: &str, a: u32, mask: i64, epi: &str| {
+    // `pro`: more of the prologue, after the broadcasts.
+    let prog_with = |setmask: &str, a: u32, mask: i64, epi: &str, pro: &str| {
         let grid = nest_grid(2);
         let b = f32_words(2 * 128, 5);
         format!(
@@ -4060,6 +4061,7 @@ fn loop_nests_with_an_outer_prologue_broadcast_and_agree() {
         irow:
             V.LWI [s9 + (0 << 2)], ->v16
             V.LWI [s9 + (1 << 2)], ->v17
+            {pro}
             S.ADD s13, s13, 1
             LOOP s20
             V.LW [s10, lc0<<2, 0], ->v1
@@ -4079,6 +4081,7 @@ fn loop_nests_with_an_outer_prologue_broadcast_and_agree() {
             "
         )
     };
+    let prog = |setmask: &str, a: u32, mask: i64, epi: &str| prog_with(setmask, a, mask, epi, "");
     let set = "V.SETMASK s12";
     let fault = Some(TrapKind::PageFault);
     let misaligned = Some(TrapKind::Misaligned);
@@ -4105,6 +4108,23 @@ fn loop_nests_with_an_outer_prologue_broadcast_and_agree() {
         }
     }
     check_budgets(&asm(&prog("", 0x10000, 0x2b, "")), 7);
+    // The body's registers are iteration-local (overwritten before read in every
+    // iteration, kept in a packed slot by the last iterations, `Tx::plocal`) unless the
+    // prologue or epilogue touches them: here the prologue reads v1, the last row's last
+    // value, so only v2 stays local. With a fault in a middle row's prologue and budgets.
+    for a in [0x10000, 0x10fe8] {
+        let p = asm(&prog_with("", a, 0x2b, "", "V.ADD v18, v18, v1"));
+        for vl in VLS {
+            let (r, st) = check(&p, vl, false, None);
+            assert!(st.jit_retired > 0, "compiled code ran");
+            let want = (a != 0x10000).then_some(TrapKind::PageFault);
+            assert_eq!(trap_kind(&r.exit()), want, "vl {vl} a {a:#x}");
+        }
+    }
+    check_budgets(
+        &asm(&prog_with("", 0x10000, 0x2b, "", "V.ADD v18, v18, v1")),
+        7,
+    );
 }
 
 #[test]
