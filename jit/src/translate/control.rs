@@ -183,6 +183,127 @@ impl Tx<'_, '_> {
         self.form = wide;
     }
 
+    /// Whether nest `r`'s inner loop may be entered from the prologue's end straight into
+    /// its second full copy ([`Self::prologue_shortcut`]): a branch loop (SpMV's steps over a
+    /// row's nonzeros) that never runs under a partial mask and has a second copy (`pairs`,
+    /// `TxConfig::pairs`), in the register form, with no hoisted access (whose span checks
+    /// the header's way makes).
+    pub(super) fn shortcut_ok(&self, r: &crate::region::Region, pairs: bool) -> bool {
+        r.outer.is_some()
+            && pairs
+            && !self.vmem
+            && self.hoist.is_empty()
+            && self.deferred.is_empty()
+            && super::analysis::branch_fast_ok(r)
+            && !super::analysis::fast_loop_ok(r)
+            && super::analysis::never_partial(r)
+            && super::analysis::has_vector_work(r)
+    }
+
+    /// The end of a nest's prologue (block `pe`, its one predecessor the prologue, `state`
+    /// the forms and raw-NaN flags the prologue left): when the inner branch loop's second
+    /// full copy (`top`) was translated with forms the registers here can be packed into,
+    /// and the budget covers an iteration, go on there, as the first copy's back edge does
+    /// ([`Self::branch_fast_edge`]); otherwise to `slow`, which widens every register for
+    /// the header. The first copy runs on wide registers (SpMV's row indices, end offsets,
+    /// gathered words and f32 sum, widened at the prologue's end and packed again at the
+    /// first copy's back edge): it ran once per row at two and a half times a packed
+    /// iteration's instructions. Here every wide register the copy takes as 32-bit words is
+    /// packed ([`Self::pack_words`], when each lane's value is such a word: a register
+    /// loaded from the register file at region entry need not be), and one the copy may
+    /// take holding a raw NaN is taken so (a canonical value is such a value).
+    pub(super) fn prologue_shortcut(
+        &mut self,
+        pe: Block,
+        slow: Block,
+        state: ([Form; 32], [Option<lanejit_interp::isa::FpWidth>; 32]),
+        top: Option<Block>,
+        body_len: u64,
+    ) {
+        self.b.switch_to_block(pe);
+        (self.form, self.nan) = state;
+        self.full = true;
+        self.off = 0;
+        self.fast = None;
+        let mut go = None;
+        if let (Some(top), Some(forms), Some(raw)) = (top, self.fast_forms, self.fast_nan) {
+            let mut cond: Option<Value> = None;
+            let mut and = |tx: &mut Self, c: Value| {
+                cond = Some(match cond {
+                    Some(a) => tx.b.ins().band(a, c),
+                    None => c,
+                });
+            };
+            for n in 0..32u8 {
+                let i = n as usize;
+                if let Form::Packed { log2e: 2, ext, .. } = forms[i] {
+                    if forms[i] == Form::packed(2, ext)
+                        && self.form[i] == Form::Wide
+                        && self.nan[i].is_none()
+                        && self.v[i].is_some()
+                        && self.can_pack(VReg(n), 2)
+                    {
+                        let fits = self.pack_words(VReg(n), ext);
+                        and(self, fits);
+                    }
+                }
+                if self.nan[i].is_none() && raw[i].is_some() {
+                    self.nan[i] = raw[i];
+                }
+            }
+            if let Some((packs, _)) = self.second_copy_forms() {
+                if let Some(p) = packs {
+                    and(self, p);
+                }
+                if self.budgeted {
+                    let fits = self.budget_fits(0, body_len);
+                    and(self, fits);
+                }
+                go = Some((top, cond));
+            }
+        }
+        match go {
+            Some((top, None)) => {
+                self.b.ins().jump(top, &[]);
+            }
+            Some((top, Some(c))) => {
+                self.b.ins().brif(c, top, &[], slow, &[]);
+            }
+            None => {
+                self.b.ins().jump(slow, &[]);
+            }
+        }
+        self.b.seal_block(slow);
+        self.all_wide();
+    }
+
+    /// Pack wide register `r` as 32-bit words extended by `ext` (its wide variables keep
+    /// their values), and the condition that the packing is exact: every lane's value the
+    /// extension of its low word.
+    fn pack_words(&mut self, r: VReg, ext: lanejit_interp::isa::Ext) -> Value {
+        let ch = self.vget_all(r);
+        let sign = ext == lanejit_interp::isa::Ext::Sign;
+        let mut same: Option<Value> = None;
+        let mut packed = Vec::with_capacity(ch.len() / 2);
+        for p in ch.chunks(2) {
+            let (a, b) = (self.bitcast(I8X16, p[0]), self.bitcast(I8X16, p[1]));
+            let w = self.shuffle(a, b, super::mem::pick_dwords(0));
+            let back = self.widen_to_64(w, 2, sign);
+            for (orig, x) in p.iter().zip(back) {
+                let x = self.bitcast(I64X2, x);
+                let e = self.b.ins().icmp(IntCC::Equal, *orig, x);
+                same = Some(match same {
+                    Some(s) => self.b.ins().band(s, e),
+                    None => e,
+                });
+            }
+            packed.push(w);
+        }
+        self.def_packed(r, 2, ext, &packed);
+        let same = same.expect("a register has chunks");
+        self.b.ins().vall_true(same)
+    }
+
     /// At an edge into the second full copy: canonicalise every register (the copy starts
     /// with canonical registers: forms are carried, raw NaNs are not), pack the registers
     /// the copy wants packed that are wide here ([`Self::repack`]), and whether the forms

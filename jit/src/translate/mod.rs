@@ -1151,7 +1151,7 @@ impl<'a, 'f> Tx<'a, 'f> {
 
     /// The `i64x2` chunks of the 16 bytes `p` read as lanes of `1 << log2e` bytes, sign- or
     /// zero-extended (`sign`), in lane order.
-    fn widen_to_64(&mut self, p: Value, log2e: u8, sign: bool) -> Vec<Value> {
+    pub(crate) fn widen_to_64(&mut self, p: Value, log2e: u8, sign: bool) -> Vec<Value> {
         let mut level = vec![match log2e {
             3 => self.bitcast(I64X2, p),
             2 => self.bitcast(I32X4, p),
@@ -2164,6 +2164,8 @@ pub(crate) fn translate(
             tx.full = true;
         }
     }
+    // A nest's prologue end, when its inner branch loop may be entered in the second copy.
+    let mut pro_end = None;
     if h > 0 {
         // Prologue (up to the LOOP): its own budget check.
         if tx.nest.is_none_or(|n| n.pre.is_none()) {
@@ -2177,8 +2179,15 @@ pub(crate) fn translate(
             }
         }
         if r.outer.is_some() {
-            // The header expects every register wide.
-            tx.materialize_all();
+            if tx.shortcut_ok(r, cfg.pairs) {
+                // The inner branch loop's second copy may be entered straight from here
+                // (`Tx::prologue_shortcut`): the forms as the prologue leaves them, for the
+                // decision made once that copy is translated.
+                pro_end = Some((tx.form, tx.nan));
+            } else {
+                // The header expects every register wide.
+                tx.materialize_all();
+            }
         }
     }
     if let Some(vl) = cfg.strip {
@@ -2189,6 +2198,7 @@ pub(crate) fn translate(
     }
     // A loop's header is a block of its own (the back edges' target); straight-line code
     // goes on in the entry block.
+    let mut shortcut = None;
     let header = if r.loop_head.is_some() {
         let header = tx.b.create_block();
         // The f32 lanes of read-only FP operands, narrowed once for every copy of the body.
@@ -2213,6 +2223,17 @@ pub(crate) fn translate(
         if !tx.vmem && tx.vl >= 4 {
             tx.ro_offsets(r);
             tx.base_runs(r);
+        }
+        if pro_end.is_some() {
+            // The decision (`pe`) is made once the second copy is translated; the way to the
+            // header (`slow`) widens every register as the header expects.
+            let pe = tx.b.create_block();
+            let slow = tx.b.create_block();
+            tx.b.ins().jump(pe, &[]);
+            tx.b.seal_block(pe);
+            tx.b.switch_to_block(slow);
+            tx.materialize_all();
+            shortcut = Some((pe, slow));
         }
         tx.b.ins().jump(header, &[]);
         tx.b.switch_to_block(header);
@@ -2385,6 +2406,9 @@ pub(crate) fn translate(
                 tx.run(r, h, back);
                 tx.entry_nan = [None; 32];
             }
+        }
+        if let (Some((pe, slow)), Some(state)) = (shortcut, pro_end) {
+            tx.prologue_shortcut(pe, slow, state, fast_top, body_len);
         }
         if let (Some(mut st), false) = (stream, tx.hoist.is_empty()) {
             tx.b.switch_to_block(st.top);
