@@ -73,9 +73,7 @@ pub enum Fallback {
     /// the code).
     Declined,
     /// An add to 32-bit lanes kept packed (a loaded index stepping on) would carry out of 32
-    /// bits in some lane: the interpreter executes it. Also a nest's row start whose
-    /// registers the inner loop's packed copy takes as 32-bit words hold wider values
-    /// (`translate`'s `Tx::prologue_shortcut`): the interpreter runs the inner loop.
+    /// bits in some lane: the interpreter executes it.
     Carry,
     /// A loop iteration with a partial mask (its tail, an iteration whose span check found a
     /// fault ahead, or any partial-mask iteration of a loop compiled without them: see

@@ -203,13 +203,9 @@ impl Tx<'_, '_> {
     /// The end of a nest's prologue (block `pe`, its one predecessor the prologue, `state`
     /// the forms and raw-NaN flags the prologue left): when the inner branch loop's second
     /// full copy (`top`) was translated with forms the registers here can be packed into,
-    /// go on there when they pack and the budget covers an iteration, as the first copy's
-    /// back edge does ([`Self::branch_fast_edge`]), else to the interpreter (`leave`);
-    /// when it cannot be entered from here, to `slow`, which widens every register for the
-    /// header and the first copy. Only a register too wide at the region's entry, or the
-    /// budget's end, leaves (both rare), so the header and the first copy are no longer
-    /// reached without a budget (the second copy's back edge goes to its top or exits) and
-    /// Cranelift drops them: spmv_csr's nest compiled in a third less time. The first copy runs on wide registers (SpMV's row indices, end offsets,
+    /// and the budget covers an iteration, go on there, as the first copy's back edge does
+    /// ([`Self::branch_fast_edge`]); otherwise to `slow`, which widens every register for
+    /// the header. The first copy runs on wide registers (SpMV's row indices, end offsets,
     /// gathered words and f32 sum, widened at the prologue's end and packed again at the
     /// first copy's back edge): it ran once per row at two and a half times a packed
     /// iteration's instructions. Here every wide register the copy takes as 32-bit words is
@@ -218,7 +214,8 @@ impl Tx<'_, '_> {
     /// take holding a raw NaN is taken so (a canonical value is such a value).
     pub(super) fn prologue_shortcut(
         &mut self,
-        (pe, leave, slow): (Block, Block, Block),
+        pe: Block,
+        slow: Block,
         state: ([Form; 32], [Option<lanejit_interp::isa::FpWidth>; 32]),
         top: Option<Block>,
         body_len: u64,
@@ -270,13 +267,12 @@ impl Tx<'_, '_> {
                 self.b.ins().jump(top, &[]);
             }
             Some((top, Some(c))) => {
-                self.b.ins().brif(c, top, &[], leave, &[]);
+                self.b.ins().brif(c, top, &[], slow, &[]);
             }
             None => {
                 self.b.ins().jump(slow, &[]);
             }
         }
-        self.b.seal_block(leave);
         self.b.seal_block(slow);
         self.all_wide();
     }

@@ -2225,23 +2225,15 @@ pub(crate) fn translate(
             tx.base_runs(r);
         }
         if pro_end.is_some() {
-            // The decision (`pe`) is made once the second copy is translated. Its other ways,
-            // both made here with the prologue's state: to the interpreter (`leave`), when
-            // the registers do not pack or the budget ends; to the header (`slow`), which
-            // widens every register as the header expects, when the copy cannot be entered
-            // from here at all.
+            // The decision (`pe`) is made once the second copy is translated; the way to the
+            // header (`slow`) widens every register as the header expects.
             let pe = tx.b.create_block();
-            let leave = tx.b.create_block();
             let slow = tx.b.create_block();
             tx.b.ins().jump(pe, &[]);
             tx.b.seal_block(pe);
-            tx.b.switch_to_block(leave);
-            let head_pc = r.insts[h].0;
-            tx.fallback(head_pc, crate::observe::Fallback::Carry);
-            tx.exit_pc(Status::Interp, head_pc, 0);
             tx.b.switch_to_block(slow);
             tx.materialize_all();
-            shortcut = Some((pe, leave, slow));
+            shortcut = Some((pe, slow));
         }
         tx.b.ins().jump(header, &[]);
         tx.b.switch_to_block(header);
@@ -2415,8 +2407,8 @@ pub(crate) fn translate(
                 tx.entry_nan = [None; 32];
             }
         }
-        if let (Some(ways), Some(state)) = (shortcut, pro_end) {
-            tx.prologue_shortcut(ways, state, fast_top, body_len);
+        if let (Some((pe, slow)), Some(state)) = (shortcut, pro_end) {
+            tx.prologue_shortcut(pe, slow, state, fast_top, body_len);
         }
         if let (Some(mut st), false) = (stream, tx.hoist.is_empty()) {
             tx.b.switch_to_block(st.top);
