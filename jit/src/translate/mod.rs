@@ -57,14 +57,14 @@
 //! as packed words pack there (`Tx::prologue_shortcut`; else the header's way, into the first
 //! copy, which runs on wide registers): SpMV's groups of rows ran their first step in the
 //! wide copy, 1,642 of 11,206 compiled-code instructions a group (callgrind, VL 32), now
-//! 10,905 in all; spmv_csr at 256 KiB 430-440 -> 462-468 Melem/s (alternating runs). A prologue that starts with a run
-//! of uniform loads writing every vector register the prologue writes (matmul256's sixteen
-//! broadcasts of a row of A; `mem::PrologueRun`) has its checks (full mask, budget, the
-//! run's span) made on the two edges into it, the region entry and the outer back edge,
-//! each exiting to the prologue's first instruction: nothing in the prologue then exits
-//! before its loads overwrite those registers, so their old values are dead at `Nest::top`
-//! and no longer block parameters there (matmul256's were 256 `i64x2` chunks, moved between
-//! stack slots at every row's back edge). `lanejit bench --kernel matmul256 --engine jit`,
+//! 10,905 in all; spmv_csr at 256 KiB 430-440 -> 462-468 Melem/s (alternating runs). A
+//! prologue that starts with a run of uniform loads writing every vector register the
+//! prologue writes (matmul256's sixteen broadcasts of a row of A; `mem::PrologueRun`) has
+//! its checks (full mask, budget, the run's span) made on the two edges into it, the region
+//! entry and the outer back edge, each exiting to the prologue's first instruction: nothing
+//! in the prologue then exits before its loads overwrite those registers, so their old
+//! values are dead at `Nest::top` and no longer block parameters there (matmul256's were 256
+//! `i64x2` chunks, moved between stack slots at every row's back edge). `lanejit bench --kernel matmul256 --engine jit`,
 //! two alternating runs, G multiply-adds/s: 14.7-15.0 -> 19.5-19.9 at 256 KiB and 16 MiB;
 //! its nest compiles in 10.6 ms instead of 12.0. In a nest the iteration-local
 //! registers that are packed where they are stored go to a stack slot as they are
