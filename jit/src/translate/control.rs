@@ -238,6 +238,7 @@ impl Tx<'_, '_> {
                 let i = n as usize;
                 if let Form::Packed { log2e: 2, ext, .. } = forms[i] {
                     if forms[i] == Form::packed(2, ext)
+                        && matches!(ext, Ext::Zero | Ext::Sign)
                         && self.form[i] == Form::Wide
                         && self.nan[i].is_none()
                         && self.v[i].is_some()
@@ -279,29 +280,44 @@ impl Tx<'_, '_> {
 
     /// Pack wide register `r` as 32-bit words extended by `ext` (its wide variables keep
     /// their values), and the condition that the packing is exact: every lane's value the
-    /// extension of its low word.
-    fn pack_words(&mut self, r: VReg, ext: lanejit_interp::isa::Ext) -> Value {
+    /// extension of its low word (zero-extended: no lane with a bit set above bit 31, one
+    /// test for all chunks; sign-extended: each chunk compared with its words widened back).
+    fn pack_words(&mut self, r: VReg, ext: Ext) -> Value {
         let ch = self.vget_all(r);
-        let sign = ext == lanejit_interp::isa::Ext::Sign;
+        let fits = match ext {
+            Ext::Zero => {
+                let mut or = ch[0];
+                for &c in &ch[1..] {
+                    or = self.b.ins().bor(or, c);
+                }
+                let high = self.b.ins().ushr_imm_s(or, 32);
+                let any = self.b.ins().vany_true(high);
+                Some(self.b.ins().icmp_imm_s(IntCC::Equal, any, 0))
+            }
+            Ext::Sign | Ext::None => None,
+        };
         let mut same: Option<Value> = None;
         let mut packed = Vec::with_capacity(ch.len() / 2);
         for p in ch.chunks(2) {
             let (a, b) = (self.bitcast(I8X16, p[0]), self.bitcast(I8X16, p[1]));
             let w = self.shuffle(a, b, super::mem::pick_dwords(0));
-            let back = self.widen_to_64(w, 2, sign);
-            for (orig, x) in p.iter().zip(back) {
-                let x = self.bitcast(I64X2, x);
-                let e = self.b.ins().icmp(IntCC::Equal, *orig, x);
-                same = Some(match same {
-                    Some(s) => self.b.ins().band(s, e),
-                    None => e,
-                });
+            if fits.is_none() {
+                for (orig, x) in p.iter().zip(self.widen_to_64(w, 2, true)) {
+                    let x = self.bitcast(I64X2, x);
+                    let e = self.b.ins().icmp(IntCC::Equal, *orig, x);
+                    same = Some(match same {
+                        Some(s) => self.b.ins().band(s, e),
+                        None => e,
+                    });
+                }
             }
             packed.push(w);
         }
         self.def_packed(r, 2, ext, &packed);
-        let same = same.expect("a register has chunks");
-        self.b.ins().vall_true(same)
+        fits.unwrap_or_else(|| {
+            let same = same.expect("a register has chunks");
+            self.b.ins().vall_true(same)
+        })
     }
 
     /// At an edge into the second full copy: canonicalise every register (the copy starts
@@ -366,26 +382,11 @@ impl Tx<'_, '_> {
             if !self.repacks_reg(n) {
                 continue;
             }
-            let ch = self.vget_all(VReg(n));
-            let mut or = ch[0];
-            for &c in &ch[1..] {
-                or = self.b.ins().bor(or, c);
-            }
-            let high = self.b.ins().ushr_imm_s(or, 32);
-            let any = self.b.ins().vany_true(high);
-            let fit = self.b.ins().icmp_imm_s(IntCC::Equal, any, 0);
+            let fit = self.pack_words(VReg(n), Ext::Zero);
             fits = Some(match fits {
                 Some(f) => self.b.ins().band(f, fit),
                 None => fit,
             });
-            let packed: Vec<Value> = ch
-                .chunks(2)
-                .map(|p| {
-                    let (a, b) = (self.bitcast(I8X16, p[0]), self.bitcast(I8X16, p[1]));
-                    self.shuffle(a, b, super::mem::pick_dwords(0))
-                })
-                .collect();
-            self.def_packed(VReg(n), 2, Ext::Zero, &packed);
         }
         fits
     }
