@@ -166,18 +166,10 @@ impl Tx<'_, '_> {
         let fits = self
             .budgeted
             .then(|| self.budget_fits(self.off + 1, fl.body_len));
-        let go = match (fits, packs) {
-            (Some(a), Some(b)) => Some(self.b.ins().band(a, b)),
-            (a, b) => a.or(b),
-        };
+        let go = self.band_opt(fits, packs);
         let leaves = self.nest.is_none() && self.branch_back && self.local_v == 0;
-        let go = match (
-            go,
-            (leaves && self.yields_at(head_pc)).then(|| self.stays(head_pc)),
-        ) {
-            (Some(a), Some(b)) => Some(self.b.ins().band(a, b)),
-            (a, b) => a.or(b),
-        };
+        let stays = (leaves && self.yields_at(head_pc)).then(|| self.stays(head_pc));
+        let go = self.band_opt(go, stays);
         self.enter_second_copy(go, fl.top);
         // Staying: registers packed for the copy are still in their wide variables.
         self.form = wide;
@@ -208,10 +200,9 @@ impl Tx<'_, '_> {
     /// the header. The first copy runs on wide registers (SpMV's row indices, end offsets,
     /// gathered words and f32 sum, widened at the prologue's end and packed again at the
     /// first copy's back edge): it ran once per row at two and a half times a packed
-    /// iteration's instructions. Here every wide register the copy takes as 32-bit words is
-    /// packed ([`Self::pack_words`], when each lane's value is such a word: a register
-    /// loaded from the register file at region entry need not be), and one the copy may
-    /// take holding a raw NaN is taken so (a canonical value is such a value).
+    /// iteration's instructions. Here, as on that edge ([`Self::second_copy_forms`]), every
+    /// wide register the copy takes as 32-bit words is packed when each lane's value is such
+    /// a word (a register loaded from the register file at region entry need not be).
     pub(super) fn prologue_shortcut(
         &mut self,
         pe: Block,
@@ -225,44 +216,14 @@ impl Tx<'_, '_> {
         self.full = true;
         self.off = 0;
         self.fast = None;
-        let mut go = None;
-        if let (Some(top), Some(forms), Some(raw)) = (top, self.fast_forms, self.fast_nan) {
-            let mut cond: Option<Value> = None;
-            let mut and = |tx: &mut Self, c: Value| {
-                cond = Some(match cond {
-                    Some(a) => tx.b.ins().band(a, c),
-                    None => c,
-                });
-            };
-            for n in 0..32u8 {
-                let i = n as usize;
-                if let Form::Packed { log2e: 2, ext, .. } = forms[i] {
-                    if forms[i] == Form::packed(2, ext)
-                        && matches!(ext, Ext::Zero | Ext::Sign)
-                        && self.form[i] == Form::Wide
-                        && self.nan[i].is_none()
-                        && self.v[i].is_some()
-                        && self.can_pack(VReg(n), 2)
-                    {
-                        let fits = self.pack_words(VReg(n), ext);
-                        and(self, fits);
-                    }
-                }
-                if self.nan[i].is_none() && raw[i].is_some() {
-                    self.nan[i] = raw[i];
-                }
-            }
-            if let Some((packs, _)) = self.second_copy_forms() {
-                if let Some(p) = packs {
-                    and(self, p);
-                }
-                if self.budgeted {
-                    let fits = self.budget_fits(0, body_len);
-                    and(self, fits);
-                }
-                go = Some((top, cond));
-            }
-        }
+        let packed = self.fast_forms.is_some_and(|f| f != [Form::Wide; 32]);
+        let go = match top {
+            Some(top) if packed => self.second_copy_forms().map(|(packs, _)| {
+                let fits = self.budgeted.then(|| self.budget_fits(0, body_len));
+                (top, self.band_opt(packs, fits))
+            }),
+            _ => None,
+        };
         match go {
             Some((top, None)) => {
                 self.b.ins().jump(top, &[]);
@@ -276,6 +237,14 @@ impl Tx<'_, '_> {
         }
         self.b.seal_block(slow);
         self.all_wide();
+    }
+
+    /// The conjunction of the conditions present (`None` when neither is).
+    fn band_opt(&mut self, a: Option<Value>, b: Option<Value>) -> Option<Value> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(self.b.ins().band(a, b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Pack wide register `r` as 32-bit words extended by `ext` (its wide variables keep
@@ -305,10 +274,7 @@ impl Tx<'_, '_> {
                 for (orig, x) in p.iter().zip(self.widen_to_64(w, 2, true)) {
                     let x = self.bitcast(I64X2, x);
                     let e = self.b.ins().icmp(IntCC::Equal, *orig, x);
-                    same = Some(match same {
-                        Some(s) => self.b.ins().band(s, e),
-                        None => e,
-                    });
+                    same = self.band_opt(same, Some(e));
                 }
             }
             packed.push(w);
@@ -321,20 +287,36 @@ impl Tx<'_, '_> {
     }
 
     /// At an edge into the second full copy: canonicalise every register (the copy starts
-    /// with canonical registers: forms are carried, raw NaNs are not), pack the registers
-    /// the copy wants packed that are wide here ([`Self::repack`]), and whether the forms
+    /// with canonical registers: forms are carried, raw NaNs are not; a register the copy
+    /// takes raw may come canonical), pack the registers the copy wants packed that are wide
+    /// here ([`Self::repack`], and once the copy's forms are recorded, any it takes as 32-bit
+    /// words, [`Self::pack_words`]), and whether the forms
     /// here are the ones the copy is translated with (the first such edge records them):
     /// `None` if not, else the run-time condition the packing needs (if any) and the forms
     /// before it, for the path that does not enter the copy.
     fn second_copy_forms(&mut self) -> Option<(Option<Value>, [Form; 32])> {
         let before = self.form;
-        let packs = self.repack();
+        let mut packs = self.repack();
         if let Some(f) = self.fast_forms {
-            // What the body overwrites before reading it or exiting may arrive in any form
-            // (its variables are never read before it is written).
-            for (n, (form, recorded)) in self.form.iter_mut().zip(f).enumerate() {
+            for n in 0..32u8 {
+                let i = n as usize;
                 if self.fresh_v & (1 << n) != 0 {
-                    *form = recorded;
+                    // Overwritten before anything reads it or the copy can exit: it may
+                    // arrive in any form (its variables are never read before it is written).
+                    self.form[i] = f[i];
+                } else if let Form::Packed { log2e: 2, ext, .. } = f[i] {
+                    // Wide here, 32-bit words there (a nest's row start, where the prologue
+                    // leaves gathered words and sums wide, `Self::prologue_shortcut`).
+                    if f[i] == Form::packed(2, ext)
+                        && matches!(ext, Ext::Zero | Ext::Sign)
+                        && self.form[i] == Form::Wide
+                        && self.nan[i].is_none()
+                        && self.v[i].is_some()
+                        && self.can_pack(VReg(n), 2)
+                    {
+                        let fits = self.pack_words(VReg(n), ext);
+                        packs = self.band_opt(packs, Some(fits));
+                    }
                 }
             }
         }
@@ -347,7 +329,7 @@ impl Tx<'_, '_> {
         } else {
             self.nan
         });
-        let mut same = forms == self.form;
+        let same = forms == self.form;
         for n in 0..32u8 {
             let i = n as usize;
             if raw[i] == self.nan[i] {
@@ -358,8 +340,8 @@ impl Tx<'_, '_> {
                 // is never seen there.
                 continue;
             }
+            // Canonical, it is what the copy takes whether it expects it canonical or raw.
             self.canonicalize(VReg(n));
-            same &= raw[i].is_none();
         }
         if same {
             Some((packs, before))
@@ -383,10 +365,7 @@ impl Tx<'_, '_> {
                 continue;
             }
             let fit = self.pack_words(VReg(n), Ext::Zero);
-            fits = Some(match fits {
-                Some(f) => self.b.ins().band(f, fit),
-                None => fit,
-            });
+            fits = self.band_opt(fits, Some(fit));
         }
         fits
     }
