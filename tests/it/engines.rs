@@ -4217,6 +4217,51 @@ fn loop_nests_around_branch_loops_agree() {
 }
 
 #[test]
+fn loaded_words_that_read_as_nans_keep_their_bits_into_a_packed_loop_copy() {
+    // `lanejit fuzz` seed 42837, case 118733: a nest whose inner branch loop's second copy
+    // takes v7 as a raw f32 sum (`V.FMA.S v7, ...`), entered from the row start
+    // (`Tx::prologue_shortcut`) with v7 holding loaded words, some of which read as NaNs. The
+    // copy canonicalises raw sums where they are seen, so such a register may not go in: the
+    // gather faults in the first step (address 0 is unmapped) and the trap must show every
+    // word of v7 as loaded. Then the same with every word a number (the shortcut taken),
+    // and budgets.
+    for words in [
+        "0xffe84a25, 0x7fc00001, 0x3f800000",
+        "0x3f800000, 0x40000000, 0xc0400000",
+    ] {
+        let src = format!(
+            "
+            .mem 0x10000, 0x2000, rw
+            .data 0x10000
+            .word {words}
+            .fill 200, 4, 0x41200000
+            .text
+            S.LI s4, 0x10000
+            V.LANEID v17
+            V.SHL v17, v17, 2
+            V.ADD v17, v17, s4
+            V.LWU [v17 + (s0 << 0)], ->v7
+            S.LI s10, 0x57
+            LOOP s10
+            NOP
+        l:
+            V.LWU [s0 + v0], ->v0
+            V.FMA.S v7, v0, s0
+            BNE s25, 0, l
+            ENDLOOP
+            HALT
+            "
+        );
+        let p = asm(&src);
+        for vl in VLS {
+            let (r, _) = check(&p, vl, false, None);
+            assert_eq!(trap_kind(&r.exit()), Some(TrapKind::PageFault), "vl {vl}");
+        }
+        check_budgets(&p, 1);
+    }
+}
+
+#[test]
 fn raw_fp_results_carried_around_loops_are_canonical_where_integers_read_them() {
     // Loops whose f32 (packed) or f64 (wide) sum goes around the back edge raw (a quiet NaN
     // with a payload, a negative one, a signalling one and infinities in the data), read at

@@ -11,13 +11,13 @@
 
 use super::{Form, Tx, flags};
 use crate::abi::Status;
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I8X16, I64, I64X2};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32X4, I8X16, I64, I64X2};
 use cranelift_codegen::ir::{
     Block, BlockArg, BlockCall, InstBuilder, JumpTableData, MemFlagsData, StackSlotData,
     StackSlotKind, Value,
 };
-use lanejit_interp::isa::{Cond, Ext, Inst, SOrImm, Sem, VReg};
+use lanejit_interp::isa::{Cond, Ext, FpWidth, Inst, SOrImm, Sem, VReg};
 
 impl Tx<'_, '_> {
     /// The mask with lanes `0..n` set (all lanes when `n >= VL`).
@@ -288,7 +288,7 @@ impl Tx<'_, '_> {
 
     /// At an edge into the second full copy: canonicalise every register (the copy starts
     /// with canonical registers: forms are carried, raw NaNs are not; a register the copy
-    /// takes raw may come canonical), pack the registers the copy wants packed that are wide
+    /// takes as a raw f32 result may come canonical when no lane of it is a NaN), pack the registers the copy wants packed that are wide
     /// here ([`Self::repack`], and once the copy's forms are recorded, any it takes as 32-bit
     /// words, [`Self::pack_words`]), and whether the forms
     /// here are the ones the copy is translated with (the first such edge records them):
@@ -329,7 +329,7 @@ impl Tx<'_, '_> {
         } else {
             self.nan
         });
-        let same = forms == self.form;
+        let mut same = forms == self.form;
         for n in 0..32u8 {
             let i = n as usize;
             if raw[i] == self.nan[i] {
@@ -340,8 +340,32 @@ impl Tx<'_, '_> {
                 // is never seen there.
                 continue;
             }
-            // Canonical, it is what the copy takes whether it expects it canonical or raw.
             self.canonicalize(VReg(n));
+            if raw[i].is_none() {
+                continue;
+            }
+            // The copy takes it as a raw f32 result, which it canonicalises where it is seen:
+            // only a register with no NaN lane may go in so (a loaded word that reads as a NaN
+            // must keep its bits; found by `lanejit fuzz`, seed 42837).
+            match (raw[i], self.form[i]) {
+                (Some(FpWidth::S), Form::Packed { log2e: 2, .. }) => {
+                    let words = self.packed_vals(VReg(n), 2);
+                    let mut nan = None;
+                    for w in words {
+                        let x = self.bitcast(F32X4, w);
+                        let u = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                        nan = Some(match nan {
+                            Some(a) => self.b.ins().bor(a, u),
+                            None => u,
+                        });
+                    }
+                    let nan = nan.expect("a register has chunks");
+                    let any = self.b.ins().vany_true(nan);
+                    let none = self.b.ins().icmp_imm_s(IntCC::Equal, any, 0);
+                    packs = self.band_opt(packs, Some(none));
+                }
+                _ => same = false,
+            }
         }
         if same {
             Some((packs, before))
