@@ -5743,3 +5743,114 @@ fn a_register_added_to_and_gathered_through_keeps_no_narrow_sums() {
         check_budgets(&asm(&src), 5);
     }
 }
+
+/// The FIR-like body of [`uniform_loads_in_a_loop_body_agree`]: taps and two other elements
+/// loaded through `s4` in every iteration (uniform loads, checked once per loop entry by the
+/// span check), a product of neighbours stored through `s2`, and two integer sums of the
+/// uniform registers.
+const UNIFORM_BODY: &str = "
+            LOOP s3
+            V.LWI [s4 + (0 << 2)], ->v10
+            V.LWI [s4 + (1 << 2)], ->v11
+            V.LHI [s4 + (6 << 1)], ->v12
+            V.LDI [s4 + (2 << 3)], ->v13
+            V.LW [s1, lc0<<2, 0], ->v0
+            V.LW [s1, lc0<<2, 4], ->v1
+            V.FMUL.S v8, v0, v10
+            V.FMA.S v8, v1, v11
+            V.SW v8, [s2, lc0<<2, 0]
+            V.ADD v14, v14, v12
+            V.XOR v15, v15, v13
+            ENDLOOP";
+
+/// A body short enough to stream two iterations per round (`STREAM_PAIR_MAX_BODY`): the
+/// second iteration's load of the tap may not be the first's when a store between wrote it.
+const UNIFORM_SHORT_BODY: &str = "
+            LOOP s3
+            V.LWI [s4 + (1 << 2)], ->v10
+            V.LW [s1, lc0<<2, 0], ->v0
+            V.FMUL.S v8, v0, v10
+            V.SW v8, [s2, lc0<<2, 0]
+            ENDLOOP";
+
+#[test]
+fn uniform_loads_in_a_loop_body_agree() {
+    // A filter whose taps a compiler loads inside the loop (`V.LWI [s4 + (k << 2)]`): the
+    // loop's span check covers those elements once, so the body streams. With the taps
+    // mapped (a masked tail at most VLs); with the stores writing the taps in a middle
+    // iteration (the later iterations read the new values: the loads may not move past the
+    // stores then); with the taps unmapped (a page fault in the first iteration); with
+    // them misaligned (a trap only under `--strict-align`); and in a nest whose rows step
+    // `s4`, where the last (sixth) row's elements cross the end of their mapping. A body short
+    // enough to stream two iterations per round writes its tap too.
+    let data = "
+            .mem 0x10000, 0x1000, rw
+            .mem 0x20000, 0x2000, rw
+            .data 0x10000
+            .word 0x3e000000, 0xbf400000, 0x7fc00001
+            .half 0xfff3, 7
+            .dword 0x123456789abcdef0
+            .data 0x10100
+            .word 0x3f800000, 0x40000000, 0xc0400000, 0x7f800000, 0x3fc00000
+            .fill 600, 4, 0x41200000
+            .text
+            S.LI s1, 0x10100
+            S.LI s3, 300";
+    for (body, h, trap) in [
+        (UNIFORM_BODY, 0x10000, None),
+        (UNIFORM_BODY, 0x20000 + 4 * 200, None),
+        (UNIFORM_SHORT_BODY, 0x20000 + 4 * 200, None),
+        (UNIFORM_BODY, 0x30000, Some(TrapKind::PageFault)),
+        (UNIFORM_BODY, 0x10002, Some(TrapKind::Misaligned)),
+    ] {
+        let src = format!("{data}\n S.LI s2, 0x20000\n S.LI s4, {h}\n {body}\n HALT");
+        let p = asm(&src);
+        for vl in VLS {
+            for strict in [false, true] {
+                let (r, st) = check(&p, vl, strict, None);
+                assert!(st.jit_retired > 0, "compiled code ran (vl {vl})");
+                let want = trap.filter(|&k| strict || k != TrapKind::Misaligned);
+                assert_eq!(
+                    trap_kind(&r.exit()),
+                    want,
+                    "vl {vl} h {h:#x} strict {strict}"
+                );
+            }
+        }
+        if trap.is_none() {
+            check_budgets(&p, 13);
+        }
+    }
+    let nest = format!(
+        "
+            .mem 0x10000, 0x1000, rw
+            .mem 0x20000, 0x2000, rw
+            .mem 0x40000, 0x1000, rw
+            .data 0x40fd8
+            .word 0x3e000000, 0xbf400000, 0x40000000, 0x3f000000, 0xc0000000, 0xfff3fff3
+            .word 0x9abcdef0, 0x12345678
+            .data 0x10100
+            .word 0x3f800000, 0x40000000, 0xc0400000, 0x7f800000, 0x3fc00000
+            .fill 600, 4, 0x41200000
+            .text
+            S.LI s1, 0x10100
+            S.LI s2, 0x20000
+            S.LI s4, 0x40fd8
+            S.LI s9, 6
+            S.LI s3, 70
+        row:
+            {UNIFORM_BODY}
+            S.ADD s4, s4, 4
+            S.ADD s2, s2, 12
+            S.SUB s9, s9, 1
+            BNE s9, 0, row
+            HALT
+            "
+    );
+    let p = asm(&nest);
+    for vl in VLS {
+        let (r, _) = check(&p, vl, false, None);
+        assert_eq!(trap_kind(&r.exit()), Some(TrapKind::PageFault), "vl {vl}");
+    }
+    check_budgets(&p, 17);
+}

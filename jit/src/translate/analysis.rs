@@ -315,7 +315,9 @@ pub(super) fn repackable(r: &Region) -> u32 {
 /// store of elements 2 or 4 elements apart (fields of an array of structs, channels of RGBA
 /// pixels), or of 4- or 8-byte elements a power of two from 16 to 4096 bytes apart, whose
 /// groups of `VL << log2s` bytes follow one another just as well. Its per-group checks are
-/// hoisted into one span check per loop entry (`Tx::precheck`).
+/// hoisted into one span check per loop entry (`Tx::precheck`). Or a *uniform* load (stride
+/// 0): every lane and iteration reads the one element at `inv` (a filter's tap a compiler
+/// loads in the body, `V.LWI [s4 + (k << 2)]`), whose check the span check makes once too.
 #[derive(Clone, Debug)]
 pub(crate) struct Hoisted {
     /// Its pc.
@@ -325,8 +327,10 @@ pub(crate) struct Hoisted {
     /// The loop-invariant part of lane 0's EA at LC0BASE 0.
     pub(crate) inv: shape::Sym,
     /// Log2 of the bytes between consecutive lanes (the element width's for a contiguous
-    /// access).
+    /// access; 0 for a uniform one).
     pub(crate) log2s: u8,
+    /// A uniform load: no lane or iteration term (`log2s` unused).
+    pub(crate) uniform: bool,
 }
 
 impl Hoisted {
@@ -337,7 +341,22 @@ impl Hoisted {
 
     /// Whether its lanes are adjacent elements (else a strided access, see [`Hoisted`]).
     pub(crate) fn contiguous(&self) -> bool {
-        self.log2s == self.ms().log2e
+        !self.uniform && self.log2s == self.ms().log2e
+    }
+
+    /// Whether its lanes are `1 << log2s` bytes apart (contiguous or strided, not uniform).
+    pub(crate) fn strided(&self) -> bool {
+        !self.uniform && !self.contiguous()
+    }
+
+    /// The bytes one group of `vl` lanes spans from lane 0's EA: `vl << log2s`, or the one
+    /// element of a uniform load.
+    pub(crate) fn group_bytes(&self, vl: u32) -> u64 {
+        if self.uniform {
+            self.ms().width()
+        } else {
+            (vl as u64) << self.log2s
+        }
     }
 
     /// Whether `other` accesses exactly its bytes, lane by lane, in every iteration (same
@@ -347,6 +366,7 @@ impl Hoisted {
             && self.inv == other.inv
             && self.ms().log2e == other.ms().log2e
             && self.log2s == other.log2s
+            && self.uniform == other.uniform
     }
 }
 
@@ -485,11 +505,20 @@ pub(super) fn hoistable(r: &Region, stepped: &[Stepped]) -> Vec<Hoisted> {
             // Loads and stores alike: a strided store writes its lanes one by one at
             // constant offsets from lane 0's host address (`Tx::hoisted_access`).
             let strided = f.lane == 2 * e || f.lane == 4 * e || wide_stride;
-            (f.lc0 == f.lane && (f.lane == e || strided)).then(|| Hoisted {
+            // A load of one element through loop-invariant scalars (no stepped vector base).
+            let uniform = f.lane == 0
+                && ms.dir == lanejit_interp::isa::Dir::Load
+                && f.terms.iter().all(|&(t, _)| shape::vbase_of(t).is_none());
+            (f.lc0 == f.lane && (f.lane == e || strided || uniform)).then(|| Hoisted {
                 pc,
                 inst,
                 inv: f.invariant(),
-                log2s: f.lane.trailing_zeros() as u8,
+                log2s: if uniform {
+                    0
+                } else {
+                    f.lane.trailing_zeros() as u8
+                },
+                uniform,
             })
         })
         .collect()
@@ -515,7 +544,7 @@ pub(super) fn speculate_bases(
         return Vec::new();
     };
     let single = |h: &Hoisted| match h.inv.terms.as_slice() {
-        [(r, 1)] if !h.contiguous() && shape::vbase_of(*r).is_none() => Some(*r),
+        [(r, 1)] if h.strided() && shape::vbase_of(*r).is_none() => Some(*r),
         _ => None,
     };
     let mut guards: Vec<(SReg, SReg, i64)> = Vec::new();

@@ -409,7 +409,7 @@ impl Tx<'_, '_> {
             let need = super::mem::need(ms);
             let amask = self.align_mask(ms);
             let next = self.b.create_block();
-            let len = ((self.vl as u64) << hz.log2s) + g.extra;
+            let len = hz.group_bytes(self.vl) + g.extra;
             self.check_space(local, ea0s[g.low], len, need, amask, next, fail);
             self.b.switch_to_block(next);
             self.b.seal_block(next);
@@ -499,6 +499,9 @@ impl Tx<'_, '_> {
         let bo = self.inv_value(&hz.inv);
         let sb = self.space(hz.inst.is_local()).0;
         let h = self.b.ins().iadd(sb, bo);
+        if hz.uniform {
+            return (h, bo);
+        }
         let l = self.b.ins().ishl_imm_s(lc, hz.log2s as i64);
         (h, self.b.ins().iadd(bo, l))
     }
@@ -622,10 +625,15 @@ impl Tx<'_, '_> {
             let (ms, local, log2s) = (hz.ms(), hz.inst.is_local(), hz.log2s as i64);
             let need = super::mem::need(ms);
             let amask = self.align_mask(ms);
-            let l = self.b.ins().ishl_imm_s(lc, log2s);
-            let base = self.b.ins().isub(ea0s[g.low], l);
-            let len = self.b.ins().ishl_imm_s(groups_len, log2vl + log2s);
-            let len = self.b.ins().iadd_imm_s(len, g.extra as i64);
+            let (base, len) = if hz.uniform {
+                // Each row's one element (and its group's `extra`).
+                (ea0s[g.low], self.iconst(ms.width() + g.extra))
+            } else {
+                let l = self.b.ins().ishl_imm_s(lc, log2s);
+                let base = self.b.ins().isub(ea0s[g.low], l);
+                let len = self.b.ins().ishl_imm_s(groups_len, log2vl + log2s);
+                (base, self.b.ins().iadd_imm_s(len, g.extra as i64))
+            };
             let far = self.b.ins().imul_imm_s(j, d.unsigned_abs() as i64);
             let total = self.b.ins().iadd(far, len);
             let lo = if d >= 0 {
@@ -691,6 +699,7 @@ impl Tx<'_, '_> {
                 let same = lo.inst.is_local() == hz.inst.is_local()
                     && lms.log2e == ms.log2e
                     && lo.log2s == hz.log2s
+                    && lo.uniform == hz.uniform
                     && super::mem::need(lms) == super::mem::need(ms)
                     && self.align_mask(lms) == amask
                     && lo.inv.terms == hz.inv.terms
@@ -762,6 +771,14 @@ impl Tx<'_, '_> {
             let need = super::mem::need(ms);
             let lg = vl.trailing_zeros() + hz.log2s as u32;
             let amask = self.align_mask(ms);
+            if hz.uniform {
+                // The same bytes in every iteration: all `k` or none.
+                let len = self.iconst(ms.width() + g.extra);
+                let ok = self.range_ok(local, ea0s[g.low], len, need, amask);
+                let zero = self.iconst(0);
+                k = self.b.ins().select(ok, k, zero);
+                continue;
+            }
             k = self.span_fit(local, ea0s[g.low], lg, k, need, amask, g.extra);
         }
         k
@@ -853,7 +870,7 @@ impl Tx<'_, '_> {
         let groups = self.overlap_groups();
         let range = |g: &SpanCheck| {
             let hz = &self.hoist[g.low];
-            let len = ((self.vl as u64) << hz.log2s) + g.extra;
+            let len = hz.group_bytes(self.vl) + g.extra;
             (hz.inv.k as i128, hz.inv.k as i128 + len as i128)
         };
         !groups.iter().any(|l| {
@@ -922,6 +939,12 @@ impl Tx<'_, '_> {
     ) -> (Value, Value) {
         let log2s = self.hoist[j].log2s as i64;
         let h = self.b.use_var(self.hoist_host[j]);
+        if self.hoist[j].uniform {
+            // Its one element, whatever the iterations.
+            let width = self.hoist[j].ms().width();
+            let end = self.b.ins().iadd_imm_s(h, (width + extra) as i64);
+            return (h, end);
+        }
         let a = self.b.ins().ishl_imm_s(lc, log2s);
         let e = self.b.ins().ishl_imm_s(lim, log2s);
         let start = self.b.ins().iadd(h, a);

@@ -1261,7 +1261,18 @@ impl Tx<'_, '_> {
 
     /// One lane loaded from `host + off` with extension, as i64.
     pub(crate) fn load_lane(&mut self, host: Value, off: i32, log2e: u8, ext: Ext) -> Value {
-        let f = flags();
+        self.load_lane_flags(host, off, log2e, ext, flags())
+    }
+
+    /// [`Self::load_lane`] with flags `f`.
+    fn load_lane_flags(
+        &mut self,
+        host: Value,
+        off: i32,
+        log2e: u8,
+        ext: Ext,
+        f: MemFlagsData,
+    ) -> Value {
         let sign = ext == Ext::Sign;
         match (log2e, sign) {
             (0, true) => self.b.ins().sload8(I64, f, host, off),
@@ -3276,7 +3287,7 @@ impl Tx<'_, '_> {
     pub(crate) fn interleave_offset(&self, j: usize) -> i64 {
         let (lead, dj) = self.hoist_lead(j);
         let hj = &self.hoist[j];
-        if hj.ms().dir != Dir::Load || hj.contiguous() {
+        if hj.ms().dir != Dir::Load || !hj.strided() {
             return 0;
         }
         let e = 1i64 << hj.ms().log2e;
@@ -3285,7 +3296,7 @@ impl Tx<'_, '_> {
             .filter(|&i| {
                 let hi = &self.hoist[i];
                 hi.ms().dir == Dir::Load
-                    && !hi.contiguous()
+                    && hi.strided()
                     && hi.log2s == hj.log2s
                     && hi.ms().log2e == hj.ms().log2e
                     && self.hoist_lead(i).0 == lead
@@ -3317,6 +3328,17 @@ impl Tx<'_, '_> {
         // neighbours) share one host base and one index: the constant goes into the address.
         let (lead, delta) = self.hoist_lead(j);
         let log2s = self.hoist[j].log2s;
+        if self.hoist[j].uniform {
+            // One element for every lane, at the same address in every iteration.
+            let h = self.b.use_var(self.hoist_host[j]);
+            let f = if self.readonly && self.ordered & (1 << j) == 0 {
+                flags().with_readonly().with_can_move()
+            } else {
+                flags()
+            };
+            self.broadcast_load(ms, data, h, f);
+            return;
+        }
         let h = self.b.use_var(self.hoist_host[lead]);
         let l = self.b.use_var(self.lc0);
         let l = self.b.ins().ishl_imm_s(l, log2s as i64);
@@ -3495,10 +3517,16 @@ impl Tx<'_, '_> {
         }
         let (sb, _, _) = self.space(local);
         let host = self.b.ins().iadd(sb, ea);
+        self.broadcast_load(ms, data, host, flags());
+    }
+
+    /// The element at `host` (checked by the caller) loaded with flags `f` and broadcast to
+    /// every lane of `data`'s register.
+    fn broadcast_load(&mut self, ms: MemSem, data: Reg, host: Value, f: MemFlagsData) {
         let Reg::V(d) = data else {
             unreachable!("loads write a vector register")
         };
-        let x = self.load_lane(host, 0, ms.log2e, ms.ext);
+        let x = self.load_lane_flags(host, 0, ms.log2e, ms.ext, f);
         if self.load_packs(ms, data) {
             // Elements narrower than a lane stay packed, as a gather's would: half or fewer
             // of the variables a loop carries (row-major gemv's `x[j]`, broadcast every

@@ -216,6 +216,7 @@ pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Opti
     analysis::speculate_bases(&mut hoist, sregs);
     if !stepped.is_empty()
         || analysis::copy_loop(r, &hoist).is_some()
+        || hoist.iter().any(|x| x.uniform)
         || !hoist
             .iter()
             .all(|x| x.contiguous() || x.ms().dir == lanejit_interp::isa::Dir::Load)
