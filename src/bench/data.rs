@@ -224,7 +224,7 @@ impl Native {
         // The two forms of a kernel run on the same data.
         let twin = match kernel {
             Kernel::Stencil5Vaddr => Kernel::Stencil5Lc0,
-            Kernel::Fir8Vaddr => Kernel::Fir8Lc0,
+            Kernel::Fir8Vaddr | Kernel::Fir8Taps => Kernel::Fir8Lc0,
             Kernel::AosSoaVaddr => Kernel::AosSoaLc0,
             k => k,
         };
@@ -278,7 +278,7 @@ impl Native {
                 dst: fdst(n * n),
                 n: n as usize,
             },
-            Kernel::Fir8Lc0 | Kernel::Fir8Vaddr => Native::Fir {
+            Kernel::Fir8Lc0 | Kernel::Fir8Vaddr | Kernel::Fir8Taps => Native::Fir {
                 x: fsrc(floats(&mut rng, n + 7)),
                 dst: fdst(n),
             },

@@ -178,6 +178,9 @@ pub enum Kernel {
     Fir8Lc0,
     /// The same FIR, taps as `V.LWI.U` off vector addresses from `V.LC0`.
     Fir8Vaddr,
+    /// The same FIR in the `lc0` form, its coefficients loaded from memory in the body
+    /// (uniform loads).
+    Fir8Taps,
     /// f32 sparse matrix times vector, CSR, one row per lane.
     SpmvCsr,
     /// 256 x 256 f32 matrix product, blocks of B staged in tile space.
@@ -197,7 +200,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel, in table order.
-    pub const ALL: [Kernel; 18] = [
+    pub const ALL: [Kernel; 19] = [
         Kernel::Copy32,
         Kernel::Widensum8,
         Kernel::Gather32,
@@ -209,6 +212,7 @@ impl Kernel {
         Kernel::Stencil5Vaddr,
         Kernel::Fir8Lc0,
         Kernel::Fir8Vaddr,
+        Kernel::Fir8Taps,
         Kernel::SpmvCsr,
         Kernel::Matmul256,
         Kernel::MatmulIkj,
@@ -232,6 +236,7 @@ impl Kernel {
             Kernel::Stencil5Vaddr => "stencil5_vaddr",
             Kernel::Fir8Lc0 => "fir8_lc0",
             Kernel::Fir8Vaddr => "fir8_vaddr",
+            Kernel::Fir8Taps => "fir8_taps",
             Kernel::SpmvCsr => "spmv_csr",
             Kernel::Matmul256 => "matmul256",
             Kernel::MatmulIkj => "matmul_ikj",
@@ -269,6 +274,7 @@ impl Kernel {
             Kernel::Stencil5Vaddr => include_str!("../../seeds/kernels/bench/stencil5_vaddr.s"),
             Kernel::Fir8Lc0 => include_str!("../../seeds/kernels/bench/fir8_lc0.s"),
             Kernel::Fir8Vaddr => include_str!("../../seeds/kernels/bench/fir8_vaddr.s"),
+            Kernel::Fir8Taps => include_str!("../../seeds/kernels/bench/fir8_taps.s"),
             Kernel::SpmvCsr => include_str!("../../seeds/kernels/bench/spmv_csr.s"),
             Kernel::Matmul256 => include_str!("../../seeds/kernels/bench/matmul256.s"),
             Kernel::MatmulIkj => include_str!("../../seeds/kernels/bench/matmul_ikj.s"),
@@ -311,7 +317,7 @@ impl Kernel {
                 }
                 n
             }
-            Kernel::Fir8Lc0 | Kernel::Fir8Vaddr => (size / 4).saturating_sub(7),
+            Kernel::Fir8Lc0 | Kernel::Fir8Vaddr | Kernel::Fir8Taps => (size / 4).saturating_sub(7),
             Kernel::SpmvCsr => size / (4 * 12),
             Kernel::Matmul256 | Kernel::MatmulIkj => {
                 ((size / 4).isqrt() / MATMUL_KB * MATMUL_KB).min(MATMUL_N)

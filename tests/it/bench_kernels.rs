@@ -123,6 +123,7 @@ fn both_forms_give_the_same_output() {
     for (a, b) in [
         (Kernel::Stencil5Lc0, Kernel::Stencil5Vaddr),
         (Kernel::Fir8Lc0, Kernel::Fir8Vaddr),
+        (Kernel::Fir8Lc0, Kernel::Fir8Taps),
         (Kernel::AosSoaLc0, Kernel::AosSoaVaddr),
     ] {
         let out = |k: Kernel| {
