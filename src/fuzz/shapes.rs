@@ -3,7 +3,9 @@
 //! load/store form with strides equal to E, 0, other constants and negative ones; uniform
 //! vectors as bases; chains that break the shape (a partial `V.SETMASK`, a general vector
 //! operand, a scalar the loop body does not know to be constant); FMA chains mixed with
-//! FADD/FMUL on NaN/inf/subnormal/-0 data loaded contiguously; integer streams (byte and
+//! FADD/FMUL on NaN/inf/subnormal/-0 data loaded contiguously, a filter's taps in scalars
+//! set before the loop or loaded in its body through one scalar base (uniform loads, which
+//! the loop's stores may overwrite); integer streams (byte and
 //! halfword loads multiplied into an accumulator: the JIT's narrow multiplies; half the time
 //! the product goes on through adds, subtracts, products, bitwise operations and shifts by
 //! amounts around the lanes' widths before it is stored: its narrow integer lanes); index
@@ -1048,7 +1050,8 @@ impl Shapes {
     /// (a loop's instructions before it), sometimes four scalars set there (special values,
     /// garbage above an f32's low word) are the second operands of the chain's first four
     /// operations: a filter's taps, which the JIT's streaming copy broadcasts in every round
-    /// (`ROUND_SPLATS_MIN` in `lanejit_jit`).
+    /// (`ROUND_SPLATS_MIN` in `lanejit_jit`); or, a third of the time, loaded in the body by
+    /// uniform loads from the data region (the JIT's hoisted accesses of stride 0).
     fn fp_chain(
         &mut self,
         u: &mut Unstructured,
@@ -1080,8 +1083,14 @@ impl Shapes {
             avail.push(v);
         }
         let mut taps = Vec::new();
+        // A third of the filters load their taps in the body instead, each from `s26` plus a
+        // constant (uniform loads of data the region holds, which the loop's span check
+        // proves once, or a hole or read-only page's, and which its stores may overwrite),
+        // drawn from the taps' bits (see [`splitmix`]).
+        let mut tap_base = None;
         if let Some(pre) = pre {
             if u.ratio(1, 2)? {
+                let mut seed = 0u64;
                 for r in S_TAPS.map(SReg) {
                     let bits = if width < 2 {
                         u64::from(f32_bits(u)?) | u64::from(u.arbitrary::<u32>()?) << 32
@@ -1090,6 +1099,14 @@ impl Shapes {
                     };
                     pre.push(li(r, bits));
                     taps.push(r);
+                    seed = seed.rotate_left(17) ^ bits;
+                }
+                let mut draw = |n: u64| splitmix(&mut seed, n);
+                if draw(3) == 0 {
+                    let (start, len) = self.data_region;
+                    let at = start + draw(len / 8 - 4) * 8;
+                    pre.push(li(SReg(S_TAPS[0]), at));
+                    tap_base = Some(draw(u64::MAX));
                 }
             }
         }
@@ -1107,7 +1124,20 @@ impl Shapes {
                 VReg(pick(u, &V_DATA)?)
             };
             let va = pick(u, &avail)?;
-            let vb = if let Some(&r) = taps.get(k) {
+            let vb = if let (Some(_), Some(seed)) = (taps.get(k), tap_base) {
+                // Tap `k` loaded into a data register other than `va`.
+                let others: Vec<u8> = V_DATA.into_iter().filter(|&n| n != va.0).collect();
+                let vt = VReg(others[(seed >> (8 * k)) as usize % others.len()]);
+                let op = if d { Opcode::VLdi } else { Opcode::VLwi };
+                let addr = MemAddr::Imm {
+                    base: Reg::S(S_TAPS[0]),
+                    imm: k as i32,
+                };
+                if let Some(inst) = mem_form(op, Reg::V(vt.0), addr, false) {
+                    body.push(Item::Inst(inst));
+                }
+                VSrc::V(vt)
+            } else if let Some(&r) = taps.get(k) {
                 VSrc::S(r)
             } else if u.ratio(1, 6)? {
                 VSrc::S(SReg(14))
@@ -2345,6 +2375,7 @@ mod tests {
         let (mut first, mut later, mut perm) = (0, 0, 0);
         let (mut rounds, mut ro_index, mut taps, mut aos) = (0, 0, 0, 0);
         let (mut rows, mut stepped, mut split, mut walks) = (0, 0, 0, 0);
+        let mut tap_loads = 0;
         let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
         for i in 0..1500 {
             let g = case(9, i);
@@ -2372,6 +2403,7 @@ mod tests {
             rows += u32::from(again && !halved && r.trap.is_none());
             ro_index += u32::from(r.trap.is_none() && read_only_index(&g.items));
             taps += u32::from(r.trap.is_none() && tap_loop(&g.items));
+            tap_loads += u32::from(r.trap.is_none() && tap_load_loop(&g.items));
             aos += u32::from(r.trap.is_none() && aos_loop(&g.items));
             stepped += u32::from(stepped_root(&g.items));
             walks += u32::from(r.trap.is_none() && row_walk(&g.items));
@@ -2394,11 +2426,15 @@ mod tests {
         }
         let counts = [
             tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, stepped,
-            split, walks,
+            split, walks, tap_loads,
         ];
         eprintln!(
             "tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, \
-             stepped, split, walks: {counts:?}"
+             stepped, split, walks, tap_loads: {counts:?}"
+        );
+        assert!(
+            tap_loads >= 8,
+            "loops loading their taps in the body, run to the end: {counts:?}"
         );
         assert!(
             walks >= 20,
@@ -2408,8 +2444,9 @@ mod tests {
         assert!(rounds >= 10, "loops run again: {counts:?}");
         assert!(rows >= 5, "rounds of one trip count: {counts:?}");
         assert!(ro_index >= 10, "read-only index registers: {counts:?}");
+        // A third of those filters load their taps in the body instead (`tap_loads`).
         assert!(
-            taps >= 10,
+            taps >= 6,
             "f32 loops on four scalars set before them: {counts:?}"
         );
         assert!(
@@ -2573,6 +2610,18 @@ mod tests {
                     _ => t,
                 });
             taps.count_ones() >= 4
+        })
+    }
+
+    /// Whether a hardware loop of `items` loads four taps in its body (uniform loads through
+    /// `s26`, see `Shapes::fp_chain`).
+    fn tap_load_loop(items: &[Item]) -> bool {
+        loop_bodies(items).iter().any(|insts| {
+            let loads = insts.iter().filter(|i| {
+                matches!(i.mem_operands().map(|o| o.addr),
+                    Some(MemAddr::Imm { base: Reg::S(n), .. }) if n == S_TAPS[0])
+            });
+            loads.count() >= 4
         })
     }
 
