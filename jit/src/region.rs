@@ -12,6 +12,12 @@
 //! a *loop nest*, one region with both loops ([`Region::body`], [`discover_for`]); so is a
 //! branch loop inside the body of an `ENDLOOP` loop entered at that body's start.
 //!
+//! A run that ends in a `J` or `Bxx` not returning to its start may still be a loop: the
+//! runs after that branch (and after later ones) that lead back to the start make one
+//! *trace* ([`trace`], [`Region::trace`]), a branch loop whose other branch edges leave the
+//! region (side exits, `Tx::side_exit`): a loop with its test at the top, an `if` in its body,
+//! an early exit.
+//!
 //! A nest is entered at its start from its first row on: a straight run that reaches the
 //! start of a nest (a kernel's set-up before its rows' label) stops there ([`discover`]), so
 //! no row runs in the inner loop's region alone; an entry there knows the count of the nest's
@@ -98,6 +104,10 @@ pub struct Region {
     /// For a loop nest ([`Region::body`]): index in `insts` of the first instruction after
     /// the inner loop's `ENDLOOP`, where the outer loop's epilogue starts.
     pub outer: Option<usize>,
+    /// A *trace* ([`trace`]): a branch loop whose `J`s and `Bxx`s before its last
+    /// instruction each go on to the next instruction of `insts` on one edge (not the next
+    /// pc, for a taken one) and leave the region on the other (a side exit).
+    pub trace: bool,
 }
 
 impl Region {
@@ -342,6 +352,7 @@ pub fn loop_alone(code: &Code, pc: u64) -> Option<Region> {
         end: RunEnd::Body,
         loop_head: None,
         outer: None,
+        trace: false,
     })
 }
 
@@ -355,6 +366,9 @@ pub fn discover(code: &Code, pc: u64, straight: bool) -> Option<Region> {
     }
     if let Some(n) = nest(code, &r).or_else(|| branch_nest(code, &r)) {
         return Some(n);
+    }
+    if let Some(t) = trace(code, &r) {
+        return Some(t);
     }
     // A run that ends in the `LOOP` starting a nest of its own (a kernel's set-up, then the
     // rows' loop at a label the outer loop branches back to) stops before it, so that the
@@ -532,6 +546,7 @@ fn nested(
         end,
         loop_head: Some(h),
         outer: Some(outer),
+        trace: false,
     }
 }
 
@@ -599,5 +614,92 @@ fn discover_run(code: &Code, pc: u64, straight: bool) -> Option<Region> {
         end,
         loop_head,
         outer: None,
+        trace: false,
     })
+}
+
+/// Most side exits of a [`trace`].
+const MAX_TRACE_EXITS: usize = 4;
+
+/// The loop through `r.start` that `r` (a straight run ending in a `J` or `Bxx` that does
+/// not return to its start) begins, as one region: the runs after that branch and after
+/// each later one (its fall-through first, then its taken target; at most
+/// [`MAX_TRACE_EXITS`] conditional branches on the way, no `LOOP` or `ENDLOOP`, no pc
+/// twice, [`MAX_REGION_LEN`] instructions in all) up to a `J` or `Bxx` that goes back to
+/// `r.start` on its taken edge or its fall-through. A loop whose test is at its top (`top:
+/// BGE s3, s9, done; ...; J top`, the region starting after the test) or whose body holds an
+/// `if` (a group's mask set when fewer than VL elements are left, `top: BGE s3, s9, full;
+/// ...; full: ...; BLT s0, s3, top`) or an early exit (a search) ran as two or three
+/// regions chained at every iteration, each loading and storing the registers it uses:
+/// saxpy strip-mined by hand in the second form ran 5x slower than as an `ENDLOOP` loop.
+fn trace(code: &Code, r: &Region) -> Option<Region> {
+    if r.loop_head.is_some() || r.outer.is_some() || r.end != RunEnd::Control {
+        return None;
+    }
+    let mut insts = r.insts.clone();
+    if insts
+        .iter()
+        .any(|(_, i)| matches!(i, Inst::Loop(_) | Inst::Endloop(_)))
+    {
+        return None;
+    }
+    if !extend_trace(code, r.start, &mut insts, MAX_TRACE_EXITS) {
+        return None;
+    }
+    let &(pc, last) = insts.last()?;
+    Some(Region {
+        start: r.start,
+        insts,
+        end_pc: pc + 8 * last.opcode().words() as u64,
+        end: RunEnd::Control,
+        loop_head: Some(0),
+        outer: None,
+        trace: true,
+    })
+}
+
+/// Whether `insts` (a run ending in a control instruction) can be extended into a loop
+/// through `start` (see [`trace`]), with at most `exits` more conditional branches; extended
+/// if so.
+fn extend_trace(code: &Code, start: u64, insts: &mut Vec<(u64, Inst)>, exits: usize) -> bool {
+    let Some(&(pc, last)) = insts.last() else {
+        return false;
+    };
+    let next = pc + 8;
+    let (successors, exits) = match last {
+        Inst::J(j) if j.target.pc() == start => return true,
+        Inst::J(j) => ([j.target.pc(), j.target.pc()], exits),
+        _ if is_branch(&last) => {
+            let t = taken_target(&last).expect("a branch");
+            if t == start || next == start {
+                return true;
+            }
+            if exits == 0 {
+                return false;
+            }
+            ([next, t], exits - 1)
+        }
+        _ => return false,
+    };
+    for (k, &at) in successors.iter().enumerate() {
+        if k == 1 && successors[0] == at {
+            break;
+        }
+        let (more, _, end) = run(code, at, MAX_REGION_LEN.saturating_sub(insts.len()));
+        let fresh = more.iter().all(|(p, i)| {
+            *p != start
+                && !matches!(i, Inst::Loop(_) | Inst::Endloop(_))
+                && !insts.iter().any(|(q, _)| q == p)
+        });
+        if end != RunEnd::Control || more.is_empty() || !fresh {
+            continue;
+        }
+        let len = insts.len();
+        insts.extend(more);
+        if extend_trace(code, start, insts, exits) {
+            return true;
+        }
+        insts.truncate(len);
+    }
+    false
 }

@@ -500,7 +500,8 @@ fn contiguous_helpers_derive_lane_eas_from_lane_0() {
 
 #[test]
 fn hot_straight_line_code_is_recompiled_once() {
-    // A straight-line region (S.ADD, V.ADD, then a branch back) entered 100 times.
+    // A straight-line region (S.ADD, V.ADD, then a branch on) entered 100 times: the way
+    // back to it passes through a hardware loop, so it is no trace (`region::trace`).
     let src = "
         S.LI s8, 100
     top:
@@ -509,6 +510,10 @@ fn hot_straight_line_code_is_recompiled_once() {
         BNE s8, 0, next
         HALT
     next:
+        S.LI s9, 1
+        LOOP s9
+        NOP
+        ENDLOOP
         J top
         ";
     let p = lanejit_interp::asm::assemble(src, "hot.s").expect("assembles");

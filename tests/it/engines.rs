@@ -5854,3 +5854,144 @@ fn uniform_loads_in_a_loop_body_agree() {
     }
     check_budgets(&p, 17);
 }
+
+/// A branch loop of `body` over `n` words from 0x10000 (x) and 0x20000 (y) in groups of VL
+/// (`S.VL`), bases in `s1`/`s2` bumped by `VL * 4`, lane offsets in `v20`, the elements left
+/// in `s3`, `a` in `s11`, 10.0 in `s13`: the loops a compiler strip-mines by hand. x holds
+/// special values in its first six words, 1.0 in word 306, 10.0 in the others of its page.
+fn trace_loop(n: u64, body: &str) -> String {
+    format!(
+        "
+        .mem 0x10000, 0x2000, rw
+        .mem 0x20000, 0x2000, rw
+        .data 0x10000
+        .word 0x3f800000, 0x40000000, 0xc0400000, 0x7f800000, 0x3fc00000, 0x7fc00001
+        .fill 300, 4, 0x41200000
+        .word 0x3f800000
+        .fill 717, 4, 0x41200000
+        .data 0x20000
+        .word 0x3f000000, 0xff800000, 0x80000000
+        .fill 700, 4, 0x3e800000
+        .text
+        S.LI s1, 0x10000
+        S.LI s2, 0x20000
+        S.LI s3, {n}
+        S.VL s9
+        S.SHL s10, s9, 2
+        S.LI s13, 0x41200000
+        S.LI s11, 0x40400000
+        V.LANEID v20
+        {body}
+        HALT
+        "
+    )
+}
+
+#[test]
+fn branch_loops_with_tests_at_the_top_ifs_and_early_exits_agree() {
+    // Loops whose back edge or body passes through another branch, compiled as one trace
+    // (`region::trace`) whose other edges leave the region: the test at the top (`while`),
+    // an `if` setting a partial mask for the last group, an early exit (a search), and
+    // three side exits of which two have constant operands (always taken, and never).
+    // Every VL, budgets, and a page fault in a middle group.
+    let step = "
+        V.LW [s1 + (v20 << 2)], ->v0
+        V.LW [s2 + (v20 << 2)], ->v1
+        V.FMA.S v1, v0, s11
+        V.SW v1, [s2 + (v20 << 2)]
+        S.ADD s1, s1, s10
+        S.ADD s2, s2, s10";
+    let bodies = [
+        // while (n >= VL) { ... } then a masked group.
+        format!(
+            "
+        top:
+            BLT s3, s9, tail
+            {step}
+            S.SUB s3, s3, s9
+            J top
+        tail:
+            BEQ s3, s0, done
+            S.LI s12, 1
+            S.SHL s12, s12, s3
+            S.SUB s12, s12, 1
+            V.SETMASK s12
+            {step}
+        done:"
+        ),
+        // do { if (n < VL) mask; ... } while (n > 0)
+        format!(
+            "
+        top:
+            BGE s3, s9, full
+            S.LI s12, 1
+            S.SHL s12, s12, s3
+            S.SUB s12, s12, 1
+            V.SETMASK s12
+        full:
+            {step}
+            S.SUB s3, s3, s9
+            BLT s0, s3, top"
+        ),
+        // A search past the special words: leave at the first group holding a word other
+        // than 10.0 (word 306).
+        "
+            S.ADD s1, s1, 24
+        top:
+            V.LW [s1 + (v20 << 2)], ->v0
+            V.XOR v2, v0, s13
+            V.REDSUM s5, v2
+            BNE s5, s0, found
+            S.ADD s1, s1, s10
+            S.SUB s3, s3, s9
+            BLT s0, s3, top
+        found:
+            S.MOV s6, s1"
+            .to_string(),
+        // Three side exits, two of them constant: one never taken, one always (the trace
+        // goes on at its fall-through, which never runs); after the loop's branch a `J` back
+        // to its head (a trace starting there too).
+        format!(
+            "
+            S.LI s14, 3
+        top:
+            {step}
+            BEQ s0, 1, away
+            BNE s0, 1, skip
+            S.ADD s7, s7, 100
+        skip:
+            BLT s3, s9, tail
+            S.SUB s3, s3, s9
+            S.SUB s14, s14, 1
+            BNE s14, 0, top
+            J top
+        away:
+            S.ADD s7, s7, 1
+        tail:
+            S.MOV s6, s3"
+        ),
+    ];
+    for (k, body) in bodies.iter().enumerate() {
+        let src = trace_loop(650, body);
+        let p = asm(&src);
+        for vl in VLS {
+            let (r, st) = check(&p, vl, false, None);
+            assert!(st.jit_retired > 0, "compiled code ran (body {k}, vl {vl})");
+            assert_eq!(trap_kind(&r.exit()), None, "body {k}, vl {vl}");
+        }
+        check_budgets(&p, 7);
+        // x from 1536 bytes before the end of its one page: a page fault at word 384 (the
+        // search's too: it finds nothing there), a middle group.
+        let short = src.replace(".mem 0x10000, 0x2000, rw", ".mem 0x10000, 0x1000, rw");
+        let short = short.replace("S.LI s1, 0x10000", "S.LI s1, 0x10a00");
+        let p = asm(&short);
+        for vl in VLS {
+            let (r, _) = check(&p, vl, false, None);
+            assert_eq!(
+                trap_kind(&r.exit()),
+                Some(TrapKind::PageFault),
+                "body {k}, vl {vl}"
+            );
+        }
+    }
+}

@@ -1218,6 +1218,74 @@ impl Tx<'_, '_> {
     }
 
     /// A control instruction ending the run.
+    /// A `J` or `Bxx` inside a trace (`Region::trace`) whose edge to `on` stays in the
+    /// region: the other edge, if any, leaves it with the branch retired (a side exit, as
+    /// a faulting access's exit writes back every register from the form it has here), and
+    /// the translation goes on at `on` with the branch retired.
+    pub(crate) fn side_exit(&mut self, pc: u64, inst: &Inst, on: u64) {
+        self.flush_deferred(u32::MAX, true);
+        if let Some((br, c)) = inst.cond_branch() {
+            let (taken, fall) = (br.target.pc(), pc + 8);
+            if taken != fall {
+                let stay_taken = taken == on;
+                let away = if stay_taken { fall } else { taken };
+                let holds = self.branch_holds(br, c);
+                // `leave`, when known here: whether the branch goes off the trace.
+                let leave = holds.err().map(|h| h != stay_taken);
+                match leave {
+                    Some(false) => {}
+                    Some(true) => {
+                        // Always leaves: the rest of the trace is unreachable here.
+                        self.exit_pc(Status::Next, away, 1);
+                        let dead = self.b.create_block();
+                        self.b.switch_to_block(dead);
+                        self.b.seal_block(dead);
+                    }
+                    None => {
+                        let (exit, stay) = (self.b.create_block(), self.b.create_block());
+                        let (t, f) = if stay_taken {
+                            (stay, exit)
+                        } else {
+                            (exit, stay)
+                        };
+                        let holds = holds.expect("not a constant");
+                        self.b.ins().brif(holds, t, &[], f, &[]);
+                        self.b.switch_to_block(exit);
+                        self.b.seal_block(exit);
+                        let saved = (self.form, self.nan);
+                        self.exit_pc(Status::Next, away, 1);
+                        (self.form, self.nan) = saved;
+                        self.b.switch_to_block(stay);
+                        self.b.seal_block(stay);
+                    }
+                }
+            }
+        }
+        self.off += 1;
+    }
+
+    /// Whether branch `br` with condition `c` is taken: an `i8`, or `Err` with the answer
+    /// when both operands are known here.
+    fn branch_holds(&mut self, br: &lanejit_interp::isa::Branch, c: Cond) -> Result<Value, bool> {
+        let a = self.sget(br.sa);
+        let b = match br.sb {
+            SOrImm::Reg(r) => self.sget(r),
+            SOrImm::Imm(i) => self.iconst(i as i64 as u64),
+        };
+        if let (Some(x), Some(y)) = (self.const_of(a), self.const_of(b)) {
+            return Err(c.holds(x, y));
+        }
+        let cc = match c {
+            Cond::Eq => IntCC::Equal,
+            Cond::Ne => IntCC::NotEqual,
+            Cond::Lt => IntCC::SignedLessThan,
+            Cond::Ge => IntCC::SignedGreaterThanOrEqual,
+            Cond::Ltu => IntCC::UnsignedLessThan,
+            Cond::Geu => IntCC::UnsignedGreaterThanOrEqual,
+        };
+        Ok(self.b.ins().icmp(cc, a, b))
+    }
+
     pub(crate) fn control(&mut self, pc: u64, inst: &Inst, header: Option<Block>, head_pc: u64) {
         self.flush_deferred(u32::MAX, true);
         let next = pc + 8;

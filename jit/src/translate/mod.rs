@@ -1671,6 +1671,11 @@ impl<'a, 'f> Tx<'a, 'f> {
             }
             if crate::region::is_control(inst) {
                 self.flush_stores();
+                if let (true, Some(&(on, _))) = (r.trace, r.insts.get(i + 1)) {
+                    // A trace's side exit; the loop goes on at `on`.
+                    self.side_exit(*pc, inst, on);
+                    continue;
+                }
                 self.control(*pc, inst, header, head_pc);
                 return;
             }
