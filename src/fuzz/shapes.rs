@@ -40,7 +40,9 @@
 //! stepped by VL times 1, 2, 4, 8, 16 bytes or their lane step every iteration (a stepped
 //! pointer: the JIT's speculated stepped bases, hoisted when the step matches the lanes).
 //! Some bodies repeat in a scalar branch loop instead (`BNE` back to their start, 2 to 6
-//! rounds): the JIT carries packed registers around such back edges. Rows walked one per
+//! rounds): the JIT carries packed registers around such back edges. A quarter of those
+//! loops each have their test at the top and a `J` back, an early exit in a middle round, or
+//! an `if` skipping an instruction in one round (the JIT's traces, with side exits). Rows walked one per
 //! lane ([`Shapes::row_snippet`]): a hardware loop whose body builds row addresses at a
 //! pitch and walks their columns in a branch loop, bumping the addresses (the JIT's
 //! shapes at a branch loop's head).
@@ -67,11 +69,14 @@ const S_TRIP: SReg = SReg(19);
 /// A snippet's second base address.
 const S_BASE2: SReg = SReg(20);
 /// The rounds left of a snippet loop run more than once (see [`Shapes::loop_snippet`]).
-const S_ROUNDS: SReg = SReg(25);
+pub(crate) const S_ROUNDS: SReg = SReg(25);
 /// The condition of the branch that splits a snippet loop's body (nothing else uses it).
 const S_SPLIT: SReg = SReg(30);
 /// Labels of the snippets' repeated loops: this plus a count (far above the generator's own).
 const ROUND_LABELS: usize = 1 << 20;
+/// Labels of the exits and skips of snippets' branch loops written with more branches
+/// ([`Shapes::trace_rounds`]): this plus a count (among the round labels).
+const TRACE_LABELS: usize = ROUND_LABELS + (1 << 19);
 /// Labels of the branches that split a snippet loop's body (see [`Shapes::loop_snippet`]):
 /// this plus a count (above every round label).
 const SPLIT_LABELS: usize = 1 << 21;
@@ -343,6 +348,8 @@ pub struct Shapes {
     aos_regs: Vec<(SReg, u64, u64)>,
     /// Snippet loops run more than once so far (their labels, see [`ROUND_LABELS`]).
     rounds: usize,
+    /// Labels of [`TRACE_LABELS`] used so far.
+    trace_labels: usize,
     /// Snippet loops split by a branch so far (their labels, see [`SPLIT_LABELS`]).
     splits: usize,
     /// While set, [`Shapes::accesses`] computes its index vectors before the loop (lane-id
@@ -409,6 +416,7 @@ impl Shapes {
             aos: false,
             aos_regs: Vec::new(),
             rounds: 0,
+            trace_labels: 0,
             splits: 0,
             hoist_index: false,
         }
@@ -1606,6 +1614,75 @@ impl Shapes {
         Ok(())
     }
 
+    /// A branch loop of `rounds` rounds (counted down in `S_ROUNDS`) of `body` at label `l`:
+    /// closed by `BNE` back to `l` as it was, or (drawn from the count and the body's length,
+    /// see [`splitmix`], so other shapes stay as they were) written with more branches, which
+    /// the JIT compiles as one trace with side exits (`region::trace`): the test at the top
+    /// and a `J` back (`while`), an early exit in a middle round after part of the body, or
+    /// an `if` skipping an instruction in one round.
+    fn trace_rounds(&mut self, rounds: u64, l: usize, body: Vec<Item>, items: &mut Vec<Item>) {
+        let mut seed = rounds ^ (body.len() as u64) << 8 ^ (self.rounds as u64) << 16;
+        let mut draw = |n: u64| splitmix(&mut seed, n);
+        let form = draw(4);
+        let at = draw(body.len() as u64 + 1) as usize;
+        let round = 1 + draw(rounds) as i32;
+        let mut label = || {
+            self.trace_labels += 1;
+            TRACE_LABELS + self.trace_labels
+        };
+        let branch = |f: fn(Branch) -> Inst, sb: i32, to: usize| {
+            let b = Branch {
+                sa: S_ROUNDS,
+                sb: SOrImm::Imm(sb),
+                target: Target(0),
+            };
+            Item::Branch(f(b), to)
+        };
+        let (head, tail) = body.split_at(at);
+        match form {
+            1 => {
+                // while (rounds != 0) { body; rounds -= 1 }
+                let exit = label();
+                items.push(Item::Label(l));
+                items.push(branch(Inst::Beq, 0, exit));
+                items.extend(body);
+                items.push(round_end(l)[0].clone());
+                items.push(Item::Branch(Inst::J(Jump { target: Target(0) }), l));
+                items.push(Item::Label(exit));
+            }
+            2 => {
+                // Leaves in round `round` after the first `at` items of the body.
+                let exit = label();
+                items.push(Item::Label(l));
+                items.extend(head.iter().cloned());
+                items.push(branch(Inst::Beq, round, exit));
+                items.extend(tail.iter().cloned());
+                items.extend(round_end(l));
+                items.push(Item::Label(exit));
+            }
+            3 => {
+                // Skips a scalar add in every round but round `round`.
+                let skip = label();
+                items.push(Item::Label(l));
+                items.extend(head.iter().cloned());
+                items.push(branch(Inst::Bne, round, skip));
+                items.push(Item::Inst(Inst::SAdd(SAlu {
+                    sd: SReg(7),
+                    sa: SReg(7),
+                    sb: SOrImm::Imm(1),
+                })));
+                items.push(Item::Label(skip));
+                items.extend(tail.iter().cloned());
+                items.extend(round_end(l));
+            }
+            _ => {
+                items.push(Item::Label(l));
+                items.extend(body);
+                items.extend(round_end(l));
+            }
+        }
+    }
+
     /// A hardware loop of its own (not inside another): address chains and accesses whose
     /// bases are placed so the lanes' span fits the region (the data pages, the table or the
     /// tile), an FMA chain between the loads and the stores, and on the table holes and
@@ -1927,15 +2004,14 @@ impl Shapes {
         if branch {
             self.rounds += 1;
             let l = ROUND_LABELS + self.rounds;
-            items.push(li(S_ROUNDS, u.int_in_range(2..=6u64)?));
+            let rounds = u.int_in_range(2..=6u64)?;
+            items.push(li(S_ROUNDS, rounds));
             if u.ratio(1, 2)? {
                 // Half the time the loop starts a region of its own, so that the JIT compiles
                 // it where the registers made before it hold their values (its hints).
                 items.push(Item::Branch(Inst::J(Jump { target: Target(0) }), l));
             }
-            items.push(Item::Label(l));
-            items.extend(body);
-            items.extend(round_end(l));
+            self.trace_rounds(rounds, l, body, items);
         } else if straight {
             items.extend(body);
         } else {
@@ -2375,7 +2451,7 @@ mod tests {
         let (mut first, mut later, mut perm) = (0, 0, 0);
         let (mut rounds, mut ro_index, mut taps, mut aos) = (0, 0, 0, 0);
         let (mut rows, mut stepped, mut split, mut walks) = (0, 0, 0, 0);
-        let mut tap_loads = 0;
+        let (mut tap_loads, mut traces) = (0, 0);
         let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
         for i in 0..1500 {
             let g = case(9, i);
@@ -2404,6 +2480,12 @@ mod tests {
             ro_index += u32::from(r.trap.is_none() && read_only_index(&g.items));
             taps += u32::from(r.trap.is_none() && tap_loop(&g.items));
             tap_loads += u32::from(r.trap.is_none() && tap_load_loop(&g.items));
+            traces += u32::from(
+                r.trap.is_none()
+                    && g.items.iter().any(
+                        |it| matches!(it, Item::Label(l) if (TRACE_LABELS..SPLIT_LABELS).contains(l)),
+                    ),
+            );
             aos += u32::from(r.trap.is_none() && aos_loop(&g.items));
             stepped += u32::from(stepped_root(&g.items));
             walks += u32::from(r.trap.is_none() && row_walk(&g.items));
@@ -2426,11 +2508,15 @@ mod tests {
         }
         let counts = [
             tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, stepped,
-            split, walks, tap_loads,
+            split, walks, tap_loads, traces,
         ];
         eprintln!(
             "tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, \
-             stepped, split, walks, tap_loads: {counts:?}"
+             stepped, split, walks, tap_loads, traces: {counts:?}"
+        );
+        assert!(
+            traces >= 10,
+            "branch loops with more branches, run to the end: {counts:?}"
         );
         assert!(
             tap_loads >= 8,
