@@ -2615,3 +2615,50 @@ fn a_strip_mined_nest_keeps_the_uniform_registers_its_rows_make() {
         }
     }
 }
+
+#[test]
+fn uniform_loads_in_loops_never_move_above_their_check() {
+    // A loop whose only accesses are uniform loads through a loop-invariant scalar (hoisted
+    // accesses of stride 0): its streaming copy's loads are pure, but a `can_move` load at a
+    // loop-invariant address may be hoisted out of the loop, above the span check that
+    // proved it (a `V.LDI.U` whose EA wraps past 2^64 read host memory below guest
+    // memory's). None of this loop's loads may carry `can_move` (no register here is read
+    // without being written, so the register file's movable reads do not appear either).
+    use crate::observe::{ObserveOptions, Observer};
+    let src = "
+        S.LI s1, 0x10000
+        S.LI s3, 100
+        LOOP s3
+        V.LDI [s1 + (1 << 3)], ->v1
+        V.LWI [s1 + (4 << 2)], ->v2
+        V.ADD v3, v3, v1
+        V.ADD v4, v4, v2
+        ENDLOOP
+        HALT
+        ";
+    let p = lanejit_interp::asm::assemble(src, "uniform.s").expect("assembles");
+    let dir = std::env::temp_dir().join(format!("lanejit-jit-uniform-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = ObserveOptions {
+        dump_dir: Some(dir.clone()),
+        ..ObserveOptions::default()
+    };
+    let obs = std::sync::Arc::new(Observer::new(opts, &[]).unwrap());
+    let mut m = machine(&p.code, 8);
+    let mut jit = Jit::new(&DecodedCode::decode(&p.code), &m).expect("jit");
+    jit.set_observer(obs);
+    run_compiled(&mut jit, &mut m);
+    let mut loops = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with("-loop.clif") {
+            loops += 1;
+            let ir = std::fs::read_to_string(&path).unwrap();
+            assert!(ir.contains("readonly"), "a streaming copy: {name}");
+            assert!(!ir.contains("can_move"), "{name}");
+        }
+    }
+    assert_eq!(loops, 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3329,14 +3329,15 @@ impl Tx<'_, '_> {
         let (lead, delta) = self.hoist_lead(j);
         let log2s = self.hoist[j].log2s;
         if self.hoist[j].uniform {
-            // One element for every lane, at the same address in every iteration.
+            // One element for every lane, at the same address in every iteration. Never
+            // `can_move`: its address is loop-invariant, so Cranelift would hoist such a load
+            // out of the loop, above the span check that proved it (a `V.LDI.U` whose EA
+            // wraps past 2^64 then read host memory below guest memory's: a SIGSEGV in
+            // `wrapping_effective_addresses_fault_precisely`, debug build). A load of a
+            // movable copy's elements may move only within the loop, as its address depends
+            // on LC0BASE.
             let h = self.b.use_var(self.hoist_host[j]);
-            let f = if self.readonly && self.ordered & (1 << j) == 0 {
-                flags().with_readonly().with_can_move()
-            } else {
-                flags()
-            };
-            self.broadcast_load(ms, data, h, f);
+            self.broadcast_load(ms, data, h, flags());
             return;
         }
         let h = self.b.use_var(self.hoist_host[lead]);
