@@ -95,7 +95,8 @@ pub struct Region {
     pub start: u64,
     /// The instructions with their pcs, in order.
     pub insts: Vec<(u64, Inst)>,
-    /// pc after the last instruction.
+    /// pc after the last instruction (for a trace, after its highest one: `start..end_pc`
+    /// spans the body the `--regions` listing shows).
     pub end_pc: u64,
     /// How the run ends.
     pub end: RunEnd,
@@ -646,11 +647,14 @@ fn trace(code: &Code, r: &Region) -> Option<Region> {
     if !extend_trace(code, r.start, &mut insts, MAX_TRACE_EXITS) {
         return None;
     }
-    let &(pc, last) = insts.last()?;
+    let end_pc = insts
+        .iter()
+        .map(|&(pc, i)| pc + 8 * i.opcode().words() as u64)
+        .max()?;
     Some(Region {
         start: r.start,
         insts,
-        end_pc: pc + 8 * last.opcode().words() as u64,
+        end_pc,
         end: RunEnd::Control,
         loop_head: Some(0),
         outer: None,
