@@ -1300,27 +1300,14 @@ impl Tx<'_, '_> {
                 let Sem::Branch(c) = inst.opcode().sem() else {
                     unreachable!()
                 };
-                let a = self.sget(br.sa);
-                let b = match br.sb {
-                    SOrImm::Reg(r) => self.sget(r),
-                    SOrImm::Imm(i) => self.iconst(i as i64 as u64),
-                };
-                let cc = match c {
-                    Cond::Eq => IntCC::Equal,
-                    Cond::Ne => IntCC::NotEqual,
-                    Cond::Lt => IntCC::SignedLessThan,
-                    Cond::Ge => IntCC::SignedGreaterThanOrEqual,
-                    Cond::Ltu => IntCC::UnsignedLessThan,
-                    Cond::Geu => IntCC::UnsignedGreaterThanOrEqual,
-                };
-                if let (Some(x), Some(y)) = (self.const_of(a), self.const_of(b)) {
-                    // Both operands known: one edge.
-                    let to = if c.holds(x, y) { br.target.pc() } else { next };
-                    self.branch_edge(to, header, head_pc);
-                    return;
+                match self.branch_holds(br, c) {
+                    Ok(cond) => self.two_way(cond, br.target.pc(), next, header, head_pc),
+                    Err(holds) => {
+                        // Both operands known: one edge.
+                        let to = if holds { br.target.pc() } else { next };
+                        self.branch_edge(to, header, head_pc);
+                    }
                 }
-                let cond = self.b.ins().icmp(cc, a, b);
-                self.two_way(cond, br.target.pc(), next, header, head_pc);
             }
             Inst::Loop(l) => {
                 let trip = self.sget(l.sa);
