@@ -670,9 +670,10 @@ fn extend_trace(code: &Code, start: u64, insts: &mut Vec<(u64, Inst)>, exits: us
         return false;
     };
     let next = pc + 8;
+    // The run's continuations: a `J`'s target; a `Bxx`'s fall-through, then its taken target.
     let (successors, exits) = match last {
         Inst::J(j) if j.target.pc() == start => return true,
-        Inst::J(j) => ([j.target.pc(), j.target.pc()], exits),
+        Inst::J(j) => ([Some(j.target.pc()), None], exits),
         _ if is_branch(&last) => {
             let t = taken_target(&last).expect("a branch");
             if t == start || next == start {
@@ -681,14 +682,11 @@ fn extend_trace(code: &Code, start: u64, insts: &mut Vec<(u64, Inst)>, exits: us
             if exits == 0 {
                 return false;
             }
-            ([next, t], exits - 1)
+            ([Some(next), (t != next).then_some(t)], exits - 1)
         }
         _ => return false,
     };
-    for (k, &at) in successors.iter().enumerate() {
-        if k == 1 && successors[0] == at {
-            break;
-        }
+    for at in successors.into_iter().flatten() {
         let (more, _, end) = run(code, at, MAX_REGION_LEN.saturating_sub(insts.len()));
         let fresh = more.iter().all(|(p, i)| {
             *p != start

@@ -1650,30 +1650,28 @@ impl Shapes {
                 items.push(Item::Branch(Inst::J(Jump { target: Target(0) }), l));
                 items.push(Item::Label(exit));
             }
-            2 => {
-                // Leaves in round `round` after the first `at` items of the body.
-                let exit = label();
+            2 | 3 => {
+                // Leaves in round `round` after the first `at` items of the body (2), or
+                // skips a scalar add there in every round but that one (3).
+                let to = label();
                 items.push(Item::Label(l));
                 items.extend(head.iter().cloned());
-                items.push(branch(Inst::Beq, round, exit));
+                if form == 2 {
+                    items.push(branch(Inst::Beq, round, to));
+                } else {
+                    items.push(branch(Inst::Bne, round, to));
+                    items.push(Item::Inst(Inst::SAdd(SAlu {
+                        sd: SReg(7),
+                        sa: SReg(7),
+                        sb: SOrImm::Imm(1),
+                    })));
+                    items.push(Item::Label(to));
+                }
                 items.extend(tail.iter().cloned());
                 items.extend(round_end(l));
-                items.push(Item::Label(exit));
-            }
-            3 => {
-                // Skips a scalar add in every round but round `round`.
-                let skip = label();
-                items.push(Item::Label(l));
-                items.extend(head.iter().cloned());
-                items.push(branch(Inst::Bne, round, skip));
-                items.push(Item::Inst(Inst::SAdd(SAlu {
-                    sd: SReg(7),
-                    sa: SReg(7),
-                    sb: SOrImm::Imm(1),
-                })));
-                items.push(Item::Label(skip));
-                items.extend(tail.iter().cloned());
-                items.extend(round_end(l));
+                if form == 2 {
+                    items.push(Item::Label(to));
+                }
             }
             _ => {
                 items.push(Item::Label(l));

@@ -1261,18 +1261,7 @@ impl Tx<'_, '_> {
 
     /// One lane loaded from `host + off` with extension, as i64.
     pub(crate) fn load_lane(&mut self, host: Value, off: i32, log2e: u8, ext: Ext) -> Value {
-        self.load_lane_flags(host, off, log2e, ext, flags())
-    }
-
-    /// [`Self::load_lane`] with flags `f`.
-    fn load_lane_flags(
-        &mut self,
-        host: Value,
-        off: i32,
-        log2e: u8,
-        ext: Ext,
-        f: MemFlagsData,
-    ) -> Value {
+        let f = flags();
         let sign = ext == Ext::Sign;
         match (log2e, sign) {
             (0, true) => self.b.ins().sload8(I64, f, host, off),
@@ -3337,7 +3326,7 @@ impl Tx<'_, '_> {
             // movable copy's elements may move only within the loop, as its address depends
             // on LC0BASE.
             let h = self.b.use_var(self.hoist_host[j]);
-            self.broadcast_load(ms, data, h, flags());
+            self.broadcast_load(ms, data, h);
             return;
         }
         let h = self.b.use_var(self.hoist_host[lead]);
@@ -3518,16 +3507,16 @@ impl Tx<'_, '_> {
         }
         let (sb, _, _) = self.space(local);
         let host = self.b.ins().iadd(sb, ea);
-        self.broadcast_load(ms, data, host, flags());
+        self.broadcast_load(ms, data, host);
     }
 
-    /// The element at `host` (checked by the caller) loaded with flags `f` and broadcast to
-    /// every lane of `data`'s register.
-    fn broadcast_load(&mut self, ms: MemSem, data: Reg, host: Value, f: MemFlagsData) {
+    /// The element at `host` (checked by the caller) broadcast to every lane of `data`'s
+    /// register.
+    fn broadcast_load(&mut self, ms: MemSem, data: Reg, host: Value) {
         let Reg::V(d) = data else {
             unreachable!("loads write a vector register")
         };
-        let x = self.load_lane_flags(host, 0, ms.log2e, ms.ext, f);
+        let x = self.load_lane(host, 0, ms.log2e, ms.ext);
         if self.load_packs(ms, data) {
             // Elements narrower than a lane stay packed, as a gather's would: half or fewer
             // of the variables a loop carries (row-major gemv's `x[j]`, broadcast every
