@@ -34,6 +34,7 @@ use cranelift_module::{Module, ModuleReloc};
 use lanejit_interp::interp::DecodedCode;
 use lanejit_interp::machine::{Config, Machine};
 use region::Code;
+use region::Seen;
 use std::time::Instant;
 pub use translate::plan::{self, Plan};
 
@@ -177,14 +178,9 @@ impl TxSetup {
 /// Whether `region`, planned as `plan` at `vl` lanes, is expected to get its register form
 /// with the optimising settings: the plan is the register form and its estimated IR fits
 /// the optimising bound.
-fn registers_optimized(
-    region: &region::Region,
-    plan: Plan,
-    vl: u32,
-    sregs: Option<[u64; 32]>,
-) -> bool {
+fn registers_optimized(region: &region::Region, plan: Plan, vl: u32, seen: Option<Seen>) -> bool {
     plan == Plan::Registers
-        && plan::optimizing_fits(region, plan::estimate(region, vl, false, sregs), 0, vl)
+        && plan::optimizing_fits(region, plan::estimate(region, vl, false, seen), 0, vl)
 }
 
 /// When the register form just emitted into `ctx` is over the optimising settings' bound at
@@ -198,7 +194,7 @@ fn registers_optimized(
 fn strip_instead(
     ctx: &mut cranelift_codegen::Context,
     region: &region::Region,
-    sregs: Option<[u64; 32]>,
+    seen: Option<Seen>,
     vl: u32,
     full: translate::TxConfig,
     strip_cfg: impl Fn(u32) -> translate::TxConfig,
@@ -212,7 +208,7 @@ fn strip_instead(
     ) {
         return None;
     }
-    let scfg = strip_cfg(translate::strip_width(region, sregs, vl)?);
+    let scfg = strip_cfg(translate::strip_width(region, seen, vl)?);
     if emit(ctx, scfg) && ctx.func.dfg.num_insts() <= plan::registers_ir(vl) {
         return Some(scfg);
     }
@@ -1028,7 +1024,7 @@ impl Jit {
         // baseline does).
         let strip = base
             .strip_ir
-            .and_then(|_| translate::strip_width(&region, base.hints.sregs, self.vl))
+            .and_then(|_| translate::strip_width(&region, base.hints.seen(), self.vl))
             .filter(|&w| {
                 let cfg = self
                     .tx_setup()
@@ -1054,7 +1050,7 @@ impl Jit {
             strip_final = strip_instead(
                 &mut ctx,
                 &region,
-                base.hints.sregs,
+                base.hints.seen(),
                 self.vl,
                 full,
                 |w| setup.strip_config(&*isa, base.key.hot, base.hints, w),
@@ -1338,7 +1334,7 @@ impl Jit {
         let pc = key.pc;
         let vector = region.loop_head.is_some() || key.hot;
         let mut plan = if vector {
-            plan::choose(&region, self.vl, hints.sregs)
+            plan::choose(&region, self.vl, hints.seen())
         } else {
             Plan::Memory
         };
@@ -1360,8 +1356,8 @@ impl Jit {
         // alternating runs; 15 G at VL 32 in the register form).
         let strip_ok = probes.is_none() && !key.hot;
         let strip = (strip_ok
-            && (self.baseline || !registers_optimized(&region, plan, self.vl, hints.sregs)))
-        .then(|| translate::strip_width(&region, hints.sregs, self.vl))
+            && (self.baseline || !registers_optimized(&region, plan, self.vl, hints.seen())))
+        .then(|| translate::strip_width(&region, hints.seen(), self.vl))
         .flatten();
         // The strip-mined form at `w` lanes into `ctx`, when it comes out without exits and
         // within the register form's bound (else `ctx` is left cleared).
@@ -1461,7 +1457,7 @@ impl Jit {
                     if let Some(scfg) = strip_instead(
                         &mut ctx,
                         &region,
-                        hints.sregs,
+                        hints.seen(),
                         self.vl,
                         cfg,
                         |w| setup.strip_config(isa, key.hot, hints, w),
@@ -1506,7 +1502,7 @@ impl Jit {
         // The optimising recompile's IR: this one's, or for a strip-mined baseline the
         // register form's estimate.
         let recompile_ir = if cfg.strip.is_some() {
-            plan::estimate(&region, self.vl, false, hints.sregs)
+            plan::estimate(&region, self.vl, false, hints.seen())
         } else {
             ir_insts
         };
@@ -1648,7 +1644,7 @@ impl Jit {
         // (A strip-mined loop leaves every partial iteration to the straight form of its
         // body whatever its hints: compiling it again with a tail would make the same code.)
         if (!(hints.tail && hints.ordered_tail)
-            || translate::speculates(&region, hints.sregs, self.vl))
+            || translate::speculates(&region, hints.seen(), self.vl))
             && region.loop_head.is_some()
             && plan == Plan::Registers
             && !strip

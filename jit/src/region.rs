@@ -276,6 +276,18 @@ pub fn lane_strides(regs: &lanejit_interp::machine::Regs, vl: u32) -> [i32; 32] 
     out
 }
 
+/// What the entry that made a region compile showed ([`Hints::seen`]): its scalar registers
+/// and the constant lane step of each vector register ([`lane_strides`]). A loop's
+/// analysis speculates on them (`translate::analysis::Stepped`, `speculate_bases`); `None`
+/// where it must not (no entry known, or a speculation failed before).
+#[derive(Clone, Copy, Debug)]
+pub struct Seen {
+    /// The scalar registers.
+    pub sregs: [u64; 32],
+    /// The lane step of every vector register (0: none).
+    pub strides: [i32; 32],
+}
+
 /// What the entry that makes a region compile says about the code it needs: hints with
 /// which the translator leaves out code that entry would not run. A wrong hint costs speed
 /// (a lazy tail, a missed contiguous access), never correctness.
@@ -304,6 +316,15 @@ pub struct Hints {
 }
 
 impl Hints {
+    /// What the entry showed, for the translator's speculation: `None` without its scalar
+    /// registers.
+    pub fn seen(&self) -> Option<Seen> {
+        self.sregs.map(|sregs| Seen {
+            sregs,
+            strides: self.strides,
+        })
+    }
+
     /// No entry known: tails compiled in, every register tested.
     pub const ALL: Hints = Hints {
         tail: true,

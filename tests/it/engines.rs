@@ -5888,6 +5888,101 @@ fn trace_loop(n: u64, body: &str) -> String {
 }
 
 #[test]
+fn loops_over_bumped_scalar_pointers_agree() {
+    // Loops a compiler strength-reduced: scalar pointers bumped by VL * E per iteration
+    // (`S.ADD s1, s1, s10`), lane offsets built before the loop (v20, lanes 1 apart), the
+    // accesses contiguous once the JIT speculates on both (`analysis::StepKind::Scalar` and
+    // `Fixed`). saxpy with the bumps last; byte offsets, a vector base made from a pointer
+    // after its bump and a `S.SUB` of a negative step, each iteration storing what the next
+    // loads; a bump by an immediate over halfwords (contiguous at VL 32 only); nests whose
+    // later rows double the step or the lanes' distance (the speculation fails there); a
+    // page fault in a middle iteration; a misaligned pointer (the store traps, only under
+    // `--strict-align`).
+    let saxpy = "
+        LOOP s3
+        V.LW [s1 + (v20 << 2)], ->v0
+        V.LW [s2 + (v20 << 2)], ->v1
+        V.FMA.S v1, v0, s11
+        V.SW v1, [s2 + (v20 << 2)]
+        S.ADD s1, s1, s10
+        S.ADD s2, s2, s10
+        ENDLOOP";
+    let chain = "
+        V.SHL v21, v20, 2
+        S.SUB s12, s0, s10
+        LOOP s3
+        V.LW [s1 + v21], ->v0
+        S.SUB s1, s1, s12
+        V.ADD v5, v21, s2
+        V.LWI.U [v5 + 0], ->v1
+        V.FADD.S v1, v1, v0
+        V.SWI.U v1, [v5 + 0]
+        S.SUB s2, s2, s12
+        V.LW [s1 + v21], ->v2
+        V.FMUL.S v3, v2, s13
+        V.SW.U v3, [s2 + v21]
+        ENDLOOP";
+    let halves = "
+        LOOP s3
+        V.LH [s1 + (v20 << 1)], ->v0
+        V.ADD v0, v0, 3
+        V.SH v0, [s2 + (v20 << 1)]
+        S.ADD s1, s1, 64
+        S.ADD s2, s2, 64
+        ENDLOOP";
+    // Six rows of saxpy; `change` runs after the second.
+    let nest = |change: &str| {
+        format!(
+            "
+        S.LI s3, 150
+        S.LI s5, 6
+    row:
+        LOOP s3
+        V.LW [s1 + (v20 << 2)], ->v0
+        V.LW [s2 + (v20 << 2)], ->v1
+        V.FMA.S v1, v0, s11
+        V.SW v1, [s2 + (v20 << 2)]
+        S.ADD s1, s1, s10
+        S.ADD s2, s2, s10
+        ENDLOOP
+        S.SUB s5, s5, 1
+        BNE s5, 4, keep
+        {change}
+    keep:
+        BNE s5, 0, row"
+        )
+    };
+    let (step, lanes) = (nest("S.SHL s10, s10, 1"), nest("V.SHL v20, v20, 1"));
+    let cases = [
+        (300, "", saxpy, None),
+        (300, "", chain, None),
+        (100, "", halves, None),
+        (0, "", &step, None),
+        (0, "", &lanes, None),
+        (700, "S.LI s1, 0x11800", saxpy, Some(TrapKind::PageFault)),
+        (300, "S.LI s2, 0x20002", saxpy, Some(TrapKind::Misaligned)),
+    ];
+    for (n, before, body, trap) in cases {
+        let p = asm(&trace_loop(n, &format!("{before}\n{body}")));
+        for vl in VLS {
+            for strict in [false, true] {
+                let (r, st) = check(&p, vl, strict, None);
+                assert!(st.jit_retired > 0, "compiled code ran (vl {vl})");
+                let want = trap.filter(|&k| strict || k != TrapKind::Misaligned);
+                assert_eq!(
+                    trap_kind(&r.exit()),
+                    want,
+                    "vl {vl} strict {strict}\n{body}"
+                );
+            }
+        }
+        if trap.is_none() {
+            check_budgets(&p, 11);
+        }
+    }
+}
+
+#[test]
 fn branch_loops_with_tests_at_the_top_ifs_and_early_exits_agree() {
     // Loops whose back edge or body passes through another branch, compiled as one trace
     // (`region::trace`) whose other edges leave the region: the test at the top (`while`),

@@ -4,7 +4,7 @@
 //! packed, and which scalars a straight-line region need not load.
 
 use super::{mem, shape};
-use crate::region::Region;
+use crate::region::{Region, Seen};
 use lanejit_interp::isa::{AluOp, FpWidth, Inst, Operands, Reg, SReg, Sem, VSrc};
 
 /// A set of scalar and vector registers.
@@ -370,118 +370,217 @@ impl Hoisted {
     }
 }
 
-/// A vector register of an `ENDLOOP` loop body (a nest's inner loop too) bumped by one
-/// `V.ADD`/`V.SUB` of a loop-invariant scalar or immediate per iteration and otherwise not
-/// written in the body (a vector of lane addresses a compiler built before the loop, or in
-/// the outer loop for each row, and steps like a pointer), speculated to hold
-/// `b + e * (LC0BASE + i)` at the start of every iteration: its lanes `e` apart at loop entry
-/// and its step `VL * e`, `e` the step the entry that made the region compile showed
-/// (`TxConfig::sregs`) over VL. Accesses through it are then hoisted like those through a vector
-/// address built from `V.LC0` in the body ([`Hoisted`], `b` the pseudo register
-/// [`shape::vbase`]); `Tx::spec_ok` tests both at every loop entry, and a loop whose test
-/// fails leaves for the straight form of its body (recompiled without the speculation after
-/// a few such entries, as a speculated base distance is).
+/// How a [`Stepped`] register's value depends on LC0BASE and the lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StepKind {
+    /// A vector register bumped by one `V.ADD`/`V.SUB` of a loop-invariant scalar or
+    /// immediate per iteration and otherwise not written in the body (a vector of lane
+    /// addresses a compiler built before the loop, or in the outer loop for each row, and
+    /// steps like a pointer): lane `i` is `b + e * (LC0BASE + i)`.
+    Vector,
+    /// A scalar register bumped likewise by one `S.ADD`/`S.SUB` (a pointer a compiler
+    /// strength-reduced: `S.ADD s1, s1, s10` with `s10 = VL * 4`): `b + e * LC0BASE`.
+    Scalar,
+    /// A vector register the body never writes whose lanes are `e` apart (lane offsets a
+    /// compiler built before the loop, `V.LANEID v20; V.SHL v21, v20, 2`): lane `i` is
+    /// `b + e * i`. Only a [`StepKind::Scalar`] base makes an access through it move.
+    Fixed,
+}
+
+/// A register of an `ENDLOOP` loop body (a nest's inner loop too) whose value at the start of
+/// every iteration is speculated to be affine in LC0BASE and the lane ([`StepKind`]): `b`
+/// the pseudo register [`Stepped::pseudo`] (loop-invariant), `e` the step the entry that made
+/// the region compile showed ([`Seen`]; a bump's step over VL). Accesses through it are then
+/// hoisted like those through a vector address built from `V.LC0` in the body ([`Hoisted`]);
+/// `Tx::spec_ok` tests the speculation at every loop entry (the bump still `VL * e`, the
+/// lanes `e` apart), and a loop whose test fails leaves for the straight form of its body
+/// (recompiled without the speculation after a few such entries, as a speculated base
+/// distance is).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Stepped {
-    /// The vector register.
+    /// The register: a vector register, or (`StepKind::Scalar`) a scalar one.
     pub(crate) reg: u8,
-    /// The difference between its consecutive lanes: its step over VL, positive (the
-    /// accesses through it are hoisted when that makes them contiguous or one of the strides
-    /// `Hoisted` allows).
+    /// What it is.
+    pub(crate) kind: StepKind,
+    /// Its step: between consecutive lanes (vector registers), per unit of LC0BASE (bumped
+    /// registers); a bump's step over VL. Never 0.
     pub(crate) e: i64,
-    /// The scalar register added per iteration (negated when `neg`), or `None` for an
-    /// immediate (then known to be `VL * e`).
+    /// The scalar register a bump adds per iteration (negated when `neg`), or `None` for an
+    /// immediate (then known to be `VL * e`) or no bump (`StepKind::Fixed`).
     pub(crate) step: Option<SReg>,
-    /// Whether the step is subtracted.
+    /// Whether the bump subtracts.
     pub(crate) neg: bool,
 }
 
-/// The [`Stepped`] registers of `r` at `vl` lanes, with the entry's scalar registers `sregs`
-/// (none without them: no speculation).
-fn stepped_bases(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Vec<Stepped> {
-    let Some(sregs) = sregs else {
+impl Stepped {
+    /// The pseudo register standing for its loop-invariant base in symbolic forms
+    /// ([`shape::vbase`], [`shape::sbase`]).
+    pub(crate) const fn pseudo(&self) -> SReg {
+        match self.kind {
+            StepKind::Scalar => shape::sbase(self.reg),
+            StepKind::Vector | StepKind::Fixed => shape::vbase(self.reg),
+        }
+    }
+
+    /// Its symbolic form at the start of an iteration.
+    pub(crate) fn form(&self) -> shape::Sym {
+        shape::Sym {
+            terms: vec![(self.pseudo(), 1)],
+            k: 0,
+            lc0: if self.kind == StepKind::Fixed {
+                0
+            } else {
+                self.e
+            },
+            lane: if self.kind == StepKind::Scalar {
+                0
+            } else {
+                self.e
+            },
+        }
+    }
+}
+
+/// A bump `reg += x` (or `-=`): `x` a scalar register or an immediate, from `V.ADD`/`V.SUB`
+/// of a vector register to itself or `S.ADD`/`S.SUB` of a scalar one.
+fn bump(inst: &Inst) -> Option<(Reg, VSrc, bool)> {
+    match (inst.operands(), inst.opcode().sem()) {
+        (Operands::SAlu(o), Sem::SAlu(op @ (AluOp::Add | AluOp::Sub))) if o.sd == o.sa => {
+            let x = match o.sb {
+                lanejit_interp::isa::SOrImm::Reg(r) => VSrc::S(r),
+                lanejit_interp::isa::SOrImm::Imm(k) => VSrc::Imm(k),
+            };
+            Some((Reg::S(o.sd.0), x, op == AluOp::Sub))
+        }
+        _ => match shape::plus_scalar(inst) {
+            Some((vd, va, Some(x), neg)) if vd == va => Some((Reg::V(vd.0), x, neg)),
+            _ => None,
+        },
+    }
+}
+
+/// The [`Stepped`] registers of `r` at `vl` lanes, from what the entry showed (none without
+/// it: no speculation).
+fn stepped_bases(r: &Region, seen: Option<&Seen>, vl: u32) -> Vec<Stepped> {
+    let Some(seen) = seen else {
         return Vec::new();
     };
     if r.loop_head.is_none() || !fast_loop_ok(r) {
         return Vec::new();
     }
     let body = r.body();
-    let mut written = 0u32;
+    let mut written = RegSet::default();
+    let mut used_v = 0u32;
     for (_, i) in body {
-        written |= reg_effects(i).1.s;
+        let (u, w) = reg_effects(i);
+        written.s |= w.s;
+        written.v |= w.v;
+        used_v |= u.v;
     }
-    // Written in the body only by adding a scalar or immediate to itself (what a nest's outer
-    // code does to it does not matter: the test runs at every entry of the inner loop).
-    let mut written_v = 0u32;
-    let mut other = 0u32;
-    for (_, i) in body {
-        let w = reg_effects(i).1.v;
-        written_v |= w;
-        let own = match shape::plus_scalar(i) {
-            Some((vd, va, Some(_), _)) if vd == va => 1 << vd.0,
-            _ => 0,
-        };
-        other |= w & !own;
-    }
-    let cand = written_v & !other;
     let mut out = Vec::new();
-    for n in (0..32u8).filter(|n| cand & (1 << n) != 0) {
-        // Its one update, of a scalar the body never writes or an immediate.
-        let ups: Vec<_> = body
-            .iter()
-            .filter(|(_, i)| reg_effects(i).1.v & (1 << n) != 0)
-            .filter_map(|(_, i)| shape::plus_scalar(i))
-            .collect();
-        let [(_, _, Some(x), neg)] = ups.as_slice() else {
+    // Registers written in the body only by one bump of a scalar the body never writes (or
+    // an immediate): what a nest's outer code does to them does not matter, the test runs at
+    // every entry of the inner loop.
+    let writers = |reg: Reg| -> Vec<&Inst> {
+        body.iter()
+            .map(|(_, i)| i)
+            .filter(|i| {
+                let w = reg_effects(i).1;
+                match reg {
+                    Reg::S(n) => w.s & (1 << n) != 0,
+                    Reg::V(n) => w.v & (1 << n) != 0,
+                    Reg::Lc0 => false,
+                }
+            })
+            .collect()
+    };
+    let cands = (1..32u8)
+        .filter(|n| written.s & (1 << n) != 0)
+        .map(|n| (Reg::S(n), StepKind::Scalar))
+        .chain(
+            (0..32u8)
+                .filter(|n| written.v & (1 << n) != 0)
+                .map(|n| (Reg::V(n), StepKind::Vector)),
+        );
+    for (reg, kind) in cands {
+        let ws = writers(reg);
+        let [w] = ws.as_slice() else {
             continue;
         };
+        let Some((to, x, neg)) = bump(w) else {
+            continue;
+        };
+        if to != reg {
+            continue;
+        }
         // The lane step: the step over VL (lanes one group apart per iteration).
-        let (step, by) = match *x {
-            VSrc::S(s) if written & (1 << s.0) == 0 && s.0 != 0 => {
-                (Some(s), sregs[s.0 as usize] as i64)
+        let (step, by) = match x {
+            VSrc::S(s) if written.s & (1 << s.0) == 0 && s.0 != 0 => {
+                (Some(s), seen.sregs[s.0 as usize] as i64)
             }
             VSrc::Imm(k) => (None, k as i64),
             _ => continue,
         };
-        let by = if *neg { by.wrapping_neg() } else { by };
+        let by = if neg { by.wrapping_neg() } else { by };
         let e = by / vl as i64;
-        if e <= 0 || e.wrapping_mul(vl as i64) != by {
+        // A vector register's lanes step up (the accesses through it are hoisted when that
+        // makes them contiguous or one of the strides `Hoisted` allows); a scalar's step
+        // only has to match the lane step of what it is added to.
+        if e == 0 || e.wrapping_mul(vl as i64) != by || (kind == StepKind::Vector && e < 0) {
             continue;
         }
+        let reg = match reg {
+            Reg::S(n) | Reg::V(n) => n,
+            Reg::Lc0 => continue,
+        };
         out.push(Stepped {
-            reg: n,
+            reg,
+            kind,
             e,
             step,
-            neg: *neg,
+            neg,
         });
+    }
+    // Read-only vector registers whose lanes stepped by a constant at the entry, when a
+    // scalar register is bumped (only then can an access through one move with LC0BASE).
+    if out.iter().any(|st| st.kind == StepKind::Scalar) {
+        for n in (0..32u8).filter(|n| used_v & !written.v & (1 << n) != 0) {
+            let e = seen.strides[n as usize] as i64;
+            if e != 0 {
+                out.push(Stepped {
+                    reg: n,
+                    kind: StepKind::Fixed,
+                    e,
+                    step: None,
+                    neg: false,
+                });
+            }
+        }
     }
     out
 }
 
-/// The hoisted accesses of loop region `r` at `vl` lanes with the entry's scalar registers
-/// `sregs`, and the [`Stepped`] bases they speculate on (only those some hoisted access goes
-/// through: a stepped vector that is no address, a counter, is not tested).
+/// The hoisted accesses of loop region `r` at `vl` lanes with what the entry showed `seen`,
+/// and the [`Stepped`] registers they speculate on (only those some hoisted access goes
+/// through: a stepped register that is no address, a counter, is not tested).
 pub(super) fn hoisted_and_stepped(
     r: &Region,
-    sregs: Option<[u64; 32]>,
+    seen: Option<&Seen>,
     vl: u32,
 ) -> (Vec<Hoisted>, Vec<Stepped>) {
-    let mut stepped = stepped_bases(r, sregs, vl);
-    let hoist = hoistable(r, &stepped);
+    let mut stepped = stepped_bases(r, seen, vl);
+    let hoist = hoistable(r, &stepped, vl);
     stepped.retain(|st| {
-        hoist.iter().any(|h| {
-            h.inv
-                .terms
-                .iter()
-                .any(|&(t, _)| shape::vbase_of(t) == Some(st.reg))
-        })
+        hoist
+            .iter()
+            .any(|h| h.inv.terms.iter().any(|&(t, _)| t == st.pseudo()))
     });
     (hoist, stepped)
 }
 
 /// The hoisted accesses of a loop body (see [`Hoisted`]), with the vector registers of
 /// `stepped` taken as they speculate.
-pub(super) fn hoistable(r: &Region, stepped: &[Stepped]) -> Vec<Hoisted> {
+pub(super) fn hoistable(r: &Region, stepped: &[Stepped], vl: u32) -> Vec<Hoisted> {
     if r.loop_head.is_none() || !fast_loop_ok(r) {
         return Vec::new();
     }
@@ -490,8 +589,7 @@ pub(super) fn hoistable(r: &Region, stepped: &[Stepped]) -> Vec<Hoisted> {
         written |= reg_effects(i).1.s;
     }
     let body = r.body();
-    let bases: Vec<(u8, i64)> = stepped.iter().map(|s| (s.reg, s.e)).collect();
-    let forms = shape::lane_forms(body, !written, &bases);
+    let forms = shape::lane_forms(body, !written, stepped, vl);
     body.iter()
         .zip(forms)
         .filter_map(|(&(pc, inst), f)| {
@@ -508,7 +606,7 @@ pub(super) fn hoistable(r: &Region, stepped: &[Stepped]) -> Vec<Hoisted> {
             // A load of one element through loop-invariant scalars (no stepped vector base).
             let uniform = f.lane == 0
                 && ms.dir == lanejit_interp::isa::Dir::Load
-                && f.terms.iter().all(|&(t, _)| shape::vbase_of(t).is_none());
+                && f.terms.iter().all(|&(t, _)| !shape::is_pseudo(t));
             (f.lc0 == f.lane && (f.lane == e || strided || uniform)).then(|| Hoisted {
                 pc,
                 inst,
@@ -524,7 +622,7 @@ pub(super) fn hoistable(r: &Region, stepped: &[Stepped]) -> Vec<Hoisted> {
         .collect()
 }
 
-/// Speculated distances between base registers (`TxConfig::sregs`): the hoisted strided
+/// Speculated distances between base registers (the entry's, `Seen::sregs`): the hoisted strided
 /// loads through one scalar register each (the `lc0` form of an array-of-structs loop:
 /// `V.LW [s1 + (lc0 << 4)]`, `V.LW [s5 + (lc0 << 4)]` with `s5 = s1 + 4`) whose registers,
 /// at the entry that made the region compile, lay within one record of the first such
@@ -538,13 +636,13 @@ pub(super) fn hoistable(r: &Region, stepped: &[Stepped]) -> Vec<Hoisted> {
 /// its body, and the JIT compiles it again without speculation after a few such exits).
 pub(super) fn speculate_bases(
     hoist: &mut [Hoisted],
-    sregs: Option<[u64; 32]>,
+    seen: Option<&Seen>,
 ) -> Vec<(SReg, SReg, i64)> {
-    let Some(sregs) = sregs else {
+    let Some(Seen { sregs, .. }) = seen else {
         return Vec::new();
     };
     let single = |h: &Hoisted| match h.inv.terms.as_slice() {
-        [(r, 1)] if h.strided() && shape::vbase_of(*r).is_none() => Some(*r),
+        [(r, 1)] if h.strided() && !shape::is_pseudo(*r) => Some(*r),
         _ => None,
     };
     let mut guards: Vec<(SReg, SReg, i64)> = Vec::new();
@@ -803,8 +901,8 @@ pub(super) fn nest_count(r: &Region) -> Option<NestCount> {
 
 #[cfg(test)]
 mod tests {
-    use super::nest_count;
-    use crate::region::{Code, discover};
+    use super::{StepKind, hoisted_and_stepped, nest_count};
+    use crate::region::{Code, Seen, discover};
     use lanejit_interp::isa::{Cond, SOrImm, SReg};
 
     /// The region at label `row:` of a program whose nest is `nest` (rows around a
@@ -878,5 +976,80 @@ mod tests {
         ));
         let c = nest_count(&r).expect("the rows are still counted");
         assert_eq!(c.steps[1], None, "s1 is multiplied");
+    }
+
+    /// The loop region at label `top:` of `src`.
+    fn loop_at_top(src: &str) -> crate::region::Region {
+        let p = lanejit_interp::asm::assemble(src, "loop.s").expect("assembles");
+        let code = Code::of(&lanejit_interp::interp::DecodedCode::decode(&p.code));
+        let top = p.symbols.iter().find(|s| s.name == "top").expect("top:");
+        let r = discover(&code, top.value, false).expect("a region at top:");
+        assert!(r.loop_head.is_some(), "a loop:\n{src}");
+        r
+    }
+
+    #[test]
+    fn scalar_pointers_bumped_by_a_group_make_accesses_contiguous() {
+        // saxpy as a compiler strength-reduces it: s1 and s2 bumped by VL * 4 (s10) per
+        // iteration, lane offsets v20 (lanes 1 apart) built before the loop, and one access
+        // through a vector base made from v20 and s2 after its bump.
+        let src = "
+            .text
+        top: LOOP s3
+            V.LW [s1 + (v20 << 2)], ->v0
+            V.LW [s2 + (v20 << 2)], ->v1
+            V.FMA.S v1, v0, s11
+            V.SW v1, [s2 + (v20 << 2)]
+            S.ADD s1, s1, s10
+            S.SUB s2, s2, s12
+            V.SHL v21, v20, 2
+            V.ADD v22, v21, s2
+            V.LWI.U [v22 + 8], ->v3
+            S.ADD s5, s5, 1
+            ENDLOOP
+            HALT
+            ";
+        let r = loop_at_top(src);
+        let mut seen = Seen {
+            sregs: [0; 32],
+            strides: [0; 32],
+        };
+        seen.sregs[10] = 32 * 4;
+        seen.sregs[12] = (-32i64 * 4) as u64;
+        seen.strides[20] = 1;
+        let (hoist, stepped) = hoisted_and_stepped(&r, Some(&seen), 32);
+        let kinds: Vec<_> = stepped.iter().map(|st| (st.kind, st.reg, st.e)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (StepKind::Scalar, 1, 4),
+                (StepKind::Scalar, 2, 4),
+                (StepKind::Fixed, 20, 1)
+            ]
+        );
+        assert_eq!(hoist.len(), 4);
+        assert!(hoist.iter().all(|h| h.contiguous()));
+        // The load after the bump is one group further on, plus its immediate.
+        assert_eq!(hoist[3].inv.k, 32 * 4 + 8);
+        // At VL 16 the same bumps step 8 bytes per element of LC0BASE, the lanes 4 apart:
+        // nothing hoisted. With lanes 2 apart and bumps of 8 bytes a lane, strided by two
+        // elements.
+        assert!(hoisted_and_stepped(&r, Some(&seen), 16).0.is_empty());
+        let mut wide = seen;
+        wide.sregs[10] = 16 * 8;
+        wide.sregs[12] = (-16i64 * 8) as u64;
+        wide.strides[20] = 2;
+        let (hoist, _) = hoisted_and_stepped(&r, Some(&wide), 16);
+        assert_eq!(hoist.len(), 4);
+        assert!(hoist.iter().all(|h| h.strided() && h.log2s == 3));
+        // Not without the entry's registers; not when v20's lanes did not step by 1 (a
+        // gather), nor when the step is no multiple of VL.
+        assert!(hoisted_and_stepped(&r, None, 32).0.is_empty());
+        seen.strides[20] = 3;
+        assert!(hoisted_and_stepped(&r, Some(&seen), 32).0.is_empty());
+        seen.strides[20] = 1;
+        seen.sregs[10] = 33 * 4;
+        seen.sregs[12] = 33 * 4;
+        assert!(hoisted_and_stepped(&r, Some(&seen), 32).0.is_empty());
     }
 }

@@ -11,13 +11,14 @@
 //! Melem/s (jit / native 0.48-0.49x -> 0.52x), stencil5_vaddr 3,076-3,119 -> 3,163-3,225
 //! (three alternating runs of both builds).
 
+use super::analysis::StepKind;
 use super::{Helper, MAX_SPAN_ITERS, Tx, YIELD_SPAN_LANES};
 use crate::abi::{self, Status};
 use crate::region::Region;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
-use lanejit_interp::isa::{Inst, VReg};
+use lanejit_interp::isa::{Inst, SReg, VReg};
 
 /// The most bytes between the lowest and highest invariant constant of hoisted accesses that
 /// share one span check ([`Tx::span_checks`]).
@@ -474,8 +475,8 @@ impl Tx<'_, '_> {
             let eq = self.b.ins().icmp_imm_s(IntCC::Equal, diff, d);
             ok = self.b.ins().band(ok, eq);
         }
-        // Stepped vector bases (`analysis::Stepped`): the step still `VL * e` (an immediate
-        // one was checked when translating), and the lanes `e` apart now.
+        // Stepped registers (`analysis::Stepped`): a bump's step still `VL * e` (an
+        // immediate one was checked when translating), a vector's lanes `e` apart now.
         for st in self.stepped.clone() {
             let want = (self.vl as i64).wrapping_mul(st.e);
             if let Some(s) = st.step {
@@ -484,7 +485,7 @@ impl Tx<'_, '_> {
                 let eq = self.b.ins().icmp_imm_s(IntCC::Equal, x, want);
                 ok = self.b.ins().band(ok, eq);
             }
-            if self.vl > 1 {
+            if self.vl > 1 && st.kind != StepKind::Scalar {
                 let chunks = self.vget_all(lanejit_interp::isa::VReg(st.reg));
                 let (_, t) = self.lanes_step(&chunks, st.e);
                 ok = self.b.ins().band(ok, t);
@@ -815,23 +816,33 @@ impl Tx<'_, '_> {
     pub(super) fn inv_value(&mut self, s: &super::shape::Sym) -> Value {
         let mut acc = self.iconst(s.k as u64);
         for &(r, c) in &s.terms {
-            let x = match super::shape::vbase_of(r) {
-                // A stepped vector base, at the start of an iteration (a loop's header or
-                // its masked tail's entry): lane 0 less `e` times LC0BASE.
-                Some(n) => {
-                    let e = self
-                        .stepped
-                        .iter()
-                        .find(|st| st.reg == n)
-                        .expect("a stepped base of this loop")
-                        .e;
-                    let ch = self.vget(lanejit_interp::isa::VReg(n), 0);
-                    let l0 = self.b.ins().extractlane(ch, 0);
-                    let lc = self.b.use_var(self.lc0);
-                    let off = self.b.ins().imul_imm_s(lc, e);
-                    self.b.ins().isub(l0, off)
+            let x = match self.stepped.iter().find(|st| st.pseudo() == r).copied() {
+                // A stepped register's base, at the start of an iteration (a loop's header
+                // or its masked tail's entry): lane 0 (the scalar) less `e` times LC0BASE
+                // (`analysis::Stepped::form`).
+                Some(st) => {
+                    let x = match st.kind {
+                        StepKind::Scalar => self.sget(SReg(st.reg)),
+                        StepKind::Vector | StepKind::Fixed => {
+                            let ch = self.vget(lanejit_interp::isa::VReg(st.reg), 0);
+                            self.b.ins().extractlane(ch, 0)
+                        }
+                    };
+                    if st.kind == StepKind::Fixed {
+                        x
+                    } else {
+                        let lc = self.b.use_var(self.lc0);
+                        let off = self.b.ins().imul_imm_s(lc, st.e);
+                        self.b.ins().isub(x, off)
+                    }
                 }
-                None => self.sget(r),
+                None => {
+                    debug_assert!(
+                        !super::shape::is_pseudo(r),
+                        "a stepped register of this loop"
+                    );
+                    self.sget(r)
+                }
             };
             let t = if c == 1 {
                 x

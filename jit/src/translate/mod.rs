@@ -180,7 +180,7 @@ use analysis::{
 };
 
 use crate::abi::{self, Status};
-use crate::region::{Region, RunEnd};
+use crate::region::{Region, RunEnd, Seen};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8X16, I16X8, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{
@@ -448,14 +448,26 @@ pub struct TxConfig {
     pub yields: bool,
 }
 
-/// Whether translating `r` at `vl` lanes with the entry's scalar registers `sregs`
+impl TxConfig {
+    /// What the entry that made the region compile showed ([`Seen`]), `None` without its
+    /// scalar registers.
+    pub(crate) fn seen(&self) -> Option<Seen> {
+        self.sregs.map(|sregs| Seen {
+            sregs,
+            strides: self.strides,
+        })
+    }
+}
+
+/// Whether translating `r` at `vl` lanes with what the entry showed, `seen`,
 /// speculates on base distances (`analysis::speculate_bases`) or stepped vector bases
 /// (`analysis::stepped_bases`): then a loop whose guard fails leaves for the straight form
 /// of its body, and the JIT counts those exits as it does a lazy tail's.
-pub(crate) fn speculates(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> bool {
-    let (mut hoist, stepped) = analysis::hoisted_and_stepped(r, sregs, vl);
-    sregs.is_some()
-        && (!stepped.is_empty() || !analysis::speculate_bases(&mut hoist, sregs).is_empty())
+pub(crate) fn speculates(r: &Region, seen: Option<Seen>, vl: u32) -> bool {
+    let seen = seen.as_ref();
+    let (mut hoist, stepped) = analysis::hoisted_and_stepped(r, seen, vl);
+    seen.is_some()
+        && (!stepped.is_empty() || !analysis::speculate_bases(&mut hoist, seen).is_empty())
 }
 
 /// Most iterations one loop entry's span check covers (see `Tx::precheck`).
@@ -1855,11 +1867,11 @@ pub(crate) fn translate(
     used.v &= !ro_v;
     let ind_v = if vmem { 0 } else { shape::stepped_v(r) };
     let (mut hoist, stepped) = if vmem {
-        (hoistable(r, &[]), Vec::new())
+        (hoistable(r, &[], cfg.vl), Vec::new())
     } else {
-        analysis::hoisted_and_stepped(r, cfg.sregs, cfg.vl)
+        analysis::hoisted_and_stepped(r, cfg.seen().as_ref(), cfg.vl)
     };
-    let spec = analysis::speculate_bases(&mut hoist, cfg.sregs);
+    let spec = analysis::speculate_bases(&mut hoist, cfg.seen().as_ref());
     let copy = if cfg.budgeted {
         None
     } else {

@@ -39,7 +39,7 @@
 
 use super::mem::LANE_LOOP_MIN_VL;
 use super::reg_effects;
-use crate::region::Region;
+use crate::region::{Region, Seen};
 use lanejit_interp::isa::{AluOp, Inst, Mode, Sem, VSrc};
 
 /// The form a region is compiled in (see the module docs).
@@ -182,13 +182,13 @@ fn inst_cost(inst: &Inst, vl: usize, nch: usize, memory: bool, adjacent: bool) -
 /// form: a loop's body is emitted twice (the full copy and the partial or second full copy),
 /// and so is a hot straight-line region (a copy for a full mask and one for a partial mask).
 /// In the register form, an access through a vector address that the loop hoists with
-/// adjacent lanes (`analysis::hoistable`, with the stepped bases `sregs`, the entry's scalar
-/// registers, make) costs what a contiguous one does: the lane shapes make it one.
-pub fn estimate(r: &Region, vl: u32, memory: bool, sregs: Option<[u64; 32]>) -> usize {
+/// adjacent lanes (`analysis::hoistable`, with the stepped registers what the entry showed,
+/// `seen`, makes) costs what a contiguous one does: the lane shapes make it one.
+pub fn estimate(r: &Region, vl: u32, memory: bool, seen: Option<Seen>) -> usize {
     let adjacent: Vec<u64> = if memory {
         Vec::new()
     } else {
-        let (hoist, _) = super::analysis::hoisted_and_stepped(r, sregs, vl);
+        let (hoist, _) = super::analysis::hoisted_and_stepped(r, seen.as_ref(), vl);
         hoist
             .iter()
             .filter(|h| h.contiguous())
@@ -224,11 +224,11 @@ pub fn state(r: &Region, vl: u32) -> usize {
     other.count_ones() as usize * nch + (written & !other).count_ones() as usize
 }
 
-/// The form `r` is compiled in at `vl` lanes, for an entry with scalar registers `sregs`
+/// The form `r` is compiled in at `vl` lanes, for an entry that showed `seen`
 /// (the stepped vector bases they show, see [`estimate`]; `None`: none).
-pub fn choose(r: &Region, vl: u32, sregs: Option<[u64; 32]>) -> Plan {
+pub fn choose(r: &Region, vl: u32, seen: Option<Seen>) -> Plan {
     // The estimate runs up to 1.5x over what is emitted; the emitted size is what is bounded.
-    if estimate(r, vl, false, sregs) <= registers_max_ir(vl) * 3 / 2
+    if estimate(r, vl, false, seen) <= registers_max_ir(vl) * 3 / 2
         && state(r, vl) <= registers_max_state(vl)
     {
         Plan::Registers

@@ -23,7 +23,16 @@
 //! written that way (`V.LWI.U [v9 + 4k]`, unfused multiply and add) checked every tap every
 //! iteration, went over the register form's IR bound (9,517) and ran in the memory form at
 //! 0.7x the interpreter; hoisted, its loop is 2,661 IR instructions and runs 34x the
-//! interpreter (1M outputs: 27.7 ms interpreted, 39.3 -> 0.81 ms compiled).
+//! interpreter (1M outputs: 27.7 ms interpreted, 39.3 -> 0.81 ms compiled). A scalar pointer
+//! bumped by one `S.ADD`/`S.SUB` each iteration (a strength-reduced loop: `S.ADD s1, s1,
+//! s10` with `s10 = VL * 4`) likewise starts it as [`sbase`] plus `e * x`, and plus `VL * e`
+//! after its bump; with it, a vector register the body never writes whose lanes stepped by a
+//! constant at the entry (offsets built before the loop, `V.LANEID v20`) starts it as
+//! [`vbase`] plus `e * i` (both speculated and tested at loop entry, `analysis::StepKind`):
+//! `V.LW [s1 + (v20 << 2)]` is then contiguous. saxpy written that way, 1M elements at VL
+//! 32, 819 -> 223 us (the `lc0` form 210 us); an 8-tap FIR through `V.ADD v22, v21, s1;
+//! V.LWI.U [v22 + 4k]` 24.6 -> 0.58 ms; an int8 dot product 468 -> 103 us (`lanejit bench
+//! FILE --engine jit-warm`).
 //!
 //! Memory accesses use the shape of their EA (`Tx::ea_shape`): an affine EA with stride E
 //! is a contiguous access whichever form spelled it (register offset, vector base with an
@@ -475,7 +484,8 @@ pub(crate) fn ro_plus_uses(insts: &[(u64, Inst)], ro_v: u32) -> Vec<(usize, u8)>
 
 /// A lane value known symbolically over one iteration of a loop body: lane `i` at LC0BASE `x`
 /// holds `sum(c * s) + k + lc0 * x + lane * i` (64-bit wrapping), the `s` scalar registers
-/// the body never writes.
+/// the body never writes or pseudo registers standing for a stepped register's base
+/// ([`vbase`], [`sbase`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Sym {
     /// `(register, coefficient)`, sorted by register, no zero coefficient.
@@ -547,48 +557,60 @@ impl Sym {
 
 /// The pseudo register of a [`Sym`] term standing for vector register `n`'s stepped base
 /// (`analysis::Stepped`): at the start of an iteration at LC0BASE `x`, lane `i` of `n` is
-/// that base plus `e * (x + i)`, so the base is lane 0 less `e * x` (`Tx::inv_value`).
+/// that base plus `e * (x + i)` (`e * i` when the body never writes `n`), so the base is lane
+/// 0 less `e * x` (lane 0: `Tx::inv_value`).
 pub(crate) const fn vbase(n: u8) -> SReg {
     SReg(32 + n)
 }
 
-/// The vector register a [`vbase`] pseudo register stands for; `None` for a scalar register.
-pub(crate) const fn vbase_of(r: SReg) -> Option<u8> {
-    if r.0 >= 32 { Some(r.0 - 32) } else { None }
+/// The pseudo register of a [`Sym`] term standing for scalar register `n`'s stepped base
+/// (`analysis::StepKind::Scalar`): at the start of an iteration at LC0BASE `x`, `n` is that
+/// base plus `e * x`.
+pub(crate) const fn sbase(n: u8) -> SReg {
+    SReg(64 + n)
 }
 
-/// Symbolic forms over a loop body, in program order, with `inv` the scalar registers the
-/// body never writes: the form of every memory access's lane EAs (by position in `insts`),
-/// where one is known. Every vector register starts unknown (nothing carried from the
-/// previous iteration is used) but those of `stepped` (`(register, e)`: base `vbase(n)` plus
-/// `e * (LC0BASE + i)`, see `analysis::Stepped`), and a write the rules do not cover makes it
-/// unknown.
+/// Whether a [`Sym`] term's register is a pseudo register ([`vbase`], [`sbase`]), not a
+/// scalar register.
+pub(crate) const fn is_pseudo(r: SReg) -> bool {
+    r.0 >= 32
+}
+
+/// Symbolic forms over a loop body at `vl` lanes, in program order, with `inv` the scalar
+/// registers the body never writes: the form of every memory access's lane EAs (by position in
+/// `insts`), where one is known. Every vector register starts unknown (nothing carried from
+/// the previous iteration is used) but those of `stepped` (`analysis::Stepped::form`), and
+/// so does every scalar the body writes but the stepped ones, whose bump adds `VL * e`; a
+/// write the rules do not cover makes a register unknown.
 pub(crate) fn lane_forms(
     insts: &[(u64, Inst)],
     inv: u32,
-    stepped: &[(u8, i64)],
+    stepped: &[super::analysis::Stepped],
+    vl: u32,
 ) -> Vec<Option<Sym>> {
+    use super::analysis::StepKind;
     let mut v: [Option<Sym>; 32] = std::array::from_fn(|_| None);
-    for &(n, e) in stepped {
-        v[n as usize] = Some(Sym {
-            terms: vec![(vbase(n), 1)],
-            k: 0,
-            lc0: e,
-            lane: e,
-        });
-    }
-    let scalar = |s: SReg| -> Option<Sym> {
-        if s.0 == 0 {
-            return Some(Sym::konst(0));
-        }
-        (inv & (1 << s.0) != 0).then(|| Sym {
-            terms: vec![(s, 1)],
+    let mut sv: [Option<Sym>; 32] = std::array::from_fn(|n| {
+        (n == 0 || inv & (1 << n) != 0).then(|| Sym {
+            terms: if n == 0 {
+                Vec::new()
+            } else {
+                vec![(SReg(n as u8), 1)]
+            },
             ..Sym::default()
         })
-    };
-    let reg = |v: &[Option<Sym>; 32], r: Reg| -> Option<Sym> {
+    });
+    for st in stepped {
+        let slot = match st.kind {
+            StepKind::Scalar => &mut sv[st.reg as usize],
+            StepKind::Vector | StepKind::Fixed => &mut v[st.reg as usize],
+        };
+        *slot = Some(st.form());
+    }
+    let scalar = |sv: &[Option<Sym>; 32], s: SReg| sv[s.0 as usize].clone();
+    let reg = |v: &[Option<Sym>; 32], sv: &[Option<Sym>; 32], r: Reg| -> Option<Sym> {
         match r {
-            Reg::S(n) => scalar(SReg(n)),
+            Reg::S(n) => scalar(sv, SReg(n)),
             Reg::V(n) => v[n as usize].clone(),
             Reg::Lc0 => Some(Sym {
                 lc0: 1,
@@ -597,10 +619,10 @@ pub(crate) fn lane_forms(
             }),
         }
     };
-    let src = |v: &[Option<Sym>; 32], s: VSrc| -> Option<Sym> {
+    let src = |v: &[Option<Sym>; 32], sv: &[Option<Sym>; 32], s: VSrc| -> Option<Sym> {
         match s {
             VSrc::V(r) => v[r.0 as usize].clone(),
-            VSrc::S(r) => scalar(r),
+            VSrc::S(r) => scalar(sv, r),
             VSrc::Imm(i) => Some(Sym::konst(i as i64)),
         }
     };
@@ -610,21 +632,21 @@ pub(crate) fn lane_forms(
             (Some(ms), Some(o)) => match o.addr {
                 MemAddr::RegOff { base, off, shamt } => {
                     let sh = ms.reg_shift(shamt);
-                    match (reg(&v, base), reg(&v, off)) {
+                    match (reg(&v, &sv, base), reg(&v, &sv, off)) {
                         (Some(b), Some(o)) if sh < 64 => Some(b.add(&o.scale(1i64 << sh), 1)),
                         _ => None,
                     }
                 }
                 MemAddr::Imm { base, imm } => {
-                    reg(&v, base).map(|b| b.add(&Sym::konst(ms.imm_offset(imm) as i64), 1))
+                    reg(&v, &sv, base).map(|b| b.add(&Sym::konst(ms.imm_offset(imm) as i64), 1))
                 }
                 MemAddr::Contig { base, off } => {
                     let o = match off {
-                        lanejit_interp::isa::SOrImm::Reg(r) => scalar(r),
+                        lanejit_interp::isa::SOrImm::Reg(r) => scalar(&sv, r),
                         lanejit_interp::isa::SOrImm::Imm(i) => Some(Sym::konst(i as i64)),
                     };
                     let e = 1i64 << ms.log2e;
-                    match (scalar(base), o) {
+                    match (scalar(&sv, base), o) {
                         (Some(b), Some(o)) => Some(b.add(&o, 1).add(
                             &Sym {
                                 lc0: e,
@@ -652,9 +674,9 @@ pub(crate) fn lane_forms(
                     ..Sym::default()
                 },
             }),
-            (Operands::VMov(o), _) => src(&v, o.src),
+            (Operands::VMov(o), _) => src(&v, &sv, o.src),
             (Operands::VAlu(o), Sem::VAlu(op)) => {
-                match (v[o.va.0 as usize].clone(), src(&v, o.vb)) {
+                match (v[o.va.0 as usize].clone(), src(&v, &sv, o.vb)) {
                     (Some(a), Some(b)) => match op {
                         AluOp::Add => Some(a.add(&b, 1)),
                         AluOp::Sub => Some(a.add(&b, -1)),
@@ -670,14 +692,26 @@ pub(crate) fn lane_forms(
             }
             _ => None,
         };
-        let written = super::reg_effects(inst).1.v;
+        let written = super::reg_effects(inst).1;
         for (n, slot) in v.iter_mut().enumerate() {
-            if written & (1 << n) != 0 {
+            if written.v & (1 << n) != 0 {
                 *slot = None;
             }
         }
         if let (Some(sym), Some(d)) = (result, single_vd(inst)) {
             v[d as usize] = Some(sym);
+        }
+        for (n, slot) in sv.iter_mut().enumerate() {
+            if written.s & (1 << n) != 0 {
+                // A stepped scalar's one write is its bump, by `VL * e` (speculated).
+                *slot = stepped
+                    .iter()
+                    .find(|st| st.kind == StepKind::Scalar && st.reg as usize == n)
+                    .and_then(|st| {
+                        let by = Sym::konst(st.e.wrapping_mul(vl as i64));
+                        slot.as_ref().map(|f| f.add(&by, 1))
+                    });
+            }
         }
     }
     out

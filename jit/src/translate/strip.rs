@@ -99,7 +99,7 @@
 use super::Tx;
 use super::analysis::{self, Hoisted};
 use crate::abi::Status;
-use crate::region::Region;
+use crate::region::{Region, Seen};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8, I64X2};
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
@@ -144,7 +144,7 @@ pub(crate) struct StripEdge {
 /// `None` when it is not such a loop, or VL is not at least twice the width. The width is 8
 /// lanes, 16 when the body accesses bytes: at least 16 bytes of the narrowest element, so the
 /// packed forms of 16-byte chunks apply as they do at VL.
-pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Option<u32> {
+pub(crate) fn strip_width(r: &Region, seen: Option<Seen>, vl: u32) -> Option<u32> {
     let h = r.loop_head?;
     if !analysis::fast_loop_ok(r) || !vl.is_power_of_two() {
         return None;
@@ -212,8 +212,8 @@ pub(crate) fn strip_width(r: &Region, sregs: Option<[u64; 32]>, vl: u32) -> Opti
     }
     // Every access hoisted at that width (contiguous, or a strided load), with no stepped
     // vector base (base distances may be speculated: each stretch tests them).
-    let (mut hoist, stepped) = analysis::hoisted_and_stepped(r, sregs, w);
-    analysis::speculate_bases(&mut hoist, sregs);
+    let (mut hoist, stepped) = analysis::hoisted_and_stepped(r, seen.as_ref(), w);
+    analysis::speculate_bases(&mut hoist, seen.as_ref());
     if !stepped.is_empty()
         || analysis::copy_loop(r, &hoist).is_some()
         || hoist.iter().any(|x| x.uniform)
