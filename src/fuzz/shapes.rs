@@ -38,7 +38,10 @@
 //! computed before the loop, which the loop only reads (the JIT's read-only index bounds),
 //! or adds to a register of its own; in a hardware loop, half of those vectors are also
 //! stepped by VL times 1, 2, 4, 8, 16 bytes or their lane step every iteration (a stepped
-//! pointer: the JIT's speculated stepped bases, hoisted when the step matches the lanes).
+//! pointer: the JIT's speculated stepped bases, hoisted when the step matches the lanes), and
+//! half of them bump a scalar base by VL times a step at some point of every iteration
+//! ([`Shapes::bump_base`]: a pointer a compiler strength-reduced, the JIT's speculated
+//! scalar steps).
 //! Some bodies repeat in a scalar branch loop instead (`BNE` back to their start, 2 to 6
 //! rounds): the JIT carries packed registers around such back edges. A quarter of those
 //! loops each have their test at the top and a `J` back, an early exit in a middle round, or
@@ -155,6 +158,15 @@ fn pick<T: Copy>(u: &mut Unstructured, xs: &[T]) -> Result<T> {
 
 fn li(sd: SReg, imm: u64) -> Item {
     Item::Inst(Inst::SLi(SLi { sd, imm }))
+}
+
+/// `op r, r, x`: a scalar register bumped by `x`.
+fn valu_s(op: fn(SAlu) -> Inst, r: SReg, x: SOrImm) -> Item {
+    Item::Inst(op(SAlu {
+        sd: r,
+        sa: r,
+        sb: x,
+    }))
 }
 
 /// The next draw below `n` (0 for `n` 0) of the SplitMix64 generator whose state is `seed`:
@@ -1681,6 +1693,60 @@ impl Shapes {
         }
     }
 
+    /// A scalar base of a hardware loop's accesses (`accs`, lanes by lane id through offsets
+    /// made before the loop) bumped by VL times a step every iteration, as a compiler
+    /// strength-reduces a loop's pointers (the JIT's `analysis::StepKind::Scalar`, hoisted
+    /// when the step matches the lanes'), half the time: by the lane step of one of its
+    /// accesses (or, a quarter of the time, by 1, 2, 4, 8 or 16 bytes a lane), through an
+    /// immediate, a register set before the loop or the subtraction of its negation, at any
+    /// point of the body. Returns which base (0: `S_BASE`) and the step per iteration.
+    /// Drawn from `seed` (see [`splitmix`]).
+    fn bump_base(
+        &mut self,
+        seed: u64,
+        accs: &[Acc],
+        pre: &mut Vec<Item>,
+        body: &mut Vec<Item>,
+    ) -> Option<(usize, u64)> {
+        let mut seed = seed ^ 0xbb67_ae85_84ca_a73b;
+        let mut draw = |n: u64| splitmix(&mut seed, n);
+        if draw(2) != 0 || accs.is_empty() {
+            return None;
+        }
+        let a = accs[draw(accs.len() as u64) as usize];
+        let lane = a
+            .model
+            .filter(|_| self.vl > 1 && draw(4) != 0)
+            .map(|m| m.rel(1).wrapping_sub(m.rel(0)) as u64);
+        let per_lane = lane.unwrap_or([1u64, 2, 4, 8, 16][draw(5) as usize]);
+        let step = u64::from(self.vl).wrapping_mul(per_lane);
+        // Only steps forward, below a page a lane (the region's span bounds the rest).
+        if step == 0 || step > u64::from(self.vl) * PAGE_SIZE {
+            return None;
+        }
+        let r = a.base;
+        let bump = match draw(3) {
+            0 if imm32(step).is_some() => valu_s(Inst::SAdd, r, SOrImm::Imm(imm32(step)?)),
+            1 => {
+                let k = self.pre_reg();
+                pre.push(li(k, step.wrapping_neg()));
+                valu_s(Inst::SSub, r, SOrImm::Reg(k))
+            }
+            _ => {
+                let k = self.pre_reg();
+                pre.push(li(k, step));
+                valu_s(Inst::SAdd, r, SOrImm::Reg(k))
+            }
+        };
+        let at = if draw(2) == 0 {
+            body.len()
+        } else {
+            draw(body.len() as u64 + 1) as usize
+        };
+        body.insert(at, bump);
+        Some((usize::from(r == S_BASE2), step))
+    }
+
     /// A hardware loop of its own (not inside another): address chains and accesses whose
     /// bases are placed so the lanes' span fits the region (the data pages, the table or the
     /// tile), an FMA chain between the loads and the stores, and on the table holes and
@@ -1912,12 +1978,32 @@ impl Shapes {
                 Src::Id => (0..vl.min(trip.max(1))).collect(),
             }
         };
+        // Half the hardware loops that index by lane id bump a scalar base every
+        // iteration (`Shapes::bump_base`); `extra` is how far its accesses then move.
+        let mut extra = [0i128; 2];
+        let mut trip = trip;
+        if !straight && self.hoist_index {
+            let seed = trip ^ (body.len() as u64) << 32 ^ (accs.len() as u64) << 48;
+            if let Some((b, step)) = self.bump_base(seed, &accs, &mut pre, &mut body) {
+                let lanes = lanes_of(trip);
+                let moved = |trip: u64| i128::from(trip.div_ceil(vl)) * i128::from(step);
+                // Seven in eight fit every iteration's accesses in the region.
+                if seed % 8 != 0 {
+                    while trip > 1
+                        && span_of(&accs, bases[b], &lanes)
+                            .is_some_and(|(mn, mx)| mx - mn + moved(trip) > len as i128)
+                    {
+                        trip /= 2;
+                    }
+                }
+                extra[b] = moved(trip);
+            }
+        }
         let fits = |lanes: &[u64]| {
             bases
                 .iter()
                 .all(|r| span_of(&accs, *r, lanes).is_none_or(|(mn, mx)| mx - mn <= len as i128))
         };
-        let mut trip = trip;
         if src == Src::Lc && u.ratio(7, 8)? {
             while trip > 1 && !fits(&lanes_of(trip)) {
                 trip /= 2;
@@ -1930,9 +2016,9 @@ impl Shapes {
             let span = span_of(&accs, *r, &lanes);
             let align = mine.iter().map(|a| a.width).max().unwrap_or(8) as i128;
             base_val[b] = match span {
-                Some((mn, mx)) if mx - mn <= len as i128 => {
+                Some((mn, mx)) if mx - mn + extra[b] <= len as i128 => {
                     let first = lo as i128 - mn;
-                    let slack = (len as i128 - (mx - mn)) as u64;
+                    let slack = (len as i128 - (mx - mn) - extra[b]) as u64;
                     let at = first + u.int_in_range(0..=slack)? as i128;
                     let at = if u.ratio(3, 4)? && at - first >= align {
                         at & !(align - 1)
@@ -2449,7 +2535,7 @@ mod tests {
         let (mut first, mut later, mut perm) = (0, 0, 0);
         let (mut rounds, mut ro_index, mut taps, mut aos) = (0, 0, 0, 0);
         let (mut rows, mut stepped, mut split, mut walks) = (0, 0, 0, 0);
-        let (mut tap_loads, mut traces) = (0, 0);
+        let (mut tap_loads, mut traces, mut bumps, mut bumps_later) = (0, 0, 0, 0);
         let table_end = TABLE_BASE + 2048 * PAGE_SIZE;
         for i in 0..1500 {
             let g = case(9, i);
@@ -2486,6 +2572,10 @@ mod tests {
             );
             aos += u32::from(r.trap.is_none() && aos_loop(&g.items));
             stepped += u32::from(stepped_root(&g.items));
+            bumps += u32::from(r.trap.is_none() && bumped_base(&g.items));
+            bumps_later += u32::from(
+                r.trap.is_some_and(|t| t.mem.is_some()) && r.lc0 > 0 && bumped_base(&g.items),
+            );
             walks += u32::from(r.trap.is_none() && row_walk(&g.items));
             split += u32::from(
                 r.trap.is_none()
@@ -2505,12 +2595,33 @@ mod tests {
             }
         }
         let counts = [
-            tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, stepped,
-            split, walks, tap_loads, traces,
+            tables,
+            fma,
+            halted,
+            first,
+            later,
+            perm,
+            rounds,
+            rows,
+            ro_index,
+            taps,
+            aos,
+            stepped,
+            split,
+            walks,
+            tap_loads,
+            traces,
+            bumps,
+            bumps_later,
         ];
         eprintln!(
             "tables, fma, halted, first, later, perm, rounds, rows, ro_index, taps, aos, \
-             stepped, split, walks, tap_loads, traces: {counts:?}"
+             stepped, split, walks, tap_loads, traces, bumps, bumps_later: {counts:?}"
+        );
+        assert!(
+            bumps >= 10 && bumps_later >= 10,
+            "hardware loops bumping a scalar base, run to the end, and faulting on memory \
+             in a later iteration: {counts:?}"
         );
         assert!(
             traces >= 10,
@@ -2548,10 +2659,6 @@ mod tests {
         );
     }
 
-    /// Whether a hardware loop of `items` adds a scalar or immediate to a vector register
-    /// from which it makes, by adding a scalar or immediate or by a move, a vector register
-    /// that an access takes as its address (lane offsets stepped like a pointer, the JIT's
-    /// `analysis::Stepped`).
     /// Whether `items` walk rows one per lane ([`Shapes::row_snippet`]): a row address built
     /// at a pitch, then bumped by itself plus a scalar or immediate after a round's label.
     fn row_walk(items: &[Item]) -> bool {
@@ -2574,6 +2681,10 @@ mod tests {
         })
     }
 
+    /// Whether a hardware loop of `items` adds a scalar or immediate to a vector register
+    /// from which it makes, by adding a scalar or immediate or by a move, a vector register
+    /// that an access takes as its address (lane offsets stepped like a pointer, the JIT's
+    /// `analysis::Stepped`).
     fn stepped_root(items: &[Item]) -> bool {
         let addr_regs = |insts: &[&Inst]| {
             insts
@@ -2662,6 +2773,17 @@ mod tests {
     }
 
     /// The instructions of each hardware loop body of `items`.
+    /// Whether a hardware loop of `items` bumps a snippet's scalar base
+    /// ([`Shapes::bump_base`]).
+    fn bumped_base(items: &[Item]) -> bool {
+        loop_bodies(items).iter().any(|insts| {
+            insts.iter().any(|i| {
+                matches!(i, Inst::SAdd(o) | Inst::SSub(o)
+                    if o.sd == o.sa && (o.sd == S_BASE || o.sd == S_BASE2))
+            })
+        })
+    }
+
     fn loop_bodies(items: &[Item]) -> Vec<Vec<&Inst>> {
         let (mut bodies, mut body) = (Vec::new(), None);
         for it in items {
