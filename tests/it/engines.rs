@@ -5892,7 +5892,7 @@ fn loops_over_bumped_scalar_pointers_agree() {
     // Loops a compiler strength-reduced: scalar pointers bumped by VL * E per iteration
     // (`S.ADD s1, s1, s10`), lane offsets built before the loop (v20, lanes 1 apart), the
     // accesses contiguous once the JIT speculates on both (`analysis::StepKind::Scalar` and
-    // `Fixed`). saxpy with the bumps last; byte offsets, a vector base made from a pointer
+    // `Fixed`); and loops that compute their addresses from a counter or `S.LC0`. saxpy with the bumps last; byte offsets, a vector base made from a pointer
     // after its bump and a `S.SUB` of a negative step, each iteration storing what the next
     // loads; a bump by an immediate over halfwords (contiguous at VL 32 only); nests whose
     // later rows double the step or the lanes' distance (the speculation fails there); a
@@ -5930,6 +5930,35 @@ fn loops_over_bumped_scalar_pointers_agree() {
         S.ADD s1, s1, 64
         S.ADD s2, s2, 64
         ENDLOOP";
+    // An element counter stepped by VL, the addresses computed from it in the body (no
+    // strength reduction); and from `S.LC0`, with a load through the previous iteration's
+    // address (a scalar carried round the back edge, whose form is unknown) first.
+    let index = "
+        S.LI s5, 0
+        LOOP s3
+        S.SHL s6, s5, 2
+        S.ADD s7, s1, s6
+        S.ADD s8, s2, s6
+        S.ADD s8, s8, 8
+        V.LW [s7 + (v20 << 2)], ->v0
+        V.LW [s8 + (v20 << 2)], ->v1
+        V.FMA.S v1, v0, s11
+        V.SW v1, [s8 + (v20 << 2)]
+        S.ADD s5, s5, s9
+        ENDLOOP";
+    let from_lc0 = "
+        V.SHL v21, v20, 2
+        S.MOV s7, s1
+        LOOP s3
+        V.LW [s7 + v21], ->v2
+        S.LC0 s5
+        S.MUL s6, s5, 4
+        S.ADD s7, s1, s6
+        S.ADD s8, s2, s6
+        V.LW [s7 + v21], ->v0
+        V.FADD.S v0, v0, v2
+        V.SW.U v0, [s8 + v21]
+        ENDLOOP";
     // Six rows of saxpy; `change` runs after the second.
     let nest = |change: &str| {
         format!(
@@ -5956,6 +5985,8 @@ fn loops_over_bumped_scalar_pointers_agree() {
     let cases = [
         (300, "", saxpy, None),
         (300, "", chain, None),
+        (300, "", index, None),
+        (300, "", from_lc0, None),
         (100, "", halves, None),
         (0, "", &step, None),
         (0, "", &lanes, None),

@@ -383,7 +383,8 @@ pub(crate) enum StepKind {
     Scalar,
     /// A vector register the body never writes whose lanes are `e` apart (lane offsets a
     /// compiler built before the loop, `V.LANEID v20; V.SHL v21, v20, 2`): lane `i` is
-    /// `b + e * i`. Only a [`StepKind::Scalar`] base makes an access through it move.
+    /// `b + e * i`. An access through it moves with LC0BASE when a bumped scalar or one
+    /// computed from `S.LC0` is added.
     Fixed,
 }
 
@@ -541,20 +542,19 @@ fn stepped_bases(r: &Region, seen: Option<&Seen>, vl: u32) -> Vec<Stepped> {
             neg,
         });
     }
-    // Read-only vector registers whose lanes stepped by a constant at the entry, when a
-    // scalar register is bumped (only then can an access through one move with LC0BASE).
-    if out.iter().any(|st| st.kind == StepKind::Scalar) {
-        for n in (0..32u8).filter(|n| used_v & !written.v & (1 << n) != 0) {
-            let e = seen.strides[n as usize] as i64;
-            if e != 0 {
-                out.push(Stepped {
-                    reg: n,
-                    kind: StepKind::Fixed,
-                    e,
-                    step: None,
-                    neg: false,
-                });
-            }
+    // Read-only vector registers whose lanes stepped by a constant at the entry (an access
+    // through one moves with LC0BASE when a bumped scalar or `S.LC0` is added to it; the
+    // caller keeps only those some hoisted access goes through).
+    for n in (0..32u8).filter(|n| used_v & !written.v & (1 << n) != 0) {
+        let e = seen.strides[n as usize] as i64;
+        if e != 0 {
+            out.push(Stepped {
+                reg: n,
+                kind: StepKind::Fixed,
+                e,
+                step: None,
+                neg: false,
+            });
         }
     }
     out
