@@ -1699,7 +1699,10 @@ impl Shapes {
     /// when the step matches the lanes'), half the time: by the lane step of one of its
     /// accesses (or, a quarter of the time, by 1, 2, 4, 8 or 16 bytes a lane), through an
     /// immediate, a register set before the loop or the subtraction of its negation, at any
-    /// point of the body. Returns which base (0: `S_BASE`) and the step per iteration.
+    /// point of the body; or, a quarter of those times, recomputed at the top of the body
+    /// from its value at entry and `S.LC0` (shifted or multiplied by the lane step: the
+    /// JIT's forms of scalar arithmetic in a loop body). Returns which base (0: `S_BASE`)
+    /// and the step per iteration.
     /// Drawn from `seed` (see [`splitmix`]).
     fn bump_base(
         &mut self,
@@ -1725,6 +1728,36 @@ impl Shapes {
             return None;
         }
         let r = a.base;
+        if draw(4) == 0 {
+            // Recomputed from `S.LC0` at the top of every iteration instead (a loop whose
+            // compiler did not strength-reduce): `r = r0 + LC0BASE * per_lane`, `r0` its
+            // value at loop entry.
+            let scale = match (per_lane.is_power_of_two(), draw(2)) {
+                (true, 0) => Inst::SShl(SAlu {
+                    sd: S_K,
+                    sa: S_K,
+                    sb: SOrImm::Imm(per_lane.trailing_zeros() as i32),
+                }),
+                _ => Inst::SMul(SAlu {
+                    sd: S_K,
+                    sa: S_K,
+                    sb: SOrImm::Imm(imm32(per_lane)?),
+                }),
+            };
+            let r0 = self.pre_reg();
+            pre.push(Item::Inst(Inst::SMov(SMov { sd: r0, sa: r })));
+            body.insert(0, Item::Inst(Inst::SLc0(SUnary { sd: S_K })));
+            body.insert(1, Item::Inst(scale));
+            body.insert(
+                2,
+                Item::Inst(Inst::SAdd(SAlu {
+                    sd: r,
+                    sa: r0,
+                    sb: SOrImm::Reg(S_K),
+                })),
+            );
+            return Some((usize::from(r == S_BASE2), step));
+        }
         let bump = match draw(3) {
             0 if imm32(step).is_some() => valu_s(Inst::SAdd, r, SOrImm::Imm(imm32(step)?)),
             1 => {
@@ -2773,13 +2806,14 @@ mod tests {
     }
 
     /// The instructions of each hardware loop body of `items`.
-    /// Whether a hardware loop of `items` bumps a snippet's scalar base
-    /// ([`Shapes::bump_base`]).
+    /// Whether a hardware loop of `items` bumps a snippet's scalar base, or recomputes it
+    /// from `S.LC0` ([`Shapes::bump_base`]).
     fn bumped_base(items: &[Item]) -> bool {
         loop_bodies(items).iter().any(|insts| {
+            let lc0 = insts.iter().any(|i| matches!(i, Inst::SLc0(_)));
             insts.iter().any(|i| {
                 matches!(i, Inst::SAdd(o) | Inst::SSub(o)
-                    if o.sd == o.sa && (o.sd == S_BASE || o.sd == S_BASE2))
+                    if (o.sd == o.sa || lc0) && (o.sd == S_BASE || o.sd == S_BASE2))
             })
         })
     }
