@@ -40,8 +40,8 @@ pub struct BenchArgs {
     pub json: bool,
     /// Only these kernels (repeatable or comma-separated): copy32 widensum8 gather32
     /// scatter32 strided32 saxpy32 tile_stage stencil5_lc0 stencil5_vaddr fir8_lc0
-    /// fir8_vaddr fir8_taps spmv_csr matmul256 matmul_ikj lut32 aos_soa_lc0 aos_soa_vaddr
-    /// dot8.
+    /// fir8_vaddr fir8_taps fir8_bump spmv_csr matmul256 matmul_ikj lut32 aos_soa_lc0
+    /// aos_soa_vaddr dot8.
     #[arg(long = "kernel", value_name = "K", value_delimiter = ',')]
     pub kernel: Vec<String>,
     /// Also draw the table as an SVG bar chart into this file.

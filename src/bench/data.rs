@@ -224,7 +224,7 @@ impl Native {
         // The two forms of a kernel run on the same data.
         let twin = match kernel {
             Kernel::Stencil5Vaddr => Kernel::Stencil5Lc0,
-            Kernel::Fir8Vaddr | Kernel::Fir8Taps => Kernel::Fir8Lc0,
+            Kernel::Fir8Vaddr | Kernel::Fir8Taps | Kernel::Fir8Bump => Kernel::Fir8Lc0,
             Kernel::AosSoaVaddr => Kernel::AosSoaLc0,
             k => k,
         };
@@ -278,10 +278,12 @@ impl Native {
                 dst: fdst(n * n),
                 n: n as usize,
             },
-            Kernel::Fir8Lc0 | Kernel::Fir8Vaddr | Kernel::Fir8Taps => Native::Fir {
-                x: fsrc(floats(&mut rng, n + 7)),
-                dst: fdst(n),
-            },
+            Kernel::Fir8Lc0 | Kernel::Fir8Vaddr | Kernel::Fir8Taps | Kernel::Fir8Bump => {
+                Native::Fir {
+                    x: fsrc(floats(&mut rng, n + 7)),
+                    dst: fdst(n),
+                }
+            }
             Kernel::SpmvCsr => {
                 let (rowptr, col, val) = csr(&mut rng, n);
                 Native::Spmv {

@@ -181,6 +181,9 @@ pub enum Kernel {
     /// The same FIR in the `lc0` form, its coefficients loaded from memory in the body
     /// (uniform loads).
     Fir8Taps,
+    /// The same FIR through scalar pointers bumped by VL * 4 each iteration and lane offsets
+    /// built before the loop (strength-reduced).
+    Fir8Bump,
     /// f32 sparse matrix times vector, CSR, one row per lane.
     SpmvCsr,
     /// 256 x 256 f32 matrix product, blocks of B staged in tile space.
@@ -200,7 +203,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel, in table order.
-    pub const ALL: [Kernel; 19] = [
+    pub const ALL: [Kernel; 20] = [
         Kernel::Copy32,
         Kernel::Widensum8,
         Kernel::Gather32,
@@ -213,6 +216,7 @@ impl Kernel {
         Kernel::Fir8Lc0,
         Kernel::Fir8Vaddr,
         Kernel::Fir8Taps,
+        Kernel::Fir8Bump,
         Kernel::SpmvCsr,
         Kernel::Matmul256,
         Kernel::MatmulIkj,
@@ -237,6 +241,7 @@ impl Kernel {
             Kernel::Fir8Lc0 => "fir8_lc0",
             Kernel::Fir8Vaddr => "fir8_vaddr",
             Kernel::Fir8Taps => "fir8_taps",
+            Kernel::Fir8Bump => "fir8_bump",
             Kernel::SpmvCsr => "spmv_csr",
             Kernel::Matmul256 => "matmul256",
             Kernel::MatmulIkj => "matmul_ikj",
@@ -275,6 +280,7 @@ impl Kernel {
             Kernel::Fir8Lc0 => include_str!("../../seeds/kernels/bench/fir8_lc0.s"),
             Kernel::Fir8Vaddr => include_str!("../../seeds/kernels/bench/fir8_vaddr.s"),
             Kernel::Fir8Taps => include_str!("../../seeds/kernels/bench/fir8_taps.s"),
+            Kernel::Fir8Bump => include_str!("../../seeds/kernels/bench/fir8_bump.s"),
             Kernel::SpmvCsr => include_str!("../../seeds/kernels/bench/spmv_csr.s"),
             Kernel::Matmul256 => include_str!("../../seeds/kernels/bench/matmul256.s"),
             Kernel::MatmulIkj => include_str!("../../seeds/kernels/bench/matmul_ikj.s"),
@@ -317,7 +323,9 @@ impl Kernel {
                 }
                 n
             }
-            Kernel::Fir8Lc0 | Kernel::Fir8Vaddr | Kernel::Fir8Taps => (size / 4).saturating_sub(7),
+            Kernel::Fir8Lc0 | Kernel::Fir8Vaddr | Kernel::Fir8Taps | Kernel::Fir8Bump => {
+                (size / 4).saturating_sub(7)
+            }
             Kernel::SpmvCsr => size / (4 * 12),
             Kernel::Matmul256 | Kernel::MatmulIkj => {
                 ((size / 4).isqrt() / MATMUL_KB * MATMUL_KB).min(MATMUL_N)

@@ -124,6 +124,7 @@ fn both_forms_give_the_same_output() {
         (Kernel::Stencil5Lc0, Kernel::Stencil5Vaddr),
         (Kernel::Fir8Lc0, Kernel::Fir8Vaddr),
         (Kernel::Fir8Lc0, Kernel::Fir8Taps),
+        (Kernel::Fir8Lc0, Kernel::Fir8Bump),
         (Kernel::AosSoaLc0, Kernel::AosSoaVaddr),
     ] {
         let out = |k: Kernel| {
