@@ -5744,6 +5744,24 @@ fn a_register_added_to_and_gathered_through_keeps_no_narrow_sums() {
     }
 }
 
+/// Every engine agrees on `p` at every VL, with and without `--strict-align`, compiled code
+/// runs, and the run ends with `trap` (a misaligned trap only under `--strict-align`; `what`
+/// names the case in failures).
+fn check_vls_trapping(p: &Program, trap: Option<TrapKind>, what: &str) {
+    for vl in VLS {
+        for strict in [false, true] {
+            let (r, st) = check(p, vl, strict, None);
+            assert!(st.jit_retired > 0, "compiled code ran (vl {vl}): {what}");
+            let want = trap.filter(|&k| strict || k != TrapKind::Misaligned);
+            assert_eq!(
+                trap_kind(&r.exit()),
+                want,
+                "vl {vl} strict {strict}: {what}"
+            );
+        }
+    }
+}
+
 /// The FIR-like body of [`uniform_loads_in_a_loop_body_agree`]: taps and two other elements
 /// loaded through `s4` in every iteration (uniform loads, checked once per loop entry by the
 /// span check), a product of neighbours stored through `s2`, and two integer sums of the
@@ -5805,18 +5823,7 @@ fn uniform_loads_in_a_loop_body_agree() {
     ] {
         let src = format!("{data}\n S.LI s2, 0x20000\n S.LI s4, {h}\n {body}\n HALT");
         let p = asm(&src);
-        for vl in VLS {
-            for strict in [false, true] {
-                let (r, st) = check(&p, vl, strict, None);
-                assert!(st.jit_retired > 0, "compiled code ran (vl {vl})");
-                let want = trap.filter(|&k| strict || k != TrapKind::Misaligned);
-                assert_eq!(
-                    trap_kind(&r.exit()),
-                    want,
-                    "vl {vl} h {h:#x} strict {strict}"
-                );
-            }
-        }
+        check_vls_trapping(&p, trap, &format!("h {h:#x}"));
         if trap.is_none() {
             check_budgets(&p, 13);
         }
@@ -5995,18 +6002,7 @@ fn loops_over_bumped_scalar_pointers_agree() {
     ];
     for (n, before, body, trap) in cases {
         let p = asm(&trace_loop(n, &format!("{before}\n{body}")));
-        for vl in VLS {
-            for strict in [false, true] {
-                let (r, st) = check(&p, vl, strict, None);
-                assert!(st.jit_retired > 0, "compiled code ran (vl {vl})");
-                let want = trap.filter(|&k| strict || k != TrapKind::Misaligned);
-                assert_eq!(
-                    trap_kind(&r.exit()),
-                    want,
-                    "vl {vl} strict {strict}\n{body}"
-                );
-            }
-        }
+        check_vls_trapping(&p, trap, body);
         if trap.is_none() {
             check_budgets(&p, 11);
         }
