@@ -1831,7 +1831,7 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
     // form applies to, for trip counts around VL and multiples of it, trips that run off the
     // writable page (a fault in the first, a middle or the last iteration), and instruction
     // limits inside the loop: everything agrees with the interpreter.
-    let bodies: [(&str, &str, &str); 13] = [
+    let bodies: [(&str, &str, &str); 16] = [
         // Strided loads: fields of 16-byte records off a vector address (an interleave
         // group), one word in every 64 bytes, and two fields through registers of their own
         // whose distance the loop speculates on (tested by every stretch).
@@ -1913,9 +1913,31 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
             "V.LANEID v8\n",
             "V.LW [s2, lc0<<2, 0], ->v1\n V.SW v8, [s2, lc0<<2, 0]\n V.ADD v8, v8, v1\n",
         ),
+        // Uniform loads (a filter's taps loaded in the body, `analysis::Hoisted::uniform`):
+        // from the read-only page, 32- and 64-bit; and one from the page the loop stores to,
+        // which a store of the loop overwrites (in a middle iteration when the trip reaches
+        // it: the stretch test sends the loop to the straight form there).
+        (
+            "taps",
+            "S.LI s6, 0x10040\n",
+            "V.LWI [s6 + (1 << 2)], ->v3\n V.LW [s1, lc0<<2, 0], ->v1\n V.FMUL.S v1, v1, v3\n\
+             V.LDI [s6 + (1 << 3)], ->v4\n V.XOR v4, v4, v1\n V.SW v4, [s2, lc0<<2, 0]\n",
+        ),
+        (
+            "tap stored",
+            "S.ADD s6, s2, 96\n",
+            "V.LWI [s6 + 0], ->v3\n V.LW [s1, lc0<<2, 0], ->v1\n V.FADD.S v1, v1, v3\n\
+             V.SW v1, [s2, lc0<<2, 0]\n",
+        ),
+        (
+            "tap ahead",
+            "S.ADD s6, s2, 4\n",
+            "V.LW [s1, lc0<<2, 0], ->v1\n V.SW v1, [s2, lc0<<2, 0]\n V.LWI [s6 + 0], ->v3\n\
+             V.ADD v5, v5, v3\n",
+        ),
     ];
     let mut stripped = 0;
-    let mut strips = [0; 13];
+    let mut strips = [0; 16];
     for vl in [16, 32, 64] {
         for (k, (name, pre, body)) in bodies.into_iter().enumerate() {
             for (trip, dst) in [
