@@ -1831,7 +1831,7 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
     // form applies to, for trip counts around VL and multiples of it, trips that run off the
     // writable page (a fault in the first, a middle or the last iteration), and instruction
     // limits inside the loop: everything agrees with the interpreter.
-    let bodies: [(&str, &str, &str); 16] = [
+    let bodies: [(&str, &str, &str); 18] = [
         // Strided loads: fields of 16-byte records off a vector address (an interleave
         // group), one word in every 64 bytes, and two fields through registers of their own
         // whose distance the loop speculates on (tested by every stretch).
@@ -1935,9 +1935,27 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
             "V.LW [s1, lc0<<2, 0], ->v1\n V.SW v1, [s2, lc0<<2, 0]\n V.LWI [s6 + 0], ->v3\n\
              V.ADD v5, v5, v3\n",
         ),
+        // Strength-reduced: scalar pointers bumped by VL * 4 every iteration, lane offsets
+        // made before the loop (`analysis::StepKind`; each copy sets the pointers for its
+        // iteration, the last leaves them exact), and a vector address made from one of them
+        // after its bump.
+        (
+            "bumped",
+            "S.VL s7\n S.SHL s7, s7, 2\n V.LANEID v6\n S.MOV s8, s1\n S.MOV s9, s2\n",
+            "V.LW [s8 + (v6 << 2)], ->v1\n V.FMUL.S v1, v1, s4\n V.SW v1, [s9 + (v6 << 2)]\n\
+             S.ADD s8, s8, s7\n S.ADD s9, s9, s7\n",
+        ),
+        (
+            "bumped vaddr",
+            "S.VL s7\n S.SHL s7, s7, 2\n S.SUB s10, s0, s7\n V.LANEID v6\n V.SHL v6, v6, 2\n\
+             S.MOV s8, s1\n S.MOV s9, s2\n",
+            "S.SUB s8, s8, s10\n V.ADD v5, v6, s8\n V.LWI.U [v5 + -8], ->v1\n\
+             V.LWI.U [v5 + 4], ->v2\n V.FADD.S v3, v1, v2\n V.SW.U v3, [s9 + v6]\n\
+             S.ADD s9, s9, s7\n",
+        ),
     ];
     let mut stripped = 0;
-    let mut strips = [0; 16];
+    let mut strips = [0; 18];
     for vl in [16, 32, 64] {
         for (k, (name, pre, body)) in bodies.into_iter().enumerate() {
             for (trip, dst) in [
@@ -1978,6 +1996,49 @@ fn strip_mined_baselines_agree_with_the_interpreter() {
         strips.iter().all(|&n| n > 0),
         "every body strip-mined: {strips:?}"
     );
+}
+
+#[test]
+fn strip_mined_bumped_pointers_test_every_lane_of_their_offsets() {
+    // A strength-reduced loop (pointers bumped by VL * 4, lane offsets v6 made before it)
+    // entered once per row, its baseline strip-mined; from the third row on, lanes 8 and up
+    // of v6 wrap to 0..7, so the first `W` lanes still step by one and a stretch may not
+    // take the loop: its entry test reads all VL lanes of v6 from the register file, not a
+    // copy's.
+    let src = "
+        S.LI s1, 0x10000
+        S.LI s2, 0x11000
+        S.LI s3, 40
+        S.LI s4, 0x3fc00000
+        S.VL s7
+        S.SHL s7, s7, 2
+        V.LANEID v6
+        S.LI s5, 4
+    row:
+        S.MOV s8, s1
+        S.MOV s9, s2
+        LOOP s3
+        V.LW [s8 + (v6 << 2)], ->v1
+        V.FMUL.S v1, v1, s4
+        V.SW v1, [s9 + (v6 << 2)]
+        S.ADD s8, s8, s7
+        S.ADD s9, s9, s7
+        ENDLOOP
+        S.ADD s2, s2, 256
+        S.SUB s5, s5, 1
+        BNE s5, 2, keep
+        V.AND v6, v6, 7
+    keep:
+        BNE s5, 0, row
+        HALT
+        ";
+    let p = lanejit_interp::asm::assemble(src, "wrap.s").expect("assembles");
+    let mut stripped = 0;
+    for vl in [16, 32, 64] {
+        let stats = agree_with_interp(&p.code, vl, None, true, &format!("vl {vl}"));
+        stripped += stats.regions.iter().filter(|r| r.strip).count();
+    }
+    assert!(stripped > 0, "the loop is strip-mined");
 }
 
 #[test]

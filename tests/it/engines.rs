@@ -5988,7 +5988,10 @@ fn loops_over_bumped_scalar_pointers_agree() {
         BNE s5, 0, row"
         )
     };
+    // The step doubled; the lanes' distance doubled; lanes 8 and up wrapping to 0..7 (the
+    // first 8 lanes, a strip-mined copy's, still stepping).
     let (step, lanes) = (nest("S.SHL s10, s10, 1"), nest("V.SHL v20, v20, 1"));
+    let wrap = nest("V.AND v20, v20, 7");
     let cases = [
         (300, "", saxpy, None),
         (300, "", chain, None),
@@ -5997,6 +6000,7 @@ fn loops_over_bumped_scalar_pointers_agree() {
         (100, "", halves, None),
         (0, "", &step, None),
         (0, "", &lanes, None),
+        (0, "", &wrap, None),
         (700, "S.LI s1, 0x11800", saxpy, Some(TrapKind::PageFault)),
         (300, "S.LI s2, 0x20002", saxpy, Some(TrapKind::Misaligned)),
     ];

@@ -477,16 +477,35 @@ impl Tx<'_, '_> {
         }
         // Stepped registers (`analysis::Stepped`): a bump's step still `VL * e` (an
         // immediate one was checked when translating), a vector's lanes `e` apart now.
+        // In the strip-mined form, at the loop's lanes (`Tx::vl` is a copy's), from the
+        // register file.
+        let vl = self.strip_vl.unwrap_or(self.vl);
         for st in self.stepped.clone() {
-            let want = (self.vl as i64).wrapping_mul(st.e);
+            let want = (vl as i64).wrapping_mul(st.e);
             if let Some(s) = st.step {
                 let x = self.sget(s);
                 let x = if st.neg { self.b.ins().ineg(x) } else { x };
                 let eq = self.b.ins().icmp_imm_s(IntCC::Equal, x, want);
                 ok = self.b.ins().band(ok, eq);
             }
-            if self.vl > 1 && st.kind != StepKind::Scalar {
-                let chunks = self.vget_all(lanejit_interp::isa::VReg(st.reg));
+            if vl > 1 && st.kind != StepKind::Scalar {
+                let r = lanejit_interp::isa::VReg(st.reg);
+                let chunks = if self.strip_vl.is_some() {
+                    let f = MemFlagsData::trusted();
+                    (0..vl as usize / 2)
+                        .map(|c| {
+                            let off = Self::voff(r, c);
+                            self.b.ins().load(
+                                cranelift_codegen::ir::types::I64X2,
+                                f,
+                                self.regs,
+                                off,
+                            )
+                        })
+                        .collect()
+                } else {
+                    self.vget_all(r)
+                };
                 let (_, t) = self.lanes_step(&chunks, st.e);
                 ok = self.b.ins().band(ok, t);
             }

@@ -808,6 +808,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// Stepped vector bases the hoisted accesses speculate on (`analysis::stepped_bases`),
     /// tested with `spec` at loop entry.
     pub(crate) stepped: Vec<analysis::Stepped>,
+    /// In the strip-mined form, the stepped scalars and the variables of their bases
+    /// (`Tx::strip_copy`).
+    pub(crate) strip_sbase: Vec<(analysis::Stepped, Variable)>,
     /// Whether the current code is a full copy entered through `Tx::precheck`: the hoisted
     /// accesses need no check.
     pub(crate) prechecked: bool,
@@ -1869,7 +1872,8 @@ pub(crate) fn translate(
     let (mut hoist, stepped) = if vmem {
         (hoistable(r, &[], cfg.vl), Vec::new())
     } else {
-        analysis::hoisted_and_stepped(r, cfg.seen().as_ref(), cfg.vl)
+        // At the loop's lanes: a strip-mined copy's are fewer, but a bump steps by VL.
+        analysis::hoisted_and_stepped(r, cfg.seen().as_ref(), cfg.strip.unwrap_or(cfg.vl))
     };
     let spec = analysis::speculate_bases(&mut hoist, cfg.seen().as_ref());
     let copy = if cfg.budgeted {
@@ -2072,6 +2076,7 @@ pub(crate) fn translate(
         hoist,
         spec,
         stepped,
+        strip_sbase: Vec::new(),
         local_v,
         local_stored: 0,
         plocal: None,
