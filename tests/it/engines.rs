@@ -5973,14 +5973,7 @@ fn loops_over_bumped_scalar_pointers_agree() {
         S.LI s3, 150
         S.LI s5, 6
     row:
-        LOOP s3
-        V.LW [s1 + (v20 << 2)], ->v0
-        V.LW [s2 + (v20 << 2)], ->v1
-        V.FMA.S v1, v0, s11
-        V.SW v1, [s2 + (v20 << 2)]
-        S.ADD s1, s1, s10
-        S.ADD s2, s2, s10
-        ENDLOOP
+        {saxpy}
         S.SUB s5, s5, 1
         BNE s5, 4, keep
         {change}
