@@ -288,6 +288,13 @@ pub struct Seen {
     pub strides: [i32; 32],
 }
 
+impl Seen {
+    /// What an entry showed, `None` without its scalar registers.
+    pub fn of(sregs: Option<[u64; 32]>, strides: [i32; 32]) -> Option<Seen> {
+        sregs.map(|sregs| Seen { sregs, strides })
+    }
+}
+
 /// What the entry that makes a region compile says about the code it needs: hints with
 /// which the translator leaves out code that entry would not run. A wrong hint costs speed
 /// (a lazy tail, a missed contiguous access), never correctness.
@@ -319,10 +326,7 @@ impl Hints {
     /// What the entry showed, for the translator's speculation: `None` without its scalar
     /// registers.
     pub fn seen(&self) -> Option<Seen> {
-        self.sregs.map(|sregs| Seen {
-            sregs,
-            strides: self.strides,
-        })
+        Seen::of(self.sregs, self.strides)
     }
 
     /// No entry known: tails compiled in, every register tested.

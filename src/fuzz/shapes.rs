@@ -2151,17 +2151,12 @@ impl Shapes {
             // `analysis::nest_count`).
             let halve = again.is_some() && u.ratio(1, 2)?;
             let halve_first = halve && u.ratio(1, 2)?;
-            let alu = |sd, sb| SAlu {
-                sd,
-                sa: sd,
-                sb: SOrImm::Imm(sb),
-            };
             items.push(li(S_TRIP, if halve_first { 2 * trip } else { trip }));
             if let Some(l) = again {
                 items.push(li(S_ROUNDS, rounds));
                 items.push(Item::Label(l));
                 if halve_first {
-                    items.push(Item::Inst(Inst::SShr(alu(S_TRIP, 1))));
+                    items.push(valu_s(Inst::SShr, S_TRIP, SOrImm::Imm(1)));
                 }
             }
             items.push(Item::LoopStart(S_TRIP));
@@ -2198,7 +2193,7 @@ impl Shapes {
             items.push(Item::LoopEnd);
             if let Some(l) = again {
                 if halve && !halve_first {
-                    items.push(Item::Inst(Inst::SShr(alu(S_TRIP, 1))));
+                    items.push(valu_s(Inst::SShr, S_TRIP, SOrImm::Imm(1)));
                 }
                 // Half the time a field register moves (to the next field or record, or
                 // back): the distances the JIT speculated on at its first entry no longer
@@ -2206,7 +2201,7 @@ impl Shapes {
                 if !self.aos_regs.is_empty() && u.ratio(1, 2)? {
                     let (r, width, d) = pick(u, &self.aos_regs)?;
                     let by = pick(u, &[width as i32, d as i32, -(width as i32)])?;
-                    items.push(Item::Inst(Inst::SAdd(alu(r, by))));
+                    items.push(valu_s(Inst::SAdd, r, SOrImm::Imm(by)));
                 }
                 items.extend(round_end(l));
             }

@@ -472,8 +472,19 @@ fn stepped_bases(r: &Region, seen: Option<&Seen>, vl: u32) -> Vec<Stepped> {
     let body = r.body();
     let mut written = RegSet::default();
     let mut used_v = 0u32;
+    // Per register (scalar, vector) the one instruction of the body that writes it; `twice`:
+    // written by more than one.
+    let mut writer: [[Option<&Inst>; 32]; 2] = [[None; 32]; 2];
+    let mut twice = [0u32; 2];
     for (_, i) in body {
         let (u, w) = reg_effects(i);
+        for (k, bits) in [w.s, w.v].into_iter().enumerate() {
+            for n in (0..32).filter(|n| bits & (1 << n) != 0) {
+                if writer[k][n].replace(i).is_some() {
+                    twice[k] |= 1 << n;
+                }
+            }
+        }
         written.s |= w.s;
         written.v |= w.v;
         used_v |= u.v;
@@ -482,65 +493,43 @@ fn stepped_bases(r: &Region, seen: Option<&Seen>, vl: u32) -> Vec<Stepped> {
     // Registers written in the body only by one bump of a scalar the body never writes (or
     // an immediate): what a nest's outer code does to them does not matter, the test runs at
     // every entry of the inner loop.
-    let writers = |reg: Reg| -> Vec<&Inst> {
-        body.iter()
-            .map(|(_, i)| i)
-            .filter(|i| {
-                let w = reg_effects(i).1;
-                match reg {
-                    Reg::S(n) => w.s & (1 << n) != 0,
-                    Reg::V(n) => w.v & (1 << n) != 0,
-                    Reg::Lc0 => false,
-                }
-            })
-            .collect()
-    };
-    let cands = (1..32u8)
-        .filter(|n| written.s & (1 << n) != 0)
-        .map(|n| (Reg::S(n), StepKind::Scalar))
-        .chain(
-            (0..32u8)
-                .filter(|n| written.v & (1 << n) != 0)
-                .map(|n| (Reg::V(n), StepKind::Vector)),
-        );
-    for (reg, kind) in cands {
-        let ws = writers(reg);
-        let [w] = ws.as_slice() else {
-            continue;
-        };
-        let Some((to, x, neg)) = bump(w) else {
-            continue;
-        };
-        if to != reg {
-            continue;
-        }
-        // The lane step: the step over VL (lanes one group apart per iteration).
-        let (step, by) = match x {
-            VSrc::S(s) if written.s & (1 << s.0) == 0 && s.0 != 0 => {
-                (Some(s), seen.sregs[s.0 as usize] as i64)
+    for (k, kind) in [(0, StepKind::Scalar), (1, StepKind::Vector)] {
+        for n in (0..32u8).filter(|n| twice[k] & (1 << n) == 0) {
+            let Some((to, x, neg)) = writer[k][n as usize].and_then(bump) else {
+                continue;
+            };
+            let reg = if kind == StepKind::Scalar {
+                Reg::S(n)
+            } else {
+                Reg::V(n)
+            };
+            if to != reg {
+                continue;
             }
-            VSrc::Imm(k) => (None, k as i64),
-            _ => continue,
-        };
-        let by = if neg { by.wrapping_neg() } else { by };
-        let e = by / vl as i64;
-        // A vector register's lanes step up (the accesses through it are hoisted when that
-        // makes them contiguous or one of the strides `Hoisted` allows); a scalar's step
-        // only has to match the lane step of what it is added to.
-        if e == 0 || e.wrapping_mul(vl as i64) != by || (kind == StepKind::Vector && e < 0) {
-            continue;
+            // The lane step: the step over VL (lanes one group apart per iteration).
+            let (step, by) = match x {
+                VSrc::S(s) if written.s & (1 << s.0) == 0 && s.0 != 0 => {
+                    (Some(s), seen.sregs[s.0 as usize] as i64)
+                }
+                VSrc::Imm(k) => (None, k as i64),
+                _ => continue,
+            };
+            let by = if neg { by.wrapping_neg() } else { by };
+            let e = by / vl as i64;
+            // A vector register's lanes step up (the accesses through it are hoisted when
+            // that makes them contiguous or one of the strides `Hoisted` allows); a scalar's
+            // step only has to match the lane step of what it is added to.
+            if e == 0 || e.wrapping_mul(vl as i64) != by || (kind == StepKind::Vector && e < 0) {
+                continue;
+            }
+            out.push(Stepped {
+                reg: n,
+                kind,
+                e,
+                step,
+                neg,
+            });
         }
-        let reg = match reg {
-            Reg::S(n) | Reg::V(n) => n,
-            Reg::Lc0 => continue,
-        };
-        out.push(Stepped {
-            reg,
-            kind,
-            e,
-            step,
-            neg,
-        });
     }
     // Read-only vector registers whose lanes stepped by a constant at the entry (an access
     // through one moves with LC0BASE when a bumped scalar or `S.LC0` is added to it; the

@@ -491,18 +491,7 @@ impl Tx<'_, '_> {
             if vl > 1 && st.kind != StepKind::Scalar {
                 let r = lanejit_interp::isa::VReg(st.reg);
                 let chunks = if self.strip_vl.is_some() {
-                    let f = MemFlagsData::trusted();
-                    (0..vl as usize / 2)
-                        .map(|c| {
-                            let off = Self::voff(r, c);
-                            self.b.ins().load(
-                                cranelift_codegen::ir::types::I64X2,
-                                f,
-                                self.regs,
-                                off,
-                            )
-                        })
-                        .collect()
+                    (0..vl as usize / 2).map(|c| self.vload(r, c)).collect()
                 } else {
                     self.vget_all(r)
                 };

@@ -452,10 +452,7 @@ impl TxConfig {
     /// What the entry that made the region compile showed ([`Seen`]), `None` without its
     /// scalar registers.
     pub(crate) fn seen(&self) -> Option<Seen> {
-        self.sregs.map(|sregs| Seen {
-            sregs,
-            strides: self.strides,
-        })
+        Seen::of(self.sregs, self.strides)
     }
 }
 
@@ -1869,13 +1866,14 @@ pub(crate) fn translate(
     let ro_v = if vmem { 0 } else { used.v & !dirty.v };
     used.v &= !ro_v;
     let ind_v = if vmem { 0 } else { shape::stepped_v(r) };
+    let seen = cfg.seen();
     let (mut hoist, stepped) = if vmem {
         (hoistable(r, &[], cfg.vl), Vec::new())
     } else {
         // At the loop's lanes: a strip-mined copy's are fewer, but a bump steps by VL.
-        analysis::hoisted_and_stepped(r, cfg.seen().as_ref(), cfg.strip.unwrap_or(cfg.vl))
+        analysis::hoisted_and_stepped(r, seen.as_ref(), cfg.strip.unwrap_or(cfg.vl))
     };
-    let spec = analysis::speculate_bases(&mut hoist, cfg.seen().as_ref());
+    let spec = analysis::speculate_bases(&mut hoist, seen.as_ref());
     let copy = if cfg.budgeted {
         None
     } else {

@@ -615,6 +615,10 @@ pub(crate) fn lane_forms(
         *slot = Some(st.form());
     }
     let scalar = |sv: &[Option<Sym>; 32], s: SReg| sv[s.0 as usize].clone();
+    let s_or_imm = |sv: &[Option<Sym>; 32], x: lanejit_interp::isa::SOrImm| match x {
+        lanejit_interp::isa::SOrImm::Reg(r) => scalar(sv, r),
+        lanejit_interp::isa::SOrImm::Imm(k) => Some(Sym::konst(k as i64)),
+    };
     let reg = |v: &[Option<Sym>; 32], sv: &[Option<Sym>; 32], r: Reg| -> Option<Sym> {
         match r {
             Reg::S(n) => scalar(sv, SReg(n)),
@@ -659,12 +663,8 @@ pub(crate) fn lane_forms(
                     reg(&v, &sv, base).map(|b| b.add(&Sym::konst(ms.imm_offset(imm) as i64), 1))
                 }
                 MemAddr::Contig { base, off } => {
-                    let o = match off {
-                        lanejit_interp::isa::SOrImm::Reg(r) => scalar(&sv, r),
-                        lanejit_interp::isa::SOrImm::Imm(i) => Some(Sym::konst(i as i64)),
-                    };
                     let e = 1i64 << ms.log2e;
-                    match (scalar(&sv, base), o) {
+                    match (scalar(&sv, base), s_or_imm(&sv, off)) {
                         (Some(b), Some(o)) => Some(b.add(&o, 1).add(
                             &Sym {
                                 lc0: e,
@@ -705,11 +705,7 @@ pub(crate) fn lane_forms(
         // S.SHL s6, s5, 2; S.ADD s7, s1, s6`), by the same rules.
         let sresult = match (inst.operands(), inst.opcode().sem()) {
             (Operands::SAlu(o), Sem::SAlu(op)) => {
-                let b = match o.sb {
-                    lanejit_interp::isa::SOrImm::Reg(r) => scalar(&sv, r),
-                    lanejit_interp::isa::SOrImm::Imm(k) => Some(Sym::konst(k as i64)),
-                };
-                let f = match (scalar(&sv, o.sa), b) {
+                let f = match (scalar(&sv, o.sa), s_or_imm(&sv, o.sb)) {
                     (Some(a), Some(b)) => alu(op, a, b),
                     _ => None,
                 };

@@ -185,7 +185,7 @@ pub(crate) fn strip_width(r: &Region, seen: Option<Seen>, vl: u32) -> Option<u32
     // Stepped registers at the loop's lanes (a bump adds `VL * e` once per iteration of VL
     // lanes): scalar pointers, and read-only lane offsets, whose bumps the body may write
     // (`Tx::strip_copy` sets such a scalar at each copy's start).
-    let (_, stepped) = analysis::hoisted_and_stepped(r, seen.as_ref(), vl);
+    let (mut hoist, stepped) = analysis::hoisted_and_stepped(r, seen.as_ref(), vl);
     let bumped = stepped
         .iter()
         .filter(|st| st.kind == StepKind::Scalar)
@@ -232,7 +232,6 @@ pub(crate) fn strip_width(r: &Region, seen: Option<Seen>, vl: u32) -> Option<u32
     }
     // Every access hoisted (contiguous, a strided load, or a uniform load; base distances may
     // be speculated: each stretch tests them).
-    let (mut hoist, _) = analysis::hoisted_and_stepped(r, seen.as_ref(), vl);
     analysis::speculate_bases(&mut hoist, seen.as_ref());
     if analysis::copy_loop(r, &hoist).is_some()
         || !hoist
